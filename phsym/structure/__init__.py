@@ -1,0 +1,4 @@
+"""Structure layer: graph -> port-Hamiltonian (DAE) structure."""
+from .linear import LinearPHS
+
+__all__ = ["LinearPHS"]
