@@ -1,0 +1,433 @@
+"""scikit-learn style estimator for linear port-Hamiltonian systems."""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from ..errors import IdentificationError
+from ..structure.linear import LinearPHS
+from .linear_optim import Objective, lbfgs, riemannian_cg
+from .linear_param import BLOCKS, FlatMap, Point, R_of, skew, sym
+from .linear_simulation import SCHEMES, simulate, uniform_step
+
+__all__ = ["LinearPHSEstimator"]
+
+InitSpec = Union[str, Mapping[str, Any]]
+
+
+def _as2d(a: Any, name: str, N: Optional[int] = None) -> np.ndarray:
+    arr = np.asarray(a, dtype=float)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise IdentificationError(f"{name} must have shape (N, m), got {arr.shape}")
+    if N is not None and arr.shape[0] != N:
+        raise IdentificationError(f"{name} has {arr.shape[0]} samples, t has {N}")
+    if not np.all(np.isfinite(arr)):
+        raise IdentificationError(f"{name} contains non-finite values")
+    return np.ascontiguousarray(arr)
+
+
+class LinearPHSEstimator:
+    """Structure-preserving identification of ``x' = (J - R) Q x + B u``,
+    ``y = B^T Q x`` from sampled input-output data.
+
+    Minimises the output error ``1/2 int |y - y_data|^2 dt`` (discretised by
+    the quadrature of the chosen time-stepping scheme) plus the optional
+    regularisation ``lambda/2 |w - w_ref|^2`` of the seed paper, over
+    ``w = (J, R, Q, B, x0)`` with J skew, ``R = L L^T`` PSD of rank
+    ``<= r_rank`` and Q positive definite *at every iterate*.  Gradients are
+    the exact discrete adjoint of the time stepper.
+
+    When Q is not free it is held at the identity (or the value given in
+    ``fixed``); this is no loss of generality for input-output fitting: with
+    ``x -> Q^{1/2} x`` any pH system is equivalent to one with ``Q = I``,
+    ``J' = Q^{1/2} J Q^{1/2}``, ``R' = Q^{1/2} R Q^{1/2}``, ``B' = Q^{1/2} B``
+    (the *Q = I gauge*).  Freeing Q only adds redundant parameters.
+
+    Parameters
+    ----------
+    n_states : int
+        Model order n.
+    free : sequence of str, default ("J", "R", "B")
+        Blocks to identify, among ``"J", "R", "Q", "B", "x0"``.
+    fixed : mapping, optional
+        Values of blocks that are *not* free (e.g. ``{"Q": Q, "x0": x0}``);
+        defaults are ``Q = I`` and ``x0 = 0``.  J, R, B that are not free are
+        taken from ``fixed`` or else from ``init``.
+    init : {"seed", "random", "data"} or mapping, default "data"
+        Initial guess.  ``"seed"``: the seed paper's start (B = diag(1, 3, ..)
+        on top, Q = I, J with uniform [-1, 1] entries made skew, R = I with
+        the leading floor(n/2) block zeroed).  ``"random"``: random structured
+        matrices.  ``"data"``: a lightly damped modal start whose frequencies
+        are log-spaced over the band carrying 99 % of the output energy, with B
+        scaled to match the output amplitude.  A mapping with any of ``J, R,
+        Q, B, x0`` (and optionally ``"base"`` naming one of the strategies for
+        the rest) gives user matrices.
+    r_rank : int, optional
+        Rank bound of R (columns of the factor L); default n.
+    scheme : {"midpoint", "euler"}, default "midpoint"
+        Time stepping: implicit midpoint (Cayley-Tustin, passivity
+        preserving, input ``(u_k + u_{k+1})/2``) or the seed's explicit Euler.
+    optimizer : {"lbfgs", "cg"}, default "lbfgs"
+        L-BFGS on the flat parametrisation or the Riemannian CG of the seed.
+    max_iter : int, default 100
+        Maximal number of iterations.
+    tol : float, default 1e-9
+        Stop when the gradient norm falls below ``tol`` times its initial value.
+    ftol : float, default 0.0
+        Stop when the relative cost decrease per iteration is below ``ftol``.
+    regularization : float, default 0.0
+        ``lambda`` of the seed's ``lambda/2 |w - w_ref|^2`` (acts on free
+        blocks only; for Q the seed's ``1/2 ||log Q||_F^2`` unless
+        ``reference`` holds a Q).
+    reference : mapping, optional
+        Reference blocks ``w_ref`` (default zero, Q: identity via log penalty).
+    q_floor : float, default 1e-8
+        Lower bound in ``Q = M M^T + q_floor I`` (L-BFGS parametrisation).
+    cg_beta : {"PR", "FR"}, default "PR"
+        CG coefficient (Polak-Ribiere+ or Fletcher-Reeves).
+    cg_restart : int, default 5
+        CG restart period (the seed restarts every 5 iterations).
+    cg_step0 : float, optional
+        First Armijo trial step of CG (default ``1/|grad|``).
+    cg_adaptive : bool, default True
+        Reuse the last accepted step (doubled) as the next trial step; with
+        ``False`` every search starts from ``cg_step0`` as in the seed.
+    lbfgs_memory : int, default 20
+        L-BFGS memory.
+    random_state : int or numpy.random.Generator, optional
+        Seed for random initial guesses.
+    callback : callable, optional
+        ``callback(iteration, model, x0, cost)`` after every iterate, with the
+        iterate as a :class:`LinearPHS` (structure-checked); return ``True``
+        to stop early.
+    progress : callable, optional
+        ``progress(iteration, max_iter, cost)`` (used by the CLI progress bar).
+
+    Attributes
+    ----------
+    model_ : LinearPHS
+        Identified system.
+    x0_ : numpy.ndarray
+        Identified (or fixed) initial state.
+    history_ : dict of numpy.ndarray
+        ``cost``, ``grad_norm``, ``step`` per iteration (index 0: start).
+    n_iter_ : int
+        Number of iterations performed.
+    n_evals_ : int
+        Number of cost evaluations (simulations).
+    fit_time_ : float
+        Wall time of :meth:`fit` in seconds.
+    cost_ : float
+        Final cost.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from phsym import LinearPHS
+    >>> true = LinearPHS(J=[[0, 2], [-2, 0]], R=[[0.5, 0], [0, 0.1]], B=[[1.0], [0.2]])
+    >>> t = np.linspace(0, 5, 501)
+    >>> u = np.sin(3 * t)[:, None]
+    >>> y = LinearPHSEstimator.simulate(true, t, u)
+    >>> est = LinearPHSEstimator(2, max_iter=300, random_state=0).fit(t, u, y)
+    >>> bool(np.max(np.abs(est.predict(t, u) - y)) < 1e-3 * np.max(np.abs(y)))
+    True
+    """
+
+    def __init__(self, n_states: int, *, free: Sequence[str] = ("J", "R", "B"),
+                 fixed: Optional[Mapping[str, Any]] = None, init: InitSpec = "data",
+                 r_rank: Optional[int] = None, scheme: str = "midpoint",
+                 optimizer: str = "lbfgs", max_iter: int = 100, tol: float = 1e-9,
+                 ftol: float = 0.0, regularization: float = 0.0,
+                 reference: Optional[Mapping[str, Any]] = None, q_floor: float = 1e-8,
+                 cg_beta: str = "PR", cg_restart: int = 5, cg_step0: Optional[float] = None,
+                 cg_adaptive: bool = True, lbfgs_memory: int = 20,
+                 random_state: Union[None, int, np.random.Generator] = None,
+                 callback: Optional[Callable[[int, LinearPHS, np.ndarray, float], Any]] = None,
+                 progress: Optional[Callable[[int, int, float], Any]] = None):
+        self.n_states = n_states
+        self.free = free
+        self.fixed = fixed
+        self.init = init
+        self.r_rank = r_rank
+        self.scheme = scheme
+        self.optimizer = optimizer
+        self.max_iter = max_iter
+        self.tol = tol
+        self.ftol = ftol
+        self.regularization = regularization
+        self.reference = reference
+        self.q_floor = q_floor
+        self.cg_beta = cg_beta
+        self.cg_restart = cg_restart
+        self.cg_step0 = cg_step0
+        self.cg_adaptive = cg_adaptive
+        self.lbfgs_memory = lbfgs_memory
+        self.random_state = random_state
+        self.callback = callback
+        self.progress = progress
+
+    # -------------------------------------------------------------- helpers
+    def get_params(self, deep: bool = True) -> Dict[str, Any]:
+        """Constructor arguments (scikit-learn convention)."""
+        names = ["n_states", "free", "fixed", "init", "r_rank", "scheme", "optimizer",
+                 "max_iter", "tol", "ftol", "regularization", "reference", "q_floor",
+                 "cg_beta", "cg_restart", "cg_step0", "cg_adaptive", "lbfgs_memory",
+                 "random_state", "callback", "progress"]
+        return {k: getattr(self, k) for k in names}
+
+    def set_params(self, **params: Any) -> "LinearPHSEstimator":
+        """Set constructor arguments (scikit-learn convention)."""
+        valid = self.get_params()
+        for k, v in params.items():
+            if k not in valid:
+                raise ValueError(f"unknown parameter {k!r}")
+            setattr(self, k, v)
+        return self
+
+    @staticmethod
+    def simulate(model: LinearPHS, t: Any, u: Any, x0: Optional[Any] = None,
+                 scheme: str = "midpoint") -> np.ndarray:
+        """Outputs of ``model`` on the uniform grid ``t`` for inputs ``u``.
+
+        Parameters
+        ----------
+        model : LinearPHS
+            System with ``E = I``.
+        t : array_like, shape (N,)
+            Uniform time grid.
+        u : array_like, shape (N, m)
+            Inputs.
+        x0 : array_like, shape (n,), optional
+            Initial state (default zero).
+        scheme : {"midpoint", "euler"}
+            Time stepping.
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, m)
+        """
+        t = np.asarray(t, dtype=float).reshape(-1)
+        h = uniform_step(t)
+        u = _as2d(u, "u", t.size)
+        if not np.allclose(model.E, np.eye(model.n_states)):
+            raise IdentificationError("only systems with E = I can be simulated here")
+        x0 = np.zeros(model.n_states) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
+        return simulate(model.J, model.R, model.Q, model.B, x0, u, h, scheme)[1]
+
+    def _check_params(self, m: int) -> tuple:
+        n = int(self.n_states)
+        if n < 1:
+            raise ValueError("n_states must be positive")
+        free = tuple(self.free)
+        bad = [b for b in free if b not in BLOCKS]
+        if bad:
+            raise ValueError(f"unknown blocks {bad}; choose from {BLOCKS}")
+        if not free:
+            raise ValueError("at least one block must be free")
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {SCHEMES}")
+        if self.optimizer not in ("lbfgs", "cg"):
+            raise ValueError("optimizer must be 'lbfgs' or 'cg'")
+        r = n if self.r_rank is None else int(self.r_rank)
+        if not 0 <= r <= n:
+            raise ValueError("r_rank must lie in [0, n_states]")
+        fixed = dict(self.fixed or {})
+        overlap = [b for b in fixed if b in free]
+        if overlap:
+            raise ValueError(f"blocks {overlap} are both free and fixed")
+        return n, r, free, fixed
+
+    def _initial_point(self, n: int, m: int, r: int, fixed: Dict[str, Any], h: float,
+                       u: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> Point:
+        spec = self.init
+        user: Dict[str, Any] = {}
+        if isinstance(spec, Mapping):
+            user = dict(spec)
+            strategy = user.pop("base", "data")
+        else:
+            strategy = spec
+        if strategy not in ("seed", "random", "data"):
+            raise ValueError(f"unknown init {strategy!r}")
+        p: Point = {"Q": np.eye(n), "x0": np.zeros(n)}
+        if strategy == "seed":
+            U = rng.uniform(-1.0, 1.0, (n, n))
+            S = np.triu(U, 1)
+            p["J"] = S - S.T
+            k = n // 2
+            L = np.zeros((n, r))
+            idx = np.arange(k, n)[:r]
+            L[idx, np.arange(idx.size)] = 1.0
+            if r > idx.size:     # zero columns of L would never move: perturb them
+                L[:, idx.size:] = 1e-2 * rng.standard_normal((n, r - idx.size))
+            p["L"] = L
+            B = np.zeros((n, m))
+            d = np.arange(min(n, m))
+            B[d, d] = 1.0 + 2.0 * d
+            p["B"] = B
+        elif strategy == "random":
+            S = rng.standard_normal((n, n)) / np.sqrt(n)
+            p["J"] = skew(S) * 2.0
+            p["L"] = 0.3 * rng.standard_normal((n, r)) / np.sqrt(max(r, 1))
+            p["B"] = rng.standard_normal((n, m)) / np.sqrt(n)
+        else:
+            p.update(self._data_start(n, m, r, h, u, y, rng))
+        for b, v in {**user, **fixed}.items():
+            if b == "R":
+                Rm = sym(np.asarray(v, dtype=float))
+                ev, V = np.linalg.eigh(Rm)
+                if ev.min() < -1e-10 * max(1.0, abs(ev).max()):
+                    raise IdentificationError("initial/fixed R is not positive semidefinite")
+                order = np.argsort(ev)[::-1][:r]
+                L = V[:, order] * np.sqrt(np.clip(ev[order], 0.0, None))
+                if L.shape[1] < r:
+                    L = np.hstack([L, np.zeros((n, r - L.shape[1]))])
+                p["L"] = L
+            elif b in ("J", "Q", "B", "x0"):
+                arr = np.array(v, dtype=float)
+                shape = {"J": (n, n), "Q": (n, n), "B": (n, m), "x0": (n,)}[b]
+                if b == "x0":
+                    arr = arr.reshape(-1)
+                if arr.shape != shape:
+                    raise IdentificationError(f"{b} has shape {arr.shape}, expected {shape}")
+                if b == "J":
+                    arr = skew(arr)
+                if b == "Q":
+                    arr = sym(arr)
+                    if np.linalg.eigvalsh(arr).min() <= 0:
+                        raise IdentificationError("Q must be positive definite")
+                p[b] = arr
+            else:
+                raise ValueError(f"unknown block {b!r} in init/fixed")
+        return p
+
+    def _data_start(self, n: int, m: int, r: int, h: float, u: np.ndarray, y: np.ndarray,
+                    rng: np.random.Generator) -> Point:
+        N = y.shape[0]
+        T = h * (N - 1)
+        yc = y - y.mean(axis=0)
+        P = np.sum(np.abs(np.fft.rfft(yc, axis=0)) ** 2, axis=1)
+        f = np.fft.rfftfreq(N, h)
+        c = np.cumsum(P)
+        f_hi = f[min(np.searchsorted(c, 0.99 * c[-1]), f.size - 1)] if c[-1] > 0 else 1.0 / T
+        f_lo = 0.25 / T
+        f_hi = max(f_hi, 4.0 * f_lo)
+        k = n // 2
+        omegas = 2 * np.pi * np.geomspace(f_lo, f_hi, max(k, 1))
+        J = np.zeros((n, n))
+        rates = np.full(n, 2 * np.pi * f_lo)
+        for i in range(k):
+            J[2 * i, 2 * i + 1] = omegas[i]
+            J[2 * i + 1, 2 * i] = -omegas[i]
+            rates[2 * i:2 * i + 2] = 0.1 * omegas[i]
+        order = np.argsort(rates)[::-1][:r]
+        L = np.zeros((n, r))
+        L[order, np.arange(order.size)] = np.sqrt(rates[order])
+        L += 1e-3 * np.sqrt(rates.mean()) * rng.standard_normal((n, r))
+        B = rng.standard_normal((n, m))
+        Ysim = simulate(J, R_of(L), np.eye(n), B, np.zeros(n), u, h, self.scheme)[1]
+        num = float(np.sum(Ysim * y))
+        den = float(np.sum(Ysim * Ysim))
+        if den > 0 and num > 0:
+            B *= np.sqrt(num / den)
+        elif den > 0:
+            B *= np.sqrt(np.sqrt(float(np.sum(y * y)) / den))
+        return {"J": J, "L": L, "B": B}
+
+    # ------------------------------------------------------------------ API
+    def fit(self, t: Any, u: Any, y: Any) -> "LinearPHSEstimator":
+        """Identify the system from samples.
+
+        Parameters
+        ----------
+        t : array_like, shape (N,)
+            Uniformly spaced sample times.
+        u : array_like, shape (N, m)
+            Inputs.
+        y : array_like, shape (N, m)
+            Measured outputs (same number of channels as inputs: collocated
+            ports ``y = B^T Q x``).
+
+        Returns
+        -------
+        LinearPHSEstimator
+            ``self``, fitted.
+        """
+        t0 = time.perf_counter()
+        t = np.asarray(t, dtype=float).reshape(-1)
+        try:
+            h = uniform_step(t)
+        except ValueError as exc:
+            raise IdentificationError(str(exc)) from None
+        u = _as2d(u, "u", t.size)
+        y = _as2d(y, "y", t.size)
+        if u.shape[1] != y.shape[1]:
+            raise IdentificationError("a port-Hamiltonian model needs as many outputs as inputs "
+                                      f"(got {u.shape[1]} inputs, {y.shape[1]} outputs)")
+        m = u.shape[1]
+        n, r, free, fixed = self._check_params(m)
+        rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
+            else np.random.default_rng(self.random_state)
+        p0 = self._initial_point(n, m, r, fixed, h, u, y, rng)
+        obj = Objective(u, y, h, self.scheme, free, self.regularization, self.reference)
+
+        def on_iter(k: int, p: Point, f: float, gn: float, step: float) -> bool:
+            stop = False
+            if self.progress is not None:
+                self.progress(k, int(self.max_iter), f)
+            if self.callback is not None:
+                stop = bool(self.callback(k, self._to_model(p), p["x0"].copy(), f))
+            return stop
+
+        if self.optimizer == "cg":
+            p, hist = riemannian_cg(obj, p0, free, max_iter=int(self.max_iter), gtol=self.tol,
+                                    ftol=self.ftol, beta_rule=self.cg_beta,
+                                    restart=int(self.cg_restart), step0=self.cg_step0,
+                                    adaptive=self.cg_adaptive, on_iter=on_iter)
+        else:
+            fmap = FlatMap(n, m, r, free, self.q_floor)
+            p, hist = lbfgs(obj, p0, fmap, max_iter=int(self.max_iter), gtol=self.tol,
+                            ftol=self.ftol, memory=int(self.lbfgs_memory), on_iter=on_iter)
+        self.model_ = self._to_model(p)
+        self.x0_ = p["x0"].copy()
+        self.history_ = {k: np.asarray(v) for k, v in hist.items()}
+        self.n_iter_ = len(hist["cost"]) - 1
+        self.n_evals_ = obj.n_evals
+        self.cost_ = float(hist["cost"][-1])
+        self.h_ = h
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+    @staticmethod
+    def _to_model(p: Point) -> LinearPHS:
+        return LinearPHS(p["J"], R_of(p["L"]), p["Q"], p["B"], tol=1e-9)
+
+    def predict(self, t: Any, u: Any, x0: Optional[Any] = None) -> np.ndarray:
+        """Simulate the fitted model.
+
+        Parameters
+        ----------
+        t : array_like, shape (N,)
+            Uniform time grid.
+        u : array_like, shape (N, m)
+            Inputs.
+        x0 : array_like, shape (n,), optional
+            Initial state (default: the fitted ``x0_``).
+
+        Returns
+        -------
+        numpy.ndarray, shape (N, m)
+            Outputs, computed with the scheme used for fitting.
+        """
+        if not hasattr(self, "model_"):
+            raise IdentificationError("estimator is not fitted; call fit() first")
+        return self.simulate(self.model_, t, u, self.x0_ if x0 is None else x0, self.scheme)
+
+    def score(self, t: Any, u: Any, y: Any) -> float:
+        """Relative max-norm output error ``|y_pred - y|_inf / |y|_inf`` (lower is better)."""
+        yp = self.predict(t, u)
+        y = _as2d(y, "y", yp.shape[0])
+        return float(np.max(np.abs(yp - y)) / max(np.max(np.abs(y)), 1e-300))
