@@ -1,0 +1,325 @@
+"""A small, safe expression language that builds sympy objects directly.
+
+Netlist text is never handed to ``sympify``, ``eval`` or similar: this module
+tokenises and parses it itself (recursive descent) and only creates sympy
+numbers, the symbols it is given, arithmetic, and a fixed list of functions.
+
+Grammar (``^`` and ``**`` are both power, right associative, binding tighter
+than unary minus, as in Python: ``-2**2 == -4``)::
+
+    expr   := term (('+' | '-') term)*
+    term   := unary (('*' | '/') unary)*
+    unary  := ('+' | '-') unary | power
+    power  := atom (('**' | '^') unary)?
+    atom   := NUMBER | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
+
+>>> import sympy as sp
+>>> x = sp.Symbol("x", real=True)
+>>> parse_expression("2*x^2 + 1k", {"x": x})
+2*x**2 + 1000.0
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable, List, Mapping, Optional, Tuple
+
+import sympy as sp
+
+from ..errors import Location, NetlistError
+from .numbers import parse_number, split_number
+
+__all__ = ["parse_expression", "parse_expression_at", "FUNCTIONS"]
+
+#: Whitelisted functions: name -> (sympy callable, min args, max args).
+FUNCTIONS = {
+    "exp": (sp.exp, 1, 1), "log": (sp.log, 1, 1), "sqrt": (sp.sqrt, 1, 1),
+    "sin": (sp.sin, 1, 1), "cos": (sp.cos, 1, 1), "tan": (sp.tan, 1, 1),
+    "sinh": (sp.sinh, 1, 1), "cosh": (sp.cosh, 1, 1), "tanh": (sp.tanh, 1, 1),
+    "asin": (sp.asin, 1, 1), "acos": (sp.acos, 1, 1), "atan": (sp.atan, 1, 1),
+    "atan2": (sp.atan2, 2, 2), "abs": (sp.Abs, 1, 1), "sign": (sp.sign, 1, 1),
+    "min": (sp.Min, 2, 64), "max": (sp.Max, 2, 64),
+}
+_CONSTANTS = {"pi": sp.pi}
+_MAX_DEPTH = 100
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OPS = ("**", "+", "-", "*", "/", "^", "(", ")", ",")
+
+Locator = Callable[[int, int], Optional[Location]]
+
+
+class _Tok:
+    __slots__ = ("kind", "text", "pos", "value")
+
+    def __init__(self, kind: str, text: str, pos: int, value=None):
+        self.kind, self.text, self.pos, self.value = kind, text, pos, value
+
+
+def _tokenize(text: str, locate: Locator, allow_suffixes: bool) -> List[_Tok]:
+    toks: List[_Tok] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c.isspace():
+            i += 1
+            continue
+        if c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
+            literal, letters, end = split_number(text[i:])
+            if letters and not allow_suffixes:
+                end = len(literal)
+            tok_text = text[i:i + end]
+            if end < n - i and (text[i + end].isalnum() or text[i + end] in "_."):
+                bad = i + end
+                raise NetlistError(f"malformed number '{text[i:bad + 1]}'", locate(i, bad + 1 - i),
+                                   hint="numbers look like 2, 1.5e-3 or 2.2k")
+            value = parse_number(tok_text, locate(i, end))
+            if re.fullmatch(r"\d{1,15}", tok_text):
+                toks.append(_Tok("num", tok_text, i, sp.Integer(int(tok_text))))
+            else:
+                toks.append(_Tok("num", tok_text, i, sp.Float(value)))
+            i += end
+            continue
+        m = _NAME.match(text, i)
+        if m:
+            name = m.group(0)
+            if name.startswith("__"):
+                raise NetlistError(f"'{name}' is not allowed in an expression",
+                                   locate(i, len(name)),
+                                   hint="names starting with '__' are reserved")
+            toks.append(_Tok("name", name, i))
+            i = m.end()
+            continue
+        for op in _OPS:
+            if text.startswith(op, i):
+                toks.append(_Tok("op", op, i))
+                i += len(op)
+                break
+        else:
+            raise NetlistError(f"unexpected character '{c}' in expression", locate(i, 1),
+                               hint="expressions may use numbers, parameter names, "
+                                    "+ - * / ^ **, parentheses and the functions "
+                                    + ", ".join(FUNCTIONS))
+    toks.append(_Tok("end", "", n))
+    return toks
+
+
+class _Parser:
+    def __init__(self, text, symbols, locate, allow_suffixes):
+        self.text = text
+        self.symbols = symbols
+        self.locate = locate
+        self.toks = _tokenize(text, locate, allow_suffixes)
+        self.i = 0
+        self.depth = 0
+
+    # -- helpers -------------------------------------------------------
+    @property
+    def tok(self) -> _Tok:
+        return self.toks[self.i]
+
+    def error(self, message: str, tok: _Tok, hint: str = "") -> NetlistError:
+        return NetlistError(message, self.locate(tok.pos, max(1, len(tok.text))), hint=hint)
+
+    def expect(self, op: str) -> _Tok:
+        tok = self.tok
+        if tok.kind == "op" and tok.text == op:
+            self.i += 1
+            return tok
+        found = "end of expression" if tok.kind == "end" else f"'{tok.text}'"
+        raise self.error(f"expected '{op}' but found {found}", tok)
+
+    def is_op(self, *ops: str) -> bool:
+        return self.tok.kind == "op" and self.tok.text in ops
+
+    # -- grammar -------------------------------------------------------
+    def parse(self) -> sp.Expr:
+        if self.tok.kind == "end":
+            raise NetlistError("empty expression", self.locate(0, max(1, len(self.text))),
+                               hint="write a value, e.g. {2*R0}")
+        expr = self.expr()
+        if self.tok.kind != "end":
+            raise self.error(f"unexpected '{self.tok.text}' in expression", self.tok,
+                             hint="commas are only allowed between function arguments"
+                             if self.tok.text == "," else "check the operators and parentheses")
+        return expr
+
+    def expr(self) -> sp.Expr:
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise self.error("expression is nested too deeply", self.tok)
+        value = self.term()
+        while self.is_op("+", "-"):
+            op = self.tok.text
+            self.i += 1
+            rhs = self.term()
+            value = value + rhs if op == "+" else value - rhs
+        self.depth -= 1
+        return value
+
+    def term(self) -> sp.Expr:
+        value = self.unary()
+        while self.is_op("*", "/"):
+            op_tok = self.tok
+            self.i += 1
+            rhs = self.unary()
+            if op_tok.text == "*":
+                value = value * rhs
+            else:
+                if rhs.is_zero:
+                    raise self.error("division by zero", op_tok)
+                value = value / rhs
+        return value
+
+    def unary(self) -> sp.Expr:
+        if self.is_op("+", "-"):
+            op = self.tok.text
+            self.i += 1
+            self.depth += 1
+            if self.depth > _MAX_DEPTH:
+                raise self.error("expression is nested too deeply", self.tok)
+            operand = self.unary()
+            self.depth -= 1
+            return -operand if op == "-" else operand
+        return self.power()
+
+    def power(self) -> sp.Expr:
+        base = self.atom()
+        if self.is_op("**", "^"):
+            op_tok = self.tok
+            self.i += 1
+            self.depth += 1
+            if self.depth > _MAX_DEPTH:
+                raise self.error("expression is nested too deeply", self.tok)
+            exponent = self.unary()
+            self.depth -= 1
+            return self._pow(base, exponent, op_tok)
+        return base
+
+    def _pow(self, base, exponent, op_tok):
+        if base.is_Number and exponent.is_Number:
+            # Numeric powers are computed in floating point unless small, so that
+            # a crafted input such as 9^9^9^9 cannot exhaust memory.
+            if (base.is_Integer and exponent.is_Integer and abs(int(exponent)) <= 64
+                    and abs(int(base)) <= 2 ** 32):
+                if base == 0 and exponent < 0:
+                    raise self.error("division by zero (0 to a negative power)", op_tok)
+                return base ** exponent
+            try:
+                value = float(base) ** float(exponent)
+            except (OverflowError, ZeroDivisionError):
+                raise self.error("numeric power out of range", op_tok) from None
+            if isinstance(value, complex) or not math.isfinite(value):
+                raise self.error("numeric power is not a finite real number", op_tok)
+            return sp.Float(value)
+        if base.is_zero and exponent.is_negative:
+            raise self.error("division by zero (0 to a negative power)", op_tok)
+        return sp.Pow(base, exponent)
+
+    def atom(self) -> sp.Expr:
+        tok = self.tok
+        if tok.kind == "num":
+            self.i += 1
+            return tok.value
+        if tok.kind == "op" and tok.text == "(":
+            self.i += 1
+            value = self.expr()
+            self.expect(")")
+            return value
+        if tok.kind == "name":
+            self.i += 1
+            if self.is_op("("):
+                return self.call(tok)
+            return self.name(tok)
+        if tok.kind == "end":
+            raise self.error("expression ends unexpectedly", tok,
+                             hint="an operand (number, name or parenthesis) is missing")
+        raise self.error(f"unexpected '{tok.text}' in expression", tok,
+                         hint="an operand (number, name or parenthesis) is expected here")
+
+    def name(self, tok: _Tok) -> sp.Expr:
+        try:
+            return self.symbols[tok.text]
+        except KeyError:
+            pass
+        if tok.text in _CONSTANTS:
+            return _CONSTANTS[tok.text]
+        if tok.text.lower() in FUNCTIONS:
+            raise self.error(f"function '{tok.text}' needs arguments in parentheses", tok)
+        known = sorted({str(k) for k in self.symbols})
+        hint = ("define it with .param " + tok.text + "=VALUE" +
+                (" (known: " + ", ".join(known[:12]) + (", ..." if len(known) > 12 else "") + ")"
+                 if known else ""))
+        if tok.text == "e":
+            hint = "'e' is not a constant here; write exp(1), or define a parameter named e"
+        raise self.error(f"undefined parameter '{tok.text}'", tok, hint=hint)
+
+    def call(self, tok: _Tok) -> sp.Expr:
+        fname = tok.text.lower()
+        if fname not in FUNCTIONS:
+            raise self.error(f"unknown function '{tok.text}'", tok,
+                             hint="available functions: " + ", ".join(FUNCTIONS))
+        func, lo, hi = FUNCTIONS[fname]
+        self.expect("(")
+        args = [self.expr()]
+        while self.is_op(","):
+            self.i += 1
+            args.append(self.expr())
+        self.expect(")")
+        if not lo <= len(args) <= hi:
+            want = str(lo) if lo == hi else f"{lo} or more"
+            raise self.error(f"{fname}() takes {want} argument(s), got {len(args)}", tok)
+        if fname == "log" and args[0].is_zero:
+            raise self.error("log(0) is undefined", tok)
+        return func(*args)
+
+
+def parse_expression_at(text: str, symbols: Mapping[str, sp.Symbol], locate: Locator,
+                        allow_suffixes: bool = True) -> sp.Expr:
+    """Parse ``text``; ``locate(offset, length)`` gives the Location of a character range.
+
+    Used by the netlist parser, whose expressions may span continuation lines.
+    """
+    try:
+        return _Parser(text, symbols, locate, allow_suffixes).parse()
+    except NetlistError:
+        raise
+    except (ArithmeticError, ValueError, TypeError, RecursionError) as exc:
+        raise NetlistError(f"cannot evaluate expression '{text}': {exc}",
+                           locate(0, max(1, len(text)))) from None
+
+
+def parse_expression(text: str, symbols: Mapping[str, sp.Symbol],
+                     location: Optional[Location] = None,
+                     allow_suffixes: bool = True) -> sp.Expr:
+    """Parse an arithmetic expression into a sympy expression.
+
+    Parameters
+    ----------
+    text : str
+        The expression, e.g. ``"Is*(exp(v/Vt) - 1)"`` or ``"sin(2*pi*1k*t)"``.
+    symbols : mapping of str to sympy.Symbol
+        Names that may appear (looked up with ``symbols[name]``; a mapping may
+        implement case-insensitive lookup).  ``pi`` is a constant unless
+        ``symbols`` defines it; ``e`` is not a constant.
+    location : Location, optional
+        Position of the first character of ``text``; error locations are
+        offset from it.
+    allow_suffixes : bool
+        Whether numbers may carry SPICE suffixes (``2.2k``, ``10u``).
+
+    Returns
+    -------
+    sympy.Expr
+
+    Raises
+    ------
+    NetlistError
+        On any syntax error, unknown name or function, or forbidden construct.
+    """
+    def locate(offset: int, length: int) -> Optional[Location]:
+        if location is None:
+            return Location(None, 1, offset + 1, text, length)
+        return Location(location.file, location.line, location.column + offset,
+                        location.text, length)
+
+    return parse_expression_at(text, symbols, locate, allow_suffixes)
