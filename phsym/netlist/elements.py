@@ -47,6 +47,19 @@ class Context:
     models: Dict[str, Model]
     prefix: str = ""
     node_map: Dict[str, str] = field(default_factory=dict)
+    #: Element and instance names seen so far (lower case -> location), shared.
+    seen: Dict[str, Location] = field(default_factory=dict)
+
+    def register(self, stmt: Statement) -> None:
+        """Record the statement's (prefixed) name; error on a duplicate."""
+        name = self.prefix + stmt.head.text
+        first = self.seen.get(name.lower())
+        loc = stmt.loc(stmt.head)
+        if first is not None:
+            raise NetlistError(f"duplicate element name '{name}'", loc,
+                               hint=f"an element or instance with this name is already defined "
+                                    f"at line {first.line}; names are case-insensitive")
+        self.seen[name.lower()] = loc
 
 
 def canonical_node(text: str, ctx: Context) -> str:

@@ -180,7 +180,7 @@ def _instance(stmt: Statement, ctx: Context, global_names: Names, subckts: Dict[
             expr = word_expr(default, sub.stmt, names)
             loc = sub.stmt.loc(default)
         names.set(key_word.text, ctx.table.add_value(pname, expr, loc))
-    inner = Context(ctx.table, names, ctx.models, prefix, node_map)
+    inner = Context(ctx.table, names, ctx.models, prefix, node_map, ctx.seen)
     expand(sub.body, inner, global_names, subckts, stack + [sub.name.lower()], out)
 
 
@@ -189,6 +189,7 @@ def expand(statements: List[Statement], ctx: Context, global_names: Names,
     """Append the flattened elements of ``statements`` to ``out``."""
     for stmt in statements:
         kind, kw = element_kind(stmt)
+        ctx.register(stmt)
         if kind == "subckt":
             _instance(stmt, ctx, global_names, subckts, stack, out)
         else:
