@@ -1,0 +1,173 @@
+"""Building blocks every component contributes to a model.
+
+Sign convention (the only one in phsym): every branch uses the *receiver*
+convention.  A branch from node ``a`` to node ``b`` has an across variable
+``v = e(a) - e(b)`` (voltage, velocity or angular velocity difference) and a
+through variable ``i`` flowing from ``a`` to ``b`` inside the element (current,
+force or torque); the element *receives* the power ``v * i``.  A port (source)
+has an input ``u`` and a collocated output ``y`` such that ``y * u`` is the
+power the rest of the system receives from it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+import sympy as sp
+
+__all__ = ["Branch", "Storage", "Dissipation", "Port", "TwoPort", "Contribution",
+           "EFFORT", "FLOW"]
+
+#: Storage port whose *across* variable is the gradient of H (capacitor-like).
+EFFORT = "effort"
+#: Storage port whose *through* variable is the gradient of H (inductor-like).
+FLOW = "flow"
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One graph edge with receiver convention.
+
+    Attributes
+    ----------
+    name : str
+        Branch name: the element name, or ``NAME.p`` / ``NAME.s`` for two-ports.
+    element : str
+        Owning element.
+    kind : str
+        Element kind.
+    node_from, node_to : str
+        Across variable is ``e(node_from) - e(node_to)``; through variable flows
+        from ``node_from`` to ``node_to`` inside the element.
+    domain : str
+        Physical domain of the branch's nodes (``"any"`` for two-port branches,
+        whose domain follows their nodes).
+    role : str
+        ``"storage"``, ``"dissipation"``, ``"source_effort"`` (voltage-like:
+        fixes the across variable), ``"source_flow"`` (current-like: fixes the
+        through variable) or ``"twoport"``.
+    priority : int
+        Tree-selection priority (lower goes into the spanning tree first).
+    """
+
+    name: str
+    element: str
+    kind: str
+    node_from: str
+    node_to: str
+    domain: str
+    role: str
+    priority: int
+
+
+@dataclass
+class Storage:
+    """An energy-storing component with one state per port.
+
+    Attributes
+    ----------
+    elements : tuple of str
+        Element names (several for coupled inductors).
+    states : tuple of sympy.Symbol
+        State variables (charge, flux, momentum, elongation, ...).
+    hamiltonian : sympy.Expr
+        Stored energy in the states and parameter symbols.
+    branches : tuple of str
+        Branch carrying each state's port.
+    port_types : tuple of str
+        :data:`EFFORT` (across = dH/dx, through = dx/dt) or :data:`FLOW`
+        (through = dH/dx, across = dx/dt) for each state.
+    initial : tuple of (sympy.Expr or None)
+        Initial value of the port variable dH/dx (SPICE ``IC=``), or ``None``.
+    """
+
+    elements: Tuple[str, ...]
+    states: Tuple[sp.Symbol, ...]
+    hamiltonian: sp.Expr
+    branches: Tuple[str, ...]
+    port_types: Tuple[str, ...]
+    initial: Tuple[Optional[sp.Expr], ...]
+
+    @property
+    def is_quadratic(self) -> bool:
+        """Whether H is a quadratic form of the states (linear storage)."""
+        poly = sp.Poly(self.hamiltonian, *self.states) if self.hamiltonian.is_polynomial(*self.states) else None
+        return poly is not None and all(sum(m) == 2 for m in poly.monoms())
+
+
+@dataclass
+class Dissipation:
+    """A resistive (dissipative) one-port.
+
+    Attributes
+    ----------
+    element, branch : str
+        Element and branch names.
+    control : str
+        ``"across"``: the law gives the through variable of the across
+        variable, ``i = law(v)`` (voltage-controlled, e.g. a diode or a damper
+        ``F = c v``); ``"through"``: ``v = law(i)`` (current-controlled).
+    law : sympy.Expr
+        The law in ``variable``.
+    variable : sympy.Symbol
+        The controlling variable.
+    linear : bool
+        Whether the law is linear (then it can be used in either direction).
+    """
+
+    element: str
+    branch: str
+    control: str
+    law: sp.Expr
+    variable: sp.Symbol
+    linear: bool = False
+
+
+@dataclass
+class Port:
+    """An external port (source).
+
+    Attributes
+    ----------
+    element, branch : str
+        Element and branch names; the input is named after the element.
+    fixes : str
+        ``"across"`` (voltage/velocity source: u is the across variable of the
+        branch, y = -through) or ``"through"`` (current/force source: u is
+        the through variable, y = -across).
+    waveform : object
+        The netlist's default waveform (:class:`~phsym.netlist.spec.Waveform`)
+        or ``None``.
+    """
+
+    element: str
+    branch: str
+    fixes: str
+    waveform: object = None
+
+
+@dataclass
+class TwoPort:
+    """Ideal lossless two-port (transformer or gyrator).
+
+    Transformer (ratio n): ``v_p = n v_s`` and ``i_s = -n i_p``.
+    Gyrator (ratio r): ``v_p = r i_s`` and ``v_s = -r i_p``.
+    Both receive no power: ``v_p i_p + v_s i_s = 0``.
+    """
+
+    element: str
+    kind: str
+    branch_p: str
+    branch_s: str
+    ratio: sp.Expr
+
+
+@dataclass
+class Contribution:
+    """What one element adds to a model."""
+
+    branches: list = field(default_factory=list)
+    storages: list = field(default_factory=list)
+    dissipations: list = field(default_factory=list)
+    ports: list = field(default_factory=list)
+    twoports: list = field(default_factory=list)

@@ -1,0 +1,418 @@
+"""The port-Hamiltonian structure of a network in Dirac (implicit) form.
+
+phsym represents every model, explicit or differential-algebraic, as
+
+    [ dx/dt ]       [ grad H(x) ]
+    [  f_w  ]  = J  [    e_w    ]          J = -J^T
+    [   0   ]       [  lambda   ]
+    [  -y   ]       [     u     ]
+
+where
+
+* ``x`` are the storage states (charges, fluxes, momenta, elongations);
+* each dissipative port ``j`` has a variable ``w_j`` and a law ``z_j``; it
+  is *effort-out* (``f_w = w``, ``e_w = z(w)``, the PyPHS convention) or
+  *flow-out* (``e_w = w``, ``f_w = z(w)``) depending on how the network
+  drives it; either way it receives the power ``w z(w) >= 0``;
+* ``lambda`` are algebraic variables with zero flow: storage ports the
+  network constrains (capacitor loops with voltage sources, inductor cut
+  sets with current sources: index 2), and the port variables and
+  multipliers of ideal transformers and gyrators;
+* ``u`` are the port inputs and ``y`` the collocated outputs.
+
+Because J is skew, ``e^T f = 0`` gives the power balance
+``dH/dt = -sum_j w_j z_j(w_j) + y^T u`` for any solution, which is also what
+makes the discretisations of :mod:`phsym.codegen` passive.  When the algebraic
+part can be eliminated (:meth:`Structure.explicit`), the model is an explicit
+PHS ``[dx/dt; -y] = (J - R) [grad H; u]`` (possibly with feedthrough); the
+descriptor form ``E xi' = (J - R) z(xi) + B u`` of the pH-DAE literature is
+given by :meth:`Structure.descriptor` (linear dissipation) and
+:meth:`Structure.linearize`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import scipy.sparse as sps
+import sympy as sp
+
+from ..components.base import EFFORT, Branch, Dissipation, Port, Storage, TwoPort
+from ..errors import StructureError
+from .tree import loop_matrix, select_tree
+
+__all__ = ["Structure", "Variable"]
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One entry of the effort vector e (and the matching flow f = J e).
+
+    Attributes
+    ----------
+    name : str
+        Label, e.g. ``q_C1``, ``w_R1``, ``lam_C2``, ``V1``.
+    block : str
+        ``"x"``, ``"w"``, ``"lambda"`` or ``"u"``.
+    effort : sympy.Expr
+        The effort entry (``dH/dx``, ``z(w)`` or ``w``, ``lambda``, ``u``).
+    flow : sympy.Expr or None
+        What the flow row equals (``dx/dt`` symbol name, ``w`` or ``z(w)``,
+        0, ``-y``) - for display.
+    element : str
+        Owning element (empty for multipliers).
+    """
+
+    name: str
+    block: str
+    effort: sp.Expr
+    flow: object
+    element: str = ""
+
+
+@dataclass
+class DissipativePort:
+    """A dissipative port with its orientation in the Dirac form."""
+
+    element: str
+    branch: int
+    w: sp.Symbol
+    z: sp.Expr            # law z(w) in the symbol w
+    effort_out: bool      # True: f = w, e = z(w);  False: e = w, f = z(w)
+    linear: bool
+
+
+class Structure:
+    """Port-Hamiltonian structure of a network (see module docstring).
+
+    Parameters
+    ----------
+    branches : list of Branch
+    storages : list of Storage
+    dissipations : list of Dissipation
+    ports : list of Port
+    twoports : list of TwoPort
+
+    Attributes
+    ----------
+    branches : list of Branch
+        All branches; ``in_tree[k]`` says whether branch k is a tree branch.
+    states : list of sympy.Symbol
+        Storage states x.
+    hamiltonian : sympy.Expr
+        Total energy H(x).
+    variables : list of Variable
+        Effort-vector layout ``[x, w, lambda, u]``.
+    J : dict
+        Sparse skew matrix: ``{(row, col): sympy.Expr}`` over ``variables``.
+    """
+
+    def __init__(self, branches: Sequence[Branch], storages: Sequence[Storage],
+                 dissipations: Sequence[Dissipation], ports: Sequence[Port],
+                 twoports: Sequence[TwoPort]):
+        self.branches = list(branches)
+        self.storages = list(storages)
+        self.ports = list(ports)
+        self.twoports = list(twoports)
+        bidx = {b.name: k for k, b in enumerate(self.branches)}
+        self.in_tree = select_tree(self.branches)
+        self._check_sources(bidx)
+        M, self._paths = loop_matrix(self.branches, self.in_tree)
+        tree = [k for k in range(len(self.branches)) if self.in_tree[k]]
+        links = [k for k in range(len(self.branches)) if not self.in_tree[k]]
+        # S in branch indexing: c = S a
+        S: Dict[int, Dict[int, int]] = {k: {} for k in range(len(self.branches))}
+        Mc = M.tocoo()
+        for r, c, v in zip(Mc.row, Mc.col, Mc.data):
+            l, t = links[r], tree[c]
+            S[l][t] = int(v)       # v_L = M v_T
+            S[t][l] = -int(v)      # i_T = -M^T i_L
+        self._S = S
+
+        # ----- variables: x block
+        self.states: List[sp.Symbol] = []
+        self.hamiltonian = sp.Integer(0)
+        self.state_branch: List[int] = []
+        self.state_natural: List[bool] = []
+        self.state_storage: List[int] = []
+        self.state_initial: List[Optional[sp.Expr]] = []
+        grads = []
+        for si, st in enumerate(self.storages):
+            self.hamiltonian += st.hamiltonian
+            for x, bname, ptype, ic in zip(st.states, st.branches, st.port_types, st.initial):
+                k = bidx[bname]
+                self.states.append(x)
+                self.state_branch.append(k)
+                natural = bool(self.in_tree[k]) == (ptype == EFFORT)
+                self.state_natural.append(natural)
+                self.state_storage.append(si)
+                self.state_initial.append(ic)
+                grads.append(sp.diff(st.hamiltonian, x))
+        self.gradients = grads
+        # ----- w block
+        self.dissipative: List[DissipativePort] = []
+        for d in dissipations:
+            self.dissipative.append(self._orient(d, bidx[d.branch]))
+        variables: List[Variable] = []
+        self._a_var: Dict[int, int] = {}   # branch -> variable whose effort is a_b
+        self._c_row: Dict[int, int] = {}   # branch -> row whose flow is c_b (if a plain row)
+        for i, x in enumerate(self.states):
+            variables.append(Variable(str(x), "x", grads[i], sp.Symbol("d" + str(x)),
+                                      self._elem(self.state_branch[i])))
+        for dp in self.dissipative:
+            e = dp.z if dp.effort_out else dp.w
+            f = dp.w if dp.effort_out else dp.z
+            variables.append(Variable(str(dp.w), "w", e, f, dp.element))
+        nx_, nw = len(variables) - len(self.dissipative), len(self.dissipative)
+        lam: List[Variable] = []
+        self.lambda_of_state: Dict[int, int] = {}
+        for i in range(len(self.states)):
+            if not self.state_natural[i]:
+                s = sp.Symbol(f"lam_{self.states[i]}", real=True)
+                self.lambda_of_state[i] = nx_ + nw + len(lam)
+                lam.append(Variable(str(s), "lambda", s, 0, self._elem(self.state_branch[i])))
+        self.twoport_vars: List[Tuple[TwoPort, List[int], Optional[int], object]] = []
+        for tp in self.twoports:
+            kp, ks = bidx[tp.branch_p], bidx[tp.branch_s]
+            ids = []
+            for k, tag in ((kp, "p"), (ks, "s")):
+                s = sp.Symbol(f"lam_{tp.element}.{tag}", real=True)
+                ids.append(nx_ + nw + len(lam))
+                lam.append(Variable(str(s), "lambda", s, 0, tp.element))
+            rel, vec = self._twoport_relation(tp, kp, ks)
+            mu = None
+            if rel == "constrained":
+                s = sp.Symbol(f"mu_{tp.element}", real=True)
+                mu = nx_ + nw + len(lam)
+                lam.append(Variable(str(s), "lambda", s, 0, tp.element))
+            self.twoport_vars.append((tp, ids, mu, (rel, vec, kp, ks)))
+        variables += lam
+        n_nonu = len(variables)
+        self.inputs: List[sp.Symbol] = []
+        for p in self.ports:
+            u = sp.Symbol(p.element, real=True)
+            self.inputs.append(u)
+            variables.append(Variable(p.element, "u", u, sp.Symbol(f"-y({p.element})"), p.element))
+        self.variables = variables
+        self.n_x, self.n_w, self.n_lambda, self.n_u = nx_, nw, len(lam), len(self.ports)
+        # ----- map branches to variables
+        for i, k in enumerate(self.state_branch):
+            if self.state_natural[i]:
+                self._a_var[k] = i
+                self._c_row[k] = i
+            else:
+                self._a_var[k] = self.lambda_of_state[i]
+                self._c_row[k] = self.lambda_of_state[i]
+        for j, dp in enumerate(self.dissipative):
+            self._a_var[dp.branch] = nx_ + j
+            self._c_row[dp.branch] = nx_ + j
+        for tp, ids, mu, (rel, vec, kp, ks) in self.twoport_vars:
+            self._a_var[kp], self._a_var[ks] = ids
+            self._c_row[kp], self._c_row[ks] = ids
+        for p_i, p in enumerate(self.ports):
+            k = bidx[p.branch]
+            self._a_var[k] = n_nonu + p_i
+            self._c_row[k] = n_nonu + p_i
+        # ----- assemble J
+        J: Dict[Tuple[int, int], sp.Expr] = {}
+        for k, row in S.items():
+            r = self._c_row[k]
+            for kk, v in row.items():
+                J[(r, self._a_var[kk])] = sp.Integer(v)
+        for i, lam_i in self.lambda_of_state.items():
+            J[(lam_i, i)] = sp.Integer(-1)
+            J[(i, lam_i)] = sp.Integer(1)
+        for tp, ids, mu, (rel, vec, kp, ks) in self.twoport_vars:
+            ip, is_ = ids
+            if rel == "natural":      # c = K a with K = [[0, k], [-k, 0]]
+                kk = vec
+                J[(ip, is_)] = J.get((ip, is_), 0) - kk
+                J[(is_, ip)] = J.get((is_, ip), 0) + kk
+            else:                     # c = g mu, g^T a = 0
+                g0, g1 = vec
+                J[(ip, mu)], J[(is_, mu)] = -g0, -g1
+                J[(mu, ip)], J[(mu, is_)] = g0, g1
+        self.J = {key: val for key, val in J.items() if val != 0}
+        self._explicit_cache = None
+
+    # ------------------------------------------------------------ helpers
+    def _elem(self, k: int) -> str:
+        return self.branches[k].element
+
+    def _check_sources(self, bidx: Dict[str, int]) -> None:
+        for p in self.ports:
+            k = bidx[p.branch]
+            if p.fixes == "across" and not self.in_tree[k]:
+                # its endpoints are connected by across-sources only
+                loop = self._path_elements(k, {"source_effort"})
+                raise StructureError(
+                    "loop of voltage/velocity sources only: their values cannot be chosen independently",
+                    [p.element] + loop, hint="add a series resistance or remove one source")
+            if p.fixes == "through" and self.in_tree[k]:
+                cut = self._cut_elements(k)
+                raise StructureError(
+                    "cut set of current/force sources only: Kirchhoff's current law fixes their sum",
+                    [p.element] + cut, hint="add a parallel resistance or remove one source")
+
+    def _path_elements(self, k: int, roles) -> List[str]:
+        import networkx as nx
+        g = nx.Graph()
+        for kk, b in enumerate(self.branches):
+            if kk != k and b.role in roles:
+                g.add_edge(b.node_from, b.node_to, element=b.element)
+        b = self.branches[k]
+        try:
+            path = nx.shortest_path(g, b.node_from, b.node_to)
+        except (nx.NetworkXNoPath, nx.NodeNotFound):
+            return []
+        return [g.edges[u, v]["element"] for u, v in zip(path, path[1:])]
+
+    def _cut_elements(self, k: int) -> List[str]:
+        import networkx as nx
+        g = nx.MultiGraph()
+        for kk, b in enumerate(self.branches):
+            if kk != k:
+                g.add_edge(b.node_from, b.node_to, element=b.element)
+        b = self.branches[k]
+        g.add_nodes_from([b.node_from, b.node_to])
+        # the cut set: remove every through-source and see which separate the ends
+        h = nx.MultiGraph()
+        for kk, bb in enumerate(self.branches):
+            if bb.role != "source_flow":
+                h.add_edge(bb.node_from, bb.node_to)
+        h.add_nodes_from(g.nodes)
+        comp = nx.node_connected_component(h, b.node_from)
+        return [bb.element for kk, bb in enumerate(self.branches)
+                if kk != k and bb.role == "source_flow"
+                and ((bb.node_from in comp) != (bb.node_to in comp))]
+
+    def _orient(self, d: Dissipation, k: int) -> DissipativePort:
+        tree = bool(self.in_tree[k])
+        w = sp.Symbol(f"w_{d.element}", real=True)
+        law = d.law.subs(d.variable, w)
+        # a = across on tree branches, through on links; c the other one.
+        # effort-out (natural) means a = z(c): law must give 'a' from 'c'.
+        gives_through = d.control == "across"      # i = f(v)
+        effort_out = (not tree) == gives_through    # link: a = i; tree: a = v
+        if not effort_out and d.linear:
+            coef = sp.diff(law, w)
+            law = w / coef
+            effort_out = True
+        return DissipativePort(d.element, k, w, law, effort_out, d.linear)
+
+    def _twoport_relation(self, tp: TwoPort, kp: int, ks: int):
+        """Relation of a two-port in Dirac variables ``a`` (inputs) and ``c``.
+
+        Returns ``("natural", k)`` for ``c = [[0, k], [-k, 0]] a`` or
+        ``("constrained", (g_p, g_s))`` for ``c = g mu``, ``g^T a = 0``.
+        """
+        tp_tree, ts_tree = bool(self.in_tree[kp]), bool(self.in_tree[ks])
+        n = tp.ratio
+        if tp.kind == "transformer":     # v_p = n v_s, i_s = -n i_p
+            if tp_tree and not ts_tree:  # a = (v_p, i_s); c = (i_p, v_s) = (-a_s/n, a_p/n)
+                return "natural", -1 / n
+            if ts_tree and not tp_tree:  # a = (i_p, v_s); c = (v_p, i_s) = (n a_s, -n a_p)
+                return "natural", n
+            if tp_tree:                  # both tree: a_p - n a_s = 0; c = (i_p, i_s) = mu (1, -n)
+                return "constrained", (sp.Integer(1), -n)
+            return "constrained", (n, sp.Integer(1))   # both links: n a_p + a_s = 0
+        # gyrator: v_p = r i_s, v_s = -r i_p
+        if tp_tree and ts_tree:          # a = (v_p, v_s); c = (i_p, i_s) = (-a_s/r, a_p/r)
+            return "natural", -1 / n
+        if not tp_tree and not ts_tree:  # a = (i_p, i_s); c = (v_p, v_s) = (r a_s, -r a_p)
+            return "natural", n
+        if tp_tree:                      # a = (v_p, i_s): a_p - r a_s = 0; c = (i_p, v_s) = mu (1, -r)
+            return "constrained", (sp.Integer(1), -n)
+        return "constrained", (n, sp.Integer(1))       # a = (i_p, v_s): r a_p + a_s = 0
+
+    # -------------------------------------------------------- public views
+    @property
+    def size(self) -> int:
+        """Length of the effort vector."""
+        return len(self.variables)
+
+    def J_matrix(self) -> sp.Matrix:
+        """Dense sympy matrix of J (for display; small models)."""
+        J = sp.zeros(self.size, self.size)
+        for (r, c), v in self.J.items():
+            J[r, c] = v
+        return J
+
+    def J_numeric(self, values: Dict[sp.Symbol, float]) -> sps.csr_matrix:
+        """J evaluated at parameter values, as a sparse matrix."""
+        rows, cols, data = [], [], []
+        for (r, c), v in self.J.items():
+            rows.append(r)
+            cols.append(c)
+            data.append(float(v) if v.is_number else float(v.subs(values)))
+        return sps.csr_matrix((data, (rows, cols)), shape=(self.size, self.size))
+
+    def block(self, name: str) -> slice:
+        """Slice of a block (``x``, ``w``, ``lambda``, ``u``) in the effort vector."""
+        o = {"x": 0, "w": self.n_x, "lambda": self.n_x + self.n_w,
+             "u": self.n_x + self.n_w + self.n_lambda}[name]
+        n = {"x": self.n_x, "w": self.n_w, "lambda": self.n_lambda, "u": self.n_u}[name]
+        return slice(o, o + n)
+
+    @property
+    def is_explicit_ode(self) -> bool:
+        """Whether there are no algebraic (lambda) variables."""
+        return self.n_lambda == 0
+
+    @property
+    def is_linear(self) -> bool:
+        """Quadratic H, linear dissipation laws."""
+        return all(st.is_quadratic for st in self.storages) and all(d.linear for d in self.dissipative)
+
+    def branch_map(self, k: int) -> Tuple[Dict[Tuple[str, int], sp.Expr], Dict[Tuple[str, int], sp.Expr]]:
+        """Across and through variable of branch ``k`` as linear combinations.
+
+        Returns
+        -------
+        across, through : dict
+            ``{("e", idx) or ("f", idx): coefficient}``: the branch variable
+            equals ``sum coef * e[idx]`` (effort vector) or ``* f[idx]``
+            (flow vector, ``f = J e``).
+        """
+        a = {("e", self._a_var[k]): sp.Integer(1)}
+        c: Dict[Tuple[str, int], sp.Expr]
+        i_state = [i for i, kk in enumerate(self.state_branch) if kk == k]
+        if i_state and not self.state_natural[i_state[0]]:
+            c = {("e", i_state[0]): sp.Integer(1)}
+        else:
+            c = {("f", self._c_row[k]): sp.Integer(1)}
+            for tp, ids, mu, (rel, vec, kp, ks) in self.twoport_vars:
+                if k in (kp, ks):
+                    side = 0 if k == kp else 1
+                    if rel == "natural":   # c = K a
+                        kk = vec
+                        c = ({("e", ids[1]): kk} if side == 0 else {("e", ids[0]): -kk})
+                    else:
+                        c = {("e", mu): vec[side]}
+        if self.in_tree[k]:
+            return a, c
+        return c, a
+
+    def node_potential(self, node: str) -> Dict[Tuple[str, int], sp.Expr]:
+        """Potential of ``node`` relative to the datum as a linear combination
+        (see :meth:`branch_map`)."""
+        from ..netlist.spec import DATUM
+        if node == DATUM:
+            return {}
+        import networkx as nx
+        g = nx.Graph()
+        for k, b in enumerate(self.branches):
+            if self.in_tree[k]:
+                g.add_edge(b.node_from, b.node_to, k=k)
+        try:
+            path = nx.shortest_path(g, node, DATUM)
+        except (nx.NetworkXNoPath, nx.NodeNotFound):
+            raise StructureError(f"node {node!r} has no tree path to the datum") from None
+        out: Dict[Tuple[str, int], sp.Expr] = {}
+        for u_, v_ in zip(path, path[1:]):
+            k = g.edges[u_, v_]["k"]
+            sgn = 1 if self.branches[k].node_from == u_ else -1
+            for key, coef in self.branch_map(k)[0].items():
+                out[key] = out.get(key, 0) + sgn * coef
+        return {k: v for k, v in out.items() if v != 0}
