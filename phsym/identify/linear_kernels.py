@@ -14,7 +14,7 @@ from numba import njit
 __all__ = ["affine_recurrence"]
 
 
-@njit(cache=True, fastmath=False)
+@njit(cache=True, fastmath=True)
 def _recurrence(A, z0, F, out):  # pragma: no cover - compiled
     n = A.shape[0]
     steps = F.shape[0]

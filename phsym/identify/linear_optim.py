@@ -117,7 +117,7 @@ class _Manifold:
         s = 0.0
         for k in a:
             if k == "Q":
-                s += float(np.sum((qinv @ a["Q"]) * (c["Q"] @ qinv).T))
+                s += float(np.sum((qinv @ a["Q"]) * (qinv @ c["Q"]).T))
             else:
                 s += float(np.sum(a[k] * c[k]))
         return s
