@@ -82,13 +82,14 @@ def check_structure(model: "Model") -> Dict[str, bool]:
     for (r, c), v in S.J.items():
         f[r] += v * em[c]
     powers = branch_powers(model, e, f)
-    out["Tellegen"] = sp.simplify(sp.expand(sum(powers.values()))) == 0
+    # on a DAE the algebraic rows f_lambda vanish only on solutions: add them
+    lam_terms = sum((em[i] * f[i] for i in range(S.block("lambda").start, S.block("lambda").stop)),
+                    sp.Integer(0))
+    out["Tellegen"] = sp.simplify(sp.expand(sum(powers.values()) + lam_terms)) == 0
     dH = sum((S.gradients[i] * f[i] for i in range(S.n_x)), sp.Integer(0))
     pd = sum((powers[S.branches[d.branch].name] for d in S.dissipative), sp.Integer(0))
     u0 = S.block("u").start
     yu = sum((-f[u0 + k] * S.inputs[k] for k in range(S.n_u)), sp.Integer(0))
-    lam_terms = sum((em[i] * f[i] for i in range(S.block("lambda").start, S.block("lambda").stop)),
-                    sp.Integer(0)) if ex is None else sp.Integer(0)
     out["power balance"] = sp.simplify(sp.expand(dH + pd - yu + lam_terms)) == 0
     return out
 
