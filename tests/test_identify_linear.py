@@ -69,14 +69,18 @@ def test_msd_chain_per_cell_parameters_and_errors():
 
 
 # ------------------------------------------------------------- gradients
-@pytest.mark.parametrize("scheme", ["midpoint", "euler"])
-def test_flat_gradient_matches_finite_differences(scheme):
+@pytest.mark.parametrize("scheme,q_ref", [("midpoint", False), ("euler", False),
+                                          ("midpoint", True)])
+def test_flat_gradient_matches_finite_differences(scheme, q_ref):
     rng = np.random.default_rng(3)
     n, m, r, N, h = 4, 2, 3, 120, 0.02
     u = rng.standard_normal((N, m))
     d = rng.standard_normal((N, m))
     free = ("J", "R", "Q", "B", "x0")
-    obj = Objective(u, d, h, scheme, free, regularization=0.05)
+    ref = {"B": np.ones((n, m)), "R": np.eye(n)}
+    if q_ref:
+        ref["Q"] = 2 * np.eye(n)
+    obj = Objective(u, d, h, scheme, free, regularization=0.05, reference=ref, regularize=free)
     fmap = FlatMap(n, m, r, free, q_floor=1e-3)
     A = rng.standard_normal((n, n))
     M = rng.standard_normal((n, n))

@@ -80,9 +80,12 @@ class LinearPHSEstimator:
     ftol : float, default 0.0
         Stop when the relative cost decrease per iteration is below ``ftol``.
     regularization : float, default 0.0
-        ``lambda`` of the seed's ``lambda/2 |w - w_ref|^2`` (acts on free
-        blocks only; for Q the seed's ``1/2 ||log Q||_F^2`` unless
-        ``reference`` holds a Q).
+        ``lambda`` of the seed's ``lambda/2 |w - w_ref|^2``; for Q the seed's
+        ``1/2 ||log Q||_F^2`` (distance to the identity) unless ``reference``
+        holds a Q.
+    regularize : sequence of str, default ("Q",)
+        Blocks the penalty acts on (only free ones count); the seed
+        penalises Q only.
     reference : mapping, optional
         Reference blocks ``w_ref`` (default zero, Q: identity via log penalty).
     q_floor : float, default 1e-8
@@ -142,7 +145,8 @@ class LinearPHSEstimator:
                  r_rank: Optional[int] = None, scheme: str = "midpoint",
                  optimizer: str = "lbfgs", max_iter: int = 100, tol: float = 1e-9,
                  ftol: float = 0.0, regularization: float = 0.0,
-                 reference: Optional[Mapping[str, Any]] = None, q_floor: float = 1e-8,
+                 reference: Optional[Mapping[str, Any]] = None,
+                 regularize: Sequence[str] = ("Q",), q_floor: float = 1e-8,
                  cg_beta: str = "PR", cg_restart: int = 5, cg_step0: Optional[float] = None,
                  cg_adaptive: bool = True, lbfgs_memory: int = 20,
                  random_state: Union[None, int, np.random.Generator] = None,
@@ -160,6 +164,7 @@ class LinearPHSEstimator:
         self.ftol = ftol
         self.regularization = regularization
         self.reference = reference
+        self.regularize = regularize
         self.q_floor = q_floor
         self.cg_beta = cg_beta
         self.cg_restart = cg_restart
@@ -174,7 +179,8 @@ class LinearPHSEstimator:
     def get_params(self, deep: bool = True) -> Dict[str, Any]:
         """Constructor arguments (scikit-learn convention)."""
         names = ["n_states", "free", "fixed", "init", "r_rank", "scheme", "optimizer",
-                 "max_iter", "tol", "ftol", "regularization", "reference", "q_floor",
+                 "max_iter", "tol", "ftol", "regularization", "reference", "regularize",
+                 "q_floor",
                  "cg_beta", "cg_restart", "cg_step0", "cg_adaptive", "lbfgs_memory",
                  "random_state", "callback", "progress"]
         return {k: getattr(self, k) for k in names}
@@ -372,7 +378,8 @@ class LinearPHSEstimator:
         rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
             else np.random.default_rng(self.random_state)
         p0 = self._initial_point(n, m, r, fixed, h, u, y, rng)
-        obj = Objective(u, y, h, self.scheme, free, self.regularization, self.reference)
+        obj = Objective(u, y, h, self.scheme, free, self.regularization, self.reference,
+                        tuple(self.regularize))
 
         def on_iter(k: int, p: Point, f: float, gn: float, step: float) -> bool:
             stop = False

@@ -38,9 +38,12 @@ class Objective:
     scheme : {"midpoint", "euler"}
         Time-stepping scheme (the gradient is its exact discrete adjoint).
     free : sequence of str
-        Free blocks (regularisation only acts on those).
+        Free blocks.
     regularization : float
         Weight ``lambda >= 0``.
+    regularize : sequence of str, optional
+        Blocks the penalty acts on (intersected with ``free``); default
+        ``("Q",)`` as in the seed paper.
     reference : mapping, optional
         Reference blocks ``w_ref`` (missing ones: zero; for Q the seed's
         ``1/2 ||log Q||_F^2`` penalty towards the identity is used unless a
@@ -49,13 +52,16 @@ class Objective:
 
     def __init__(self, u: np.ndarray, d: np.ndarray, h: float, scheme: str,
                  free: Sequence[str], regularization: float = 0.0,
-                 reference: Optional[Mapping[str, Any]] = None):
+                 reference: Optional[Mapping[str, Any]] = None,
+                 regularize: Optional[Sequence[str]] = None):
         self.u = np.ascontiguousarray(u, dtype=float)
         self.d = np.ascontiguousarray(d, dtype=float)
         self.h = float(h)
         self.scheme = scheme
         self.free = tuple(free)
         self.lam = float(regularization)
+        self.regularize = tuple(b for b in (("Q",) if regularize is None else regularize)
+                                if b in self.free)
         self.reference = {k: np.asarray(v, dtype=float) for k, v in (reference or {}).items()}
         self.n_evals = 0
 
@@ -68,12 +74,12 @@ class Objective:
         if self.lam > 0 and np.isfinite(f):
             cur = {"J": p["J"], "R": R, "B": p["B"], "x0": p["x0"]}
             for b in ("J", "R", "B", "x0"):
-                if b in self.free:
+                if b in self.regularize:
                     diff = cur[b] - self.reference.get(b, 0.0)
                     f += 0.5 * self.lam * float(np.sum(diff * diff))
                     if g is not None:
                         g[b] = g[b] + self.lam * diff
-            if "Q" in self.free:
+            if "Q" in self.regularize:
                 if "Q" in self.reference:
                     diff = p["Q"] - self.reference["Q"]
                     f += 0.5 * self.lam * float(np.sum(diff * diff))
