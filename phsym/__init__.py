@@ -7,6 +7,7 @@ discretisation and code generation (:mod:`phsym.codegen`) -> simulation
 """
 from .errors import (IdentificationError, NetlistError, NetlistWarning,
                      PhsymError, PhsymWarning, SimulationError, StructureError)
+from .model import Model, load, parse
 from .structure.linear import LinearPHS
 
 __version__ = "0.1.0"
@@ -15,5 +16,5 @@ __all__ = [
     "__version__",
     "PhsymError", "NetlistError", "StructureError", "SimulationError",
     "IdentificationError", "PhsymWarning", "NetlistWarning",
-    "LinearPHS",
+    "Model", "parse", "load", "LinearPHS",
 ]

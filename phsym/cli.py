@@ -1,0 +1,76 @@
+"""The ``phsym`` command line.
+
+Subcommands: ``show`` (structure of a netlist), ``simulate``, ``identify``,
+``cache`` (each implemented next to the code it drives).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import List, Optional
+
+from . import __version__
+from .errors import PhsymError
+
+__all__ = ["main", "build_parser"]
+
+#: Subcommand modules exposing ``add_parser(subparsers)``.
+PLUGINS = ["phsym.simulation.cli_simulate", "phsym.identify.cli_identify",
+           "phsym.identify.cli_fit", "phsym.codegen.cli_cache"]
+
+
+def _show(args: argparse.Namespace) -> int:
+    from .model import load
+    from .report import describe_json, describe_text
+    model = load(args.file)
+    if args.latex:
+        print(model.to_latex())
+    elif args.json:
+        print(describe_json(model))
+    else:
+        print(describe_text(model))
+    return 0 if all(model.check().values()) else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser with all available subcommands."""
+    p = argparse.ArgumentParser(prog="phsym", description="Port-Hamiltonian modelling from netlists.")
+    p.add_argument("--version", action="version", version=f"phsym {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    s = sub.add_parser("show", help="print states, ports, parameters, H, structure and checks")
+    s.add_argument("file", help="netlist file")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--latex", action="store_true", help="print LaTeX")
+    g.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(func=_show)
+    for mod in PLUGINS:
+        try:
+            m = importlib.import_module(mod)
+        except ImportError as exc:
+            if exc.name and mod.startswith(exc.name):
+                continue   # subcommand not installed in this build
+            raise
+        m.add_parser(sub)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of the ``phsym`` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except PhsymError as exc:
+        print(f"phsym: error: {exc}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:
+        print(f"phsym: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

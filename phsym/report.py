@@ -1,0 +1,93 @@
+"""Human- and machine-readable descriptions of a model (``phsym show``)."""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict
+
+import sympy as sp
+
+from .model import Model
+
+__all__ = ["describe", "describe_text", "describe_json"]
+
+
+def describe(model: Model) -> Dict[str, Any]:
+    """Collect states, ports, parameters, H, the structure and the checks."""
+    S = model.structure
+    ex = model.explicit
+    info: Dict[str, Any] = {
+        "name": model.name,
+        "file": model.netlist.file,
+        "form": ("explicit PHS" if ex is not None and S.n_lambda == 0 else
+                 "explicit PHS after elimination" if ex is not None else "pH-DAE (index 2 constraints)"),
+        "states": [{"name": str(x), "element": S.variables[i].element,
+                    "gradient": str(S.gradients[i]),
+                    "initial": None if S.state_initial[i] is None else str(S.state_initial[i])}
+                   for i, x in enumerate(S.states)],
+        "dissipative_ports": [{"element": d.element, "w": str(d.w), "z": str(d.z),
+                               "orientation": "effort-out (f=w, e=z(w))" if d.effort_out
+                               else "flow-out (e=w, f=z(w))", "linear": d.linear}
+                              for d in S.dissipative],
+        "algebraic": [v.name for v in S.variables if v.block == "lambda"],
+        "inputs": model.inputs,
+        "outputs": model.outputs,
+        "probes": [p.label for p in model.probes],
+        "parameters": model.parameters,
+        "hamiltonian": str(model.hamiltonian),
+        "dirac": {"variables": [v.name for v in S.variables],
+                  "J": {f"{r},{c}": str(v) for (r, c), v in sorted(S.J.items())}},
+        "checks": model.check(),
+    }
+    if ex is not None:
+        info["explicit"] = {"efforts": [str(e) for e in ex.efforts],
+                            "J": [[str(v) for v in row] for row in ex.J.tolist()],
+                            "R": [[str(v) for v in row] for row in ex.R.tolist()]}
+    return info
+
+
+def describe_json(model: Model) -> str:
+    """JSON text of :func:`describe`."""
+    return json.dumps(describe(model), indent=2)
+
+
+def describe_text(model: Model) -> str:
+    """Plain-text report."""
+    d = describe(model)
+    S = model.structure
+    out = [f"{d['name']}  ({d['form']})", ""]
+    out.append(f"States ({len(d['states'])}):")
+    for s in d["states"]:
+        ic = f"  IC: dH/dx = {s['initial']}" if s["initial"] else ""
+        out.append(f"  {s['name']:<16} [{s['element']}]  dH/dx = {s['gradient']}{ic}")
+    out.append(f"Dissipative ports ({len(d['dissipative_ports'])}):")
+    for p in d["dissipative_ports"]:
+        out.append(f"  {p['w']:<16} z(w) = {p['z']}   {p['orientation']}")
+    if d["algebraic"]:
+        out.append("Algebraic variables: " + ", ".join(d["algebraic"]))
+    out.append("Ports: " + (", ".join(f"{u} -> {y}" for u, y in zip(d["inputs"], d["outputs"])) or "none")
+               + "   (y^T u = power received by the system)")
+    if d["probes"]:
+        out.append("Probes: " + ", ".join(d["probes"]))
+    out.append("Parameters:")
+    for k, v in d["parameters"].items():
+        out.append(f"  {k} = {v:g}")
+    out.append(f"H = {d['hamiltonian']}")
+    out.append("")
+    out.append("Dirac form  [dx/dt; f_w; 0; -y] = J [dH/dx; e_w; lambda; u]")
+    out.append("  variables: " + ", ".join(d["dirac"]["variables"]))
+    J = S.J_matrix() if S.size <= 30 else None
+    if J is not None:
+        out.append("  J =")
+        out.extend("    " + line for line in sp.pretty(J, use_unicode=False).splitlines())
+    else:
+        out.append(f"  J: {S.size}x{S.size}, {len(S.J)} non-zeros (too large to print)")
+    if "explicit" in d:
+        ex = model.explicit
+        out.append("Explicit form  [dx/dt; f_w(nonlinear); -y] = (J - R) e,  e = ["
+                   + ", ".join(d["explicit"]["efforts"]) + "]")
+        out.extend("    " + line for line in sp.pretty(ex.J - ex.R, use_unicode=False).splitlines())
+    out.append("")
+    out.append("Checks:")
+    for k, ok in d["checks"].items():
+        out.append(f"  {'ok  ' if ok else 'FAIL'} {k}")
+    return "\n".join(out)
