@@ -69,7 +69,9 @@ def build_graph(branches: Iterable[Branch]) -> nx.MultiDiGraph:
 
 
 def _check_connectivity(g: nx.MultiDiGraph) -> None:
-    und = nx.MultiGraph(g)
+    und = nx.MultiGraph()
+    und.add_nodes_from(g.nodes)
+    und.add_edges_from((a, b, k, d) for a, b, k, d in g.edges(keys=True, data=True))
     dangling = [n for n in und.nodes if n != DATUM and und.degree(n) == 1]
     if dangling:
         elems = sorted({d["element"] for n in dangling for _, _, d in und.edges(n, data=True)})

@@ -1,0 +1,95 @@
+"""Ill-posed topologies and laws give StructureError naming the elements."""
+import numpy as np
+import pytest
+
+import phsym
+from phsym import StructureError
+from phsym.structure.linear import LinearPHS
+from tests.specbuild import build
+
+
+def err(text):
+    with pytest.raises(StructureError) as info:
+        phsym.parse(text)
+    return info.value
+
+
+def test_loop_of_voltage_sources():
+    e = err("V1 a 0 1\nV2 a b 2\nV3 b 0 3\nR1 a 0 1k\n")
+    assert set(e.elements) == {"V1", "V2", "V3"}
+    assert "loop of voltage" in str(e)
+
+
+def test_cut_set_of_current_sources():
+    e = err("I1 0 a 1m\nI2 a 0 2m\nV1 b 0 1\nR1 b 0 1k\n")
+    assert set(e.elements) == {"I1", "I2"}
+    assert "cut set of current" in str(e)
+
+
+def test_force_sources_alone_on_a_node():
+    e = err("F1 v 0 force\nF2 v 0 force\nM1 w 0 mass m=1\nB1 w 0 damper c=1\n")
+    assert set(e.elements) == {"F1", "F2"}
+
+
+def test_dangling_node():
+    e = err("V1 a 0 1\nR1 a b 1k\nR2 a 0 1k\n")
+    assert e.elements == ("R1",) and "'b'" in str(e)
+
+
+def test_island_without_datum():
+    e = err("V1 a 0 1\nR1 a 0 1k\nR2 c d 1k\nC2 c d 1u\n")
+    assert set(e.elements) == {"R2", "C2"} and "datum" in str(e)
+
+
+def test_mixed_domains_on_a_node():
+    e = err("V1 a 0 1\nR1 a 0 1k\nM1 a 0 mass m=1\n")
+    assert set(e.elements) == {"V1", "R1", "M1"}
+    assert "mixes domains" in str(e)
+
+
+def test_non_passive_dissipation_law():
+    e = err("V1 a 0 1\nR1 a b 1k\nR2 b 0 I={-v/100}\n")
+    assert e.elements == ("R2",) and "not passive" in str(e)
+
+
+def test_non_passive_sampled_law():
+    # passive for small v but not everywhere: caught by sampling
+    e = err("V1 a 0 1\nR1 a b 1k\nR2 b 0 I={v - v**3}\n")
+    assert e.elements == ("R2",)
+
+
+def test_coupling_coefficient_out_of_range():
+    e = err("V1 a 0\nR1 a b 1\nL1 b 0 1m\nL2 c 0 1m\nR2 c 0 1\nK1 L1 L2 1.2\n")
+    assert e.elements == ("K1",)
+
+
+def test_coupling_of_nonlinear_inductor():
+    e = err("V1 a 0\nR1 a b 1\nL1 b 0 H={phi**4}\nL2 c 0 1m\nR2 c 0 1\nK1 L1 L2 0.5\n")
+    assert "K1" in e.elements
+
+
+def test_unknown_parameter_override():
+    m = phsym.parse("V1 a 0\nR1 a 0 1k\n")
+    with pytest.raises(StructureError, match="unknown parameter"):
+        m.linearize(params={"R2": 1.0})
+
+
+def test_derived_parameter_follows_its_definition():
+    m = phsym.parse(".param a=1k b={2*a}\nV1 x 0\nR1 x 0 b\n")
+    vals = {str(k): v for k, v in m.parameter_values({"a": 5.0}).items()}
+    assert vals["b"] == 10.0
+    vals = {str(k): v for k, v in m.parameter_values({"a": 5.0, "b": 7.0}).items()}
+    assert vals["b"] == 7.0
+
+
+def test_self_loop_element():
+    with pytest.raises(phsym.PhsymError):
+        build([("V1", "vsource", ("a", "0")), ("R1", "resistor", ("a", "a"), {"R": 1}),
+               ("R2", "resistor", ("a", "0"), {"R": 1})])
+
+
+def test_linearphs_rejects_non_ph_matrices():
+    with pytest.raises(StructureError, match="J skew"):
+        LinearPHS([[0, 1], [1, 0]], np.zeros((2, 2)), None, [[1], [0]])
+    with pytest.raises(StructureError, match="R PSD"):
+        LinearPHS(np.zeros((2, 2)), np.diag([1.0, -1.0]), None, [[1], [0]])
