@@ -1,0 +1,43 @@
+"""`phsym show` on every bundled netlist, and CLI error handling."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from phsym.cli import main
+
+NET = Path(__file__).resolve().parent.parent / "netlists"
+
+
+@pytest.mark.parametrize("path", sorted(NET.glob("*.cir")), ids=lambda p: p.stem)
+def test_show_every_netlist(path, capsys):
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Checks:" in out and "FAIL" not in out
+    assert main(["show", "--json", str(path)]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert all(info["checks"].values())
+    assert main(["show", "--latex", str(path)]) == 0
+    assert "H = " in capsys.readouterr().out
+
+
+def test_show_reports_netlist_error_with_position(tmp_path, capsys):
+    bad = tmp_path / "bad.cir"
+    bad.write_text("V1 a 0 1\nR1 a 0 1k Q=3\n")
+    assert main(["show", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "bad.cir:2:" in err and "Q" in err
+
+
+def test_show_reports_structure_error(tmp_path, capsys):
+    bad = tmp_path / "loop.cir"
+    bad.write_text("V1 a 0 1\nV2 a 0 2\nR1 a 0 1\n")
+    assert main(["show", str(bad)]) == 1
+    assert "V1" in capsys.readouterr().err
+
+
+def test_console_entry_point_help():
+    r = subprocess.run([sys.executable, "-m", "phsym.cli", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "show" in r.stdout
