@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from phsym import LinearPHS
+from phsym import IdentificationError, LinearPHS
 from phsym.benchmarks import msd_chain
 from phsym.identify import LinearPHSEstimator
 from phsym.identify.linear_optim import Objective, _Manifold, _qinv
@@ -281,3 +281,17 @@ def test_cli_module_and_subparser(tmp_path, data):
     assert proc.returncode == 0, proc.stderr
     assert "10/10" in proc.stderr
     assert LinearPHS.load(tmp_path / "m.json").n_states == 2
+
+
+def test_user_initial_matrices_and_validation(truth, data):
+    t, u, y = data
+    est = LinearPHSEstimator(3, init={"J": truth.J, "R": truth.R, "B": truth.B, "base": "random"},
+                             fixed={"Q": truth.Q}, max_iter=3).fit(t, u, y)
+    assert est.history_["cost"][0] < 1e-20          # the start already is the truth
+    np.testing.assert_allclose(est.model_.R, truth.R, atol=1e-8)
+    with pytest.raises(IdentificationError):
+        LinearPHSEstimator(3, init={"R": -np.eye(3)}).fit(t, u, y)   # indefinite R rejected
+    with pytest.raises(IdentificationError):
+        LinearPHSEstimator(3).fit(np.r_[t[:-1], t[-1] + 1.0], u, y)   # non-uniform grid
+    with pytest.raises(IdentificationError):
+        LinearPHSEstimator(3).predict(t, u)                          # not fitted
