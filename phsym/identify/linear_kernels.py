@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["affine_recurrence"]
+__all__ = ["affine_recurrence", "mm", "mtm", "lu_solve"]
 
 
 @njit(cache=True, fastmath=True)
@@ -51,3 +51,114 @@ def affine_recurrence(A: np.ndarray, z0: np.ndarray, F: np.ndarray) -> np.ndarra
     F = np.ascontiguousarray(F, dtype=np.float64)
     out = np.empty((F.shape[0] + 1, A.shape[0]), dtype=np.float64)
     return _recurrence(A, z0, F, out)
+
+
+# --------------------------------------------------------------------------
+# Small dense linear algebra without BLAS threads.  For the matrix sizes of
+# identification (n <~ 200) multi-threaded OpenBLAS calls are dominated by
+# thread wake-up and spinning; on a loaded 2-core machine they were measured
+# 30-100x slower than these plain loops.  lu_factor (LAPACK getrf) is not
+# threaded for such sizes and is still taken from scipy.
+@njit(cache=True, fastmath=True)
+def _gemm_nn(A, B, out):  # pragma: no cover - compiled
+    p, q = A.shape
+    r = B.shape[1]
+    for i in range(p):
+        for j in range(r):
+            out[i, j] = 0.0
+        for k in range(q):
+            a = A[i, k]
+            for j in range(r):
+                out[i, j] += a * B[k, j]
+    return out
+
+
+@njit(cache=True, fastmath=True)
+def _gemm_tn(P, X, out):  # pragma: no cover - compiled
+    K, p = P.shape
+    r = X.shape[1]
+    for i in range(p):
+        for j in range(r):
+            out[i, j] = 0.0
+    for k in range(K):
+        for i in range(p):
+            a = P[k, i]
+            for j in range(r):
+                out[i, j] += a * X[k, j]
+    return out
+
+
+@njit(cache=True, fastmath=True)
+def _lu_solve(LU, piv, b, trans):  # pragma: no cover - compiled
+    n = LU.shape[0]
+    r = b.shape[1]
+    x = b.copy()
+    if trans == 0:                       # A = P L U:  x = U^{-1} L^{-1} P^T b
+        for i in range(n):
+            pi = piv[i]
+            if pi != i:
+                for j in range(r):
+                    t = x[i, j]
+                    x[i, j] = x[pi, j]
+                    x[pi, j] = t
+        for i in range(n):
+            for k in range(i):
+                a = LU[i, k]
+                for j in range(r):
+                    x[i, j] -= a * x[k, j]
+        for i in range(n - 1, -1, -1):
+            for k in range(i + 1, n):
+                a = LU[i, k]
+                for j in range(r):
+                    x[i, j] -= a * x[k, j]
+            d = 1.0 / LU[i, i]
+            for j in range(r):
+                x[i, j] *= d
+    else:                                # A^T = U^T L^T P^T: x = P L^{-T} U^{-T} b
+        for i in range(n):
+            for k in range(i):
+                a = LU[k, i]
+                for j in range(r):
+                    x[i, j] -= a * x[k, j]
+            d = 1.0 / LU[i, i]
+            for j in range(r):
+                x[i, j] *= d
+        for i in range(n - 1, -1, -1):
+            for k in range(i + 1, n):
+                a = LU[k, i]
+                for j in range(r):
+                    x[i, j] -= a * x[k, j]
+        for i in range(n - 1, -1, -1):
+            pi = piv[i]
+            if pi != i:
+                for j in range(r):
+                    t = x[i, j]
+                    x[i, j] = x[pi, j]
+                    x[pi, j] = t
+    return x
+
+
+def _f64(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def mm(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Matrix product ``A @ B`` of 2-D arrays (compiled loops, no BLAS threads)."""
+    A, B = _f64(A), _f64(B)
+    return _gemm_nn(A, B, np.empty((A.shape[0], B.shape[1])))
+
+
+def mtm(P: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``P^T @ X`` for tall ``P`` (K, p) and ``X`` (K, r) (compiled, no BLAS threads)."""
+    P, X = _f64(P), _f64(X)
+    return _gemm_tn(P, X, np.empty((P.shape[1], X.shape[1])))
+
+
+def lu_solve(lu: tuple, b: np.ndarray, trans: int = 0) -> np.ndarray:
+    """Solve with factors from :func:`scipy.linalg.lu_factor` (``trans=1``: A^T)."""
+    LU, piv = lu
+    b = _f64(b)
+    vec = b.ndim == 1
+    x = _lu_solve(_f64(LU), np.ascontiguousarray(piv, dtype=np.int64),
+                  b.reshape(b.shape[0], -1), int(trans))
+    return x.reshape(-1) if vec else x

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.optimize as sopt
 
+from .linear_kernels import lu_solve, mm
 from .linear_param import FlatMap, Point, R_of, skew, sym
 from .linear_simulation import cost_and_gradient
 
@@ -90,7 +91,7 @@ class Objective:
                     lg = np.log(ev)
                     f += 0.5 * self.lam * float(np.sum(lg * lg))
                     if g is not None:
-                        g["Q"] = g["Q"] + self.lam * (V * (lg / ev)) @ V.T
+                        g["Q"] = g["Q"] + self.lam * mm(V * (lg / ev), V.T)
         return f, g
 
 
@@ -111,9 +112,9 @@ class _Manifold:
             if b == "J":
                 out["J"] = skew(eg["J"])
             elif b == "R":
-                out["L"] = (eg["R"] + eg["R"].T) @ p["L"]
+                out["L"] = mm(eg["R"] + eg["R"].T, p["L"])
             elif b == "Q":
-                out["Q"] = sym(p["Q"] @ sym(eg["Q"]) @ p["Q"])
+                out["Q"] = sym(mm(mm(p["Q"], sym(eg["Q"])), p["Q"]))
             else:
                 out[b] = eg[b].copy()
         return out
@@ -123,7 +124,7 @@ class _Manifold:
         s = 0.0
         for k in a:
             if k == "Q":
-                s += float(np.sum((qinv @ a["Q"]) * (qinv @ c["Q"]).T))
+                s += float(np.sum(mm(qinv, a["Q"]) * mm(qinv, c["Q"]).T))
             else:
                 s += float(np.sum(a[k] * c[k]))
         return s
@@ -134,7 +135,7 @@ class _Manifold:
         for k, v in xi.items():
             if k == "Q":
                 tv = t * v
-                Qn = sym(p["Q"] + tv + 0.5 * tv @ qinv @ tv)
+                Qn = sym(p["Q"] + tv + 0.5 * mm(mm(tv, qinv), tv))
                 try:
                     np.linalg.cholesky(Qn)
                 except np.linalg.LinAlgError:
@@ -150,8 +151,8 @@ class _Manifold:
 def _qinv(p: Point, free: Sequence[str]) -> Optional[np.ndarray]:
     if "Q" not in free:
         return None
-    c = sla.cho_factor(p["Q"])
-    return sym(sla.cho_solve(c, np.eye(p["Q"].shape[0])))
+    n = p["Q"].shape[0]
+    return sym(lu_solve(sla.lu_factor(p["Q"]), np.eye(n)))
 
 
 def riemannian_cg(obj: Objective, p0: Point, free: Sequence[str], max_iter: int = 100,

@@ -26,6 +26,8 @@ from typing import Dict, Sequence, Tuple
 
 import numpy as np
 
+from .linear_kernels import mm
+
 __all__ = ["BLOCKS", "Point", "skew", "sym", "R_of", "FlatMap"]
 
 BLOCKS = ("J", "R", "Q", "B", "x0")
@@ -45,7 +47,7 @@ def sym(a: np.ndarray) -> np.ndarray:
 
 def R_of(L: np.ndarray) -> np.ndarray:
     """``R = L L^T`` symmetrised exactly (PSD up to round-off of the product)."""
-    return sym(L @ L.T)
+    return sym(mm(L, L.T))
 
 
 class FlatMap:
@@ -118,7 +120,7 @@ class FlatMap:
                 M = np.zeros((n, n))
                 M[self.il] = v[s]
                 aux["M"] = M
-                p["Q"] = sym(M @ M.T) + self.q_floor * np.eye(n)
+                p["Q"] = sym(mm(M, M.T)) + self.q_floor * np.eye(n)
             elif b == "B":
                 p["B"] = v[s].reshape(n, self.m).copy()
             else:
@@ -133,9 +135,9 @@ class FlatMap:
             if b == "J":
                 out[s] = (g["J"] - g["J"].T)[self.iu]
             elif b == "R":
-                out[s] = ((g["R"] + g["R"].T) @ p["L"]).ravel()
+                out[s] = mm(g["R"] + g["R"].T, p["L"]).ravel()
             elif b == "Q":
-                out[s] = ((g["Q"] + g["Q"].T) @ aux["M"])[self.il]
+                out[s] = mm(g["Q"] + g["Q"].T, aux["M"])[self.il]
             elif b == "B":
                 out[s] = g["B"].ravel()
             else:

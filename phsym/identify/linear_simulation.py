@@ -21,7 +21,7 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 import scipy.linalg as sla
 
-from .linear_kernels import affine_recurrence
+from .linear_kernels import affine_recurrence, lu_solve, mm, mtm
 
 __all__ = ["SCHEMES", "discretize", "input_sequence", "quadrature_weights",
            "simulate", "cost_and_gradient", "uniform_step"]
@@ -50,13 +50,13 @@ def discretize(J: np.ndarray, R: np.ndarray, Q: np.ndarray, B: np.ndarray, h: fl
                scheme: str) -> Tuple[np.ndarray, np.ndarray, Optional[tuple]]:
     """One-step matrices ``(Ad, Bd, lu)``; ``lu`` factors ``I - h A / 2`` (midpoint)."""
     _check_scheme(scheme)
-    A = (J - R) @ Q
+    A = mm(J - R, Q)
     n = A.shape[0]
     if scheme == "euler":
         return np.eye(n) + h * A, h * B, None
     lu = sla.lu_factor(np.eye(n) - 0.5 * h * A, check_finite=False)
-    Ad = sla.lu_solve(lu, np.eye(n) + 0.5 * h * A, check_finite=False)
-    Bd = sla.lu_solve(lu, h * B, check_finite=False)
+    Ad = lu_solve(lu, np.eye(n) + 0.5 * h * A)
+    Bd = lu_solve(lu, h * B)
     return Ad, Bd, lu
 
 
@@ -104,9 +104,9 @@ def simulate(J: np.ndarray, R: np.ndarray, Q: np.ndarray, B: np.ndarray, x0: np.
         Outputs ``B^T Q x_k``.
     """
     Ad, Bd, _ = discretize(J, R, Q, B, h, scheme)
-    F = input_sequence(u, scheme) @ Bd.T
+    F = mm(input_sequence(u, scheme), Bd.T)
     X = affine_recurrence(Ad, x0, F)
-    return X, X @ (B.T @ Q).T
+    return X, mm(X, mm(Q, B))
 
 
 def cost_and_gradient(J: np.ndarray, R: np.ndarray, Q: np.ndarray, B: np.ndarray,
@@ -139,9 +139,9 @@ def cost_and_gradient(J: np.ndarray, R: np.ndarray, Q: np.ndarray, B: np.ndarray
     """
     Ad, Bd, lu = discretize(J, R, Q, B, h, scheme)
     V = input_sequence(u, scheme)
-    X = affine_recurrence(Ad, x0, V @ Bd.T)
-    C = B.T @ Q
-    r = X @ C.T - d
+    X = affine_recurrence(Ad, x0, mm(V, Bd.T))
+    C = mm(B.T, Q)
+    r = mm(X, C.T) - d
     w = quadrature_weights(X.shape[0], h, scheme)
     wr = w[:, None] * r
     cost = 0.5 * float(np.sum(wr * r))
@@ -150,26 +150,26 @@ def cost_and_gradient(J: np.ndarray, R: np.ndarray, Q: np.ndarray, B: np.ndarray
     if not grad:
         return cost, None
     # discrete adjoint: lam_{N-1} = C^T e_{N-1}, lam_k = C^T e_k + Ad^T lam_{k+1}
-    G = wr @ C                                   # (N, n), row k = C^T e_k
+    G = mm(wr, C)                                # (N, n), row k = C^T e_k
     lam_rev = affine_recurrence(Ad.T, G[-1], G[-2::-1])
     Lam = lam_rev[::-1]
-    GA = Lam[1:].T @ X[:-1]                      # dPhi/dAd
-    GBd = Lam[1:].T @ V                          # dPhi/dBd
-    GC = wr.T @ X                                # dPhi/dC  (m, n)
+    GA = mtm(Lam[1:], X[:-1])                    # dPhi/dAd
+    GBd = mtm(Lam[1:], V)                        # dPhi/dBd
+    GC = mtm(wr, X)                              # dPhi/dC  (m, n)
     if scheme == "euler":
         gA = h * GA
         gB = h * GBd
     else:
         n = Ad.shape[0]
-        T = GA @ (np.eye(n) + Ad).T + GBd @ Bd.T
-        gA = 0.5 * h * sla.lu_solve(lu, T, trans=1, check_finite=False)
-        gB = h * sla.lu_solve(lu, GBd, trans=1, check_finite=False)
-    gJ = gA @ Q.T
+        T = mm(GA, (np.eye(n) + Ad).T) + mm(GBd, Bd.T)
+        gA = 0.5 * h * lu_solve(lu, T, trans=1)
+        gB = h * lu_solve(lu, GBd, trans=1)
+    gJ = mm(gA, Q.T)
     out = {
         "J": gJ,
         "R": -gJ,
-        "Q": (J - R).T @ gA + B @ GC,
-        "B": gB + Q @ GC.T,
+        "Q": mm((J - R).T, gA) + mm(B, GC),
+        "B": gB + mm(Q, GC.T),
         "x0": Lam[0].copy(),
     }
     return cost, out
