@@ -1,0 +1,136 @@
+"""On-disk cache of generated simulator modules.
+
+Each generated module is a real ``.py`` file named ``phsym_gen_<key>.py`` in
+the cache directory (``$PHSYM_CACHE_DIR`` or ``~/.cache/phsym``), which is put
+on ``sys.path`` so the module is imported by name and registered in
+``sys.modules``; numba's ``cache=True`` then stores the compiled machine code
+next to it (or under ``$NUMBA_CACHE_DIR``) and a fresh process loads it
+instead of recompiling.  Files are written to a temporary file and moved in
+place with :func:`os.replace`, so concurrent builds never expose a partial
+file; an entry that fails to import or whose checksum line does not match is
+rewritten.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Dict, List
+
+__all__ = ["cache_dir", "cache_key", "load_module", "cache_info", "clear_cache", "BUILD_LOG"]
+
+PREFIX = "phsym_gen_"
+
+#: Keys of the modules this process wrote (not just imported); tests and
+#: benchmarks use it to see whether a run regenerated code.
+BUILD_LOG: List[str] = []
+
+
+def cache_dir() -> Path:
+    """The cache directory (created if missing)."""
+    d = os.environ.get("PHSYM_CACHE_DIR")
+    path = Path(d) if d else Path.home() / ".cache" / "phsym"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def cache_key(source: str, *parts: str) -> str:
+    """Hash of the generated source, the options and the phsym version."""
+    from .. import __version__
+    h = hashlib.sha256()
+    for s in (source, __version__) + tuple(parts):
+        h.update(s.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def _checksum(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def _write(path: Path, body: str) -> None:
+    text = f"# phsym-checksum: {_checksum(body)}\n" + body
+    fd, tmp = tempfile.mkstemp(prefix=path.stem + ".", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _valid(path: Path) -> bool:
+    try:
+        text = path.read_text()
+    except OSError:
+        return False
+    first, _, body = text.partition("\n")
+    return first == f"# phsym-checksum: {_checksum(body)}"
+
+
+def load_module(body: str, key: str):
+    """Import (writing it first if needed) the generated module ``body``.
+
+    Parameters
+    ----------
+    body : str
+        Python source of the module.
+    key : str
+        Cache key (see :func:`cache_key`).
+
+    Returns
+    -------
+    module
+    """
+    d = cache_dir()
+    name = PREFIX + key
+    if name in sys.modules:
+        return sys.modules[name]
+    if str(d) not in sys.path:
+        sys.path.insert(0, str(d))
+    path = d / f"{name}.py"
+    if not _valid(path):
+        _write(path, body)
+        BUILD_LOG.append(key)
+    importlib.invalidate_caches()
+    try:
+        return importlib.import_module(name)
+    except Exception:
+        # corrupt entry (or stale bytecode): rebuild once
+        sys.modules.pop(name, None)
+        shutil.rmtree(d / "__pycache__", ignore_errors=True)
+        _write(path, body)
+        BUILD_LOG.append(key)
+        importlib.invalidate_caches()
+        return importlib.import_module(name)
+
+
+def cache_info() -> Dict[str, object]:
+    """Directory, number of generated modules and total size in bytes."""
+    d = cache_dir()
+    files = [p for p in d.rglob("*") if p.is_file()]
+    mods = [p for p in d.glob(PREFIX + "*.py")]
+    return {"directory": str(d), "modules": len(mods), "files": len(files),
+            "bytes": sum(p.stat().st_size for p in files)}
+
+
+def clear_cache() -> int:
+    """Delete generated modules and their compiled code; returns files removed."""
+    d = cache_dir()
+    n = 0
+    for p in list(d.glob(PREFIX + "*")):
+        if p.is_file():
+            p.unlink()
+            n += 1
+    pc = d / "__pycache__"
+    if pc.exists():
+        for p in list(pc.glob(PREFIX + "*")):
+            p.unlink()
+            n += 1
+    return n

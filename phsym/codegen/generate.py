@@ -1,0 +1,423 @@
+"""Generate the per-step equations of a structure-preserving scheme as numba code.
+
+For a :class:`~phsym.structure.dirac.Structure` and a scheme, the step
+``k -> k+1`` has the unknowns ``v = (dx, w_implicit, lambda)`` and the
+residual
+
+    F_x = dx - h (J e)_x,   F_w = f_w - (J e)_w,   F_lambda = -(J e)_lambda
+
+with the efforts ``e = (gbar(x, dx), e_w(w), lambda, ubar)``.  Effort-out
+dissipative ports whose row of ``J`` involves only states, inputs and other
+explicit ports are eliminated (``w_j = (J e)_j``), so e.g. a diode clipper has
+only ``dx`` as Newton unknown.  The module contains
+
+* ``energy(x, p)`` -- H(x);
+* ``resjac(x, v, ub, p, xs, h, F, Jm)`` -- residual and Jacobian (after
+  common-subexpression elimination);
+* ``post(x, v, ub, p, xs, h, e, y)`` -- full effort vector, outputs, returns
+  the dissipated power;
+* ``run(...)`` -- the whole compiled time loop (damped Newton, LU with partial
+  pivoting from :mod:`phsym.codegen.kernels`).
+
+Parameters enter as the float64 array ``p`` (order of :attr:`GeneratedStep.parameters`),
+so changing them never regenerates or recompiles.  Sensitivities for
+grey-box fitting fit the same layout: ``dF/dp`` and ``dF/dx`` are further
+sympy derivatives of the same residual expressions (see ``docs/simulation.md``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Sequence, Tuple
+
+import sympy as sp
+from sympy.printing.pycode import PythonCodePrinter
+
+from ..errors import SimulationError
+from ..structure.dirac import Structure
+from .cache import cache_key, load_module
+
+__all__ = ["SCHEMES", "GeneratedStep", "generate", "DD_THRESHOLD"]
+
+SCHEMES = ("discrete_gradient", "midpoint", "backward_euler")
+
+#: Relative step below which divided differences switch to their Taylor form
+#: (about cbrt(machine epsilon)).
+DD_THRESHOLD = 6.0e-6
+
+
+class _Printer(PythonCodePrinter):
+    """Plain Python printer (``math.`` functions, conditional expressions)."""
+
+    def _print_Float(self, expr):
+        return repr(float(expr))
+
+
+def _pr(expr) -> str:
+    return _Printer({"fully_qualified_modules": True, "standard": "python3"}).doprint(expr)
+
+
+@dataclass
+class GeneratedStep:
+    """Result of :func:`generate`: the compiled module and its layout.
+
+    Attributes
+    ----------
+    module : module
+        The generated module (functions ``energy``, ``resjac``, ``post``, ``run``).
+    key : str
+        Cache key.
+    parameters : list of sympy.Symbol
+        Order of the parameter array ``p``.
+    unknowns : list of str
+        Names of the Newton unknowns (``d<state>``, ``w_...``, ``lam_...``).
+    n_x, n_v, n_e, n_u : int
+    explicit_w : list of str
+        Dissipative ports eliminated explicitly.
+    scheme : str
+    """
+
+    module: object
+    key: str
+    parameters: List[sp.Symbol]
+    unknowns: List[str]
+    n_x: int
+    n_v: int
+    n_e: int
+    n_u: int
+    explicit_w: List[str] = field(default_factory=list)
+    scheme: str = ""
+    source: str = ""
+
+
+def _divided_difference(H: sp.Expr, x: sp.Symbol, X: sp.Symbol, V: sp.Symbol, XS: sp.Symbol) -> sp.Expr:
+    """(H(X+V) - H(X)) / V without cancellation problems."""
+    Hx = H.subs(x, X)
+    Hxd = H.subs(x, X + V)
+    if H.is_polynomial(x):
+        num = sp.Poly(sp.expand(Hxd - Hx), V)
+        q, r = num.div(sp.Poly(V, V))
+        if r.is_zero:
+            return sp.expand(q.as_expr())
+    m = sp.Symbol("_m", real=True)
+    d1 = sp.diff(H, x)
+    d3 = sp.diff(H, x, 3)
+    taylor = (d1 + d3 * V ** 2 / 24).subs(x, X + V / 2)
+    return sp.Piecewise(((Hxd - Hx) / V, sp.Abs(V) > DD_THRESHOLD * (sp.Abs(X) + XS)),
+                        (taylor, True))
+
+
+def _discrete_gradients(S: Structure, scheme: str, X, V, XS) -> List[sp.Expr]:
+    sub_mid = {s: X[i] + V[i] / 2 for i, s in enumerate(S.states)}
+    sub_end = {s: X[i] + V[i] for i, s in enumerate(S.states)}
+    if scheme == "midpoint":
+        return [g.xreplace(sub_mid) for g in S.gradients]
+    if scheme == "backward_euler":
+        return [g.xreplace(sub_end) for g in S.gradients]
+    out: List[sp.Expr] = [sp.Integer(0)] * S.n_x
+    index = {s: i for i, s in enumerate(S.states)}
+    for st in S.storages:
+        idx = [index[s] for s in st.states]
+        if len(idx) == 1:
+            i = idx[0]
+            out[i] = _divided_difference(st.hamiltonian, st.states[0], X[i], V[i], XS[i])
+            continue
+        grads = [sp.diff(st.hamiltonian, s).xreplace(sub_mid) for s in st.states]
+        if st.is_quadratic:
+            for i, g in zip(idx, grads):
+                out[i] = g
+            continue
+        # Gonzalez discrete gradient
+        d2 = sum(V[i] ** 2 for i in idx)
+        dH = st.hamiltonian.xreplace(sub_end) - st.hamiltonian.xreplace({s: X[i] for s, i in zip(st.states, idx)})
+        corr = (dH - sum(g * V[i] for g, i in zip(grads, idx))) / d2
+        scale = sum((sp.Abs(X[i]) + XS[i]) ** 2 for i in idx)
+        for i, g in zip(idx, grads):
+            out[i] = sp.Piecewise((g + corr * V[i], d2 > DD_THRESHOLD ** 2 * scale), (g, True))
+    return out
+
+
+def _row(S: Structure) -> Dict[int, Dict[int, sp.Expr]]:
+    rows: Dict[int, Dict[int, sp.Expr]] = {}
+    for (r, c), val in S.J.items():
+        rows.setdefault(r, {})[c] = val
+    return rows
+
+
+def _assign(lines: List[str], exprs: Sequence[Tuple[str, sp.Expr]], indent: str = "    ") -> None:
+    targets = [t for t, _ in exprs]
+    vals = [e for _, e in exprs]
+    reps, red = sp.cse(vals, symbols=sp.numbered_symbols("_c"), optimizations=None)
+    for s, e in reps:
+        lines.append(f"{indent}{s} = {_pr(e)}")
+    for t, e in zip(targets, red):
+        lines.append(f"{indent}{t} = {_pr(e)}")
+
+
+_RUN_TEMPLATE = '''
+
+@njit(cache=True, error_model="numpy")
+def run(x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, IT, FL, E, rec_e, info):
+    nv = NV
+    nu = U.shape[1]
+    F = np.zeros(max(nv, 1))
+    Jm = np.zeros((max(nv, 1), max(nv, 1)))
+    piv = np.zeros(max(nv, 1), np.int64)
+    d = np.zeros(max(nv, 1))
+    vp = np.zeros(max(nv, 1))
+    wt = np.ones(max(nv, 1))
+    ub = np.zeros(max(nu, 1))
+    e = np.zeros(NE)
+    y = np.zeros(max(nu, 1))
+    for k in range(k0, k1):
+        for i in range(nu):
+            ub[i] = UBAR
+        for i in range(NX):
+            wt[i] = 1.0 / (abs(x[i]) + xs[i])
+        it = 0
+        status = 0
+        qi = -1
+        if nv > 0:
+            resjac(x, v, ub, p, xs, h, F, Jm)
+            nrm = 0.0
+            for i in range(nv):
+                nrm += (F[i] * wt[i]) ** 2
+            while True:
+                if not np.isfinite(nrm):
+                    status = 2
+                    for i in range(nv):
+                        if not np.isfinite(F[i]):
+                            qi = i
+                            break
+                    break
+                if not lu_factor(Jm, piv):
+                    status = 3
+                    qi = 0
+                    break
+                for i in range(nv):
+                    d[i] = -F[i]
+                lu_solve(Jm, piv, d)
+                conv = True
+                worst = 0.0
+                for i in range(nv):
+                    sc = abs(v[i]) + 1.0
+                    if i < NX:
+                        sc = abs(v[i]) + abs(x[i]) + xs[i]
+                    r = abs(d[i]) / sc
+                    if not (r <= tol):
+                        conv = False
+                    if not (r <= worst):
+                        worst = r
+                        qi = i
+                for i in range(nv):
+                    vp[i] = v[i]
+                    v[i] += d[i]
+                it += 1
+                if conv:
+                    break
+                if it >= maxit:
+                    status = 1
+                    break
+                resjac(x, v, ub, p, xs, h, F, Jm)
+                nn = 0.0
+                for i in range(nv):
+                    nn += (F[i] * wt[i]) ** 2
+                lam = 1.0
+                while not (nn <= nrm) and lam > 1e-3:
+                    lam *= 0.5
+                    for i in range(nv):
+                        v[i] = vp[i] + lam * d[i]
+                    resjac(x, v, ub, p, xs, h, F, Jm)
+                    nn = 0.0
+                    for i in range(nv):
+                        nn += (F[i] * wt[i]) ** 2
+                nrm = nn
+        IT[k] = it
+        if status != 0:
+            FL[k] = status
+            if not flag:
+                info[0] = k
+                info[1] = status
+                info[2] = qi
+                return k
+            for i in range(nv):
+                if not np.isfinite(v[i]):
+                    v[i] = 0.0
+        pdis = post(x, v, ub, p, xs, h, e, y)
+        Pd[k] = pdis
+        ps = 0.0
+        for i in range(nu):
+            Y[k, i] = y[i]
+            ps += y[i] * ub[i]
+        Ps[k] = ps
+        if rec_e:
+            for i in range(NE):
+                E[k, i] = e[i]
+        for i in range(NX):
+            x[i] += v[i]
+            X[k + 1, i] = x[i]
+        hk = energy(x, p)
+        Hh[k + 1] = hk
+        if not np.isfinite(hk):
+            info[0] = k
+            info[1] = 4
+            info[2] = 0
+            for i in range(NX):
+                if not np.isfinite(x[i]):
+                    info[2] = i
+            if not flag:
+                return k
+            FL[k] = 4
+    return -1
+'''
+
+
+def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str) -> GeneratedStep:
+    """Generate, write to the cache and import the step module of ``scheme``.
+
+    Parameters
+    ----------
+    S : Structure
+    parameters : sequence of sympy.Symbol
+        Every parameter symbol the expressions may use, in the order of the
+        runtime array ``p``.
+    scheme : str
+        One of :data:`SCHEMES`.
+    """
+    if scheme not in SCHEMES:
+        raise SimulationError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+    nx, nw, nl, nu = S.n_x, S.n_w, S.n_lambda, S.n_u
+    X = [sp.Symbol(f"x_{i}", real=True) for i in range(nx)]
+    XS = [sp.Symbol(f"xs_{i}", positive=True) for i in range(nx)]
+    UB = [sp.Symbol(f"ub_{i}", real=True) for i in range(nu)]
+    P = [sp.Symbol(f"p_{i}", real=True) for i in range(len(parameters))]
+    hs = sp.Symbol("h", positive=True)
+    psub = dict(zip(parameters, P))
+    rows = _row(S)
+    gbar = [g.xreplace(psub) for g in _discrete_gradients(
+        S, scheme, X, [sp.Symbol(f"_V{i}") for i in range(nx)], XS)]
+    # unknown layout: dx, implicit w, lambda
+    V: List[sp.Symbol] = []
+    names: List[str] = []
+    for i in range(nx):
+        V.append(sp.Symbol(f"v_{len(V)}", real=True))
+        names.append(str(S.states[i]))
+    gbar = [g.xreplace({sp.Symbol(f"_V{i}"): V[i] for i in range(nx)}) for g in gbar]
+    # explicit effort-out ports
+    wexpr: Dict[int, sp.Expr] = {}
+    xblk, ublk = set(range(nx)), set(range(S.block("u").start, S.block("u").stop))
+    changed = True
+    while changed:
+        changed = False
+        for j, dp in enumerate(S.dissipative):
+            r = nx + j
+            if j in wexpr or not dp.effort_out:
+                continue
+            cols = rows.get(r, {})
+            if all(c in xblk or c in ublk or (nx <= c < nx + nw and (c - nx) in wexpr) for c in cols):
+                wexpr[j] = None  # placeholder, filled below in order
+                changed = True
+    order = list(wexpr)
+    wsym: Dict[int, sp.Expr] = {}
+    for j, dp in enumerate(S.dissipative):
+        if j not in wexpr:
+            s = sp.Symbol(f"v_{len(V)}", real=True)
+            V.append(s)
+            names.append(str(dp.w))
+            wsym[j] = s
+    lam0 = len(V)
+    for i in range(nl):
+        V.append(sp.Symbol(f"v_{len(V)}", real=True))
+        names.append(S.variables[S.block("lambda").start + i].name)
+    n_e = S.size
+    e: List[sp.Expr] = [sp.Integer(0)] * n_e
+    for i in range(nx):
+        e[i] = gbar[i]
+    for i in range(nl):
+        e[nx + nw + i] = V[lam0 + i]
+    for i in range(nu):
+        e[nx + nw + nl + i] = UB[i]
+
+    def z_of(j, w):
+        dp = S.dissipative[j]
+        return dp.z.xreplace(psub).xreplace({dp.w: w})
+
+    for j, s in wsym.items():
+        dp = S.dissipative[j]
+        e[nx + j] = z_of(j, s) if dp.effort_out else s
+    # resolve explicit ones in dependency order
+    pending = list(order)
+    while pending:
+        progressed = False
+        for j in list(pending):
+            cols = rows.get(nx + j, {})
+            if all(not (nx <= c < nx + nw) or (c - nx) not in pending for c in cols):
+                w = sp.Add(*[val.xreplace(psub) * e[c] for c, val in cols.items()])
+                wsym[j] = w
+                e[nx + j] = z_of(j, w)
+                pending.remove(j)
+                progressed = True
+        if not progressed:   # cyclic dependency: make them unknowns is not needed for
+            raise SimulationError("internal error: cyclic explicit dissipative ports")  # skew J (J_jj=0)
+
+    def Je(r):
+        return sp.Add(*[val.xreplace(psub) * e[c] for c, val in rows.get(r, {}).items()])
+
+    F: List[sp.Expr] = []
+    for i in range(nx):
+        F.append(V[i] - hs * Je(i))
+    for j, dp in enumerate(S.dissipative):
+        if j in order:
+            continue
+        fw = wsym[j] if dp.effort_out else z_of(j, wsym[j])
+        F.append(fw - Je(nx + j))
+    for i in range(nl):
+        F.append(-Je(nx + nw + i))
+    nv = len(V)
+    jac = []
+    for r in range(nv):
+        for c in range(nv):
+            dv = sp.diff(F[r], V[c])
+            if dv != 0:
+                jac.append((f"Jm[{r}, {c}]", dv))
+    ys = [-Je(nx + nw + nl + i) for i in range(nu)]
+    pdiss = sp.Add(*[wsym[j] * z_of(j, wsym[j]) for j in range(nw)])
+    Hexpr = S.hamiltonian.xreplace(psub).xreplace(dict(zip(S.states, X)))
+
+    def unpack(lines, what):
+        if "x" in what:
+            lines += [f"    x_{i} = x[{i}]" for i in range(nx)]
+        if "xs" in what:
+            lines += [f"    xs_{i} = xs[{i}]" for i in range(nx)]
+        if "v" in what:
+            lines += [f"    v_{i} = v[{i}]" for i in range(nv)]
+        if "ub" in what:
+            lines += [f"    ub_{i} = ub[{i}]" for i in range(nu)]
+        if "p" in what:
+            lines += [f"    p_{i} = p[{i}]" for i in range(len(P))]
+
+    L: List[str] = [
+        f'"""Generated by phsym for scheme {scheme}: {nx} states, {nv} Newton unknowns. Do not edit."""',
+        "import math", "import numpy as np", "from numba import njit",
+        "from phsym.codegen.kernels import lu_factor, lu_solve", "",
+        f"UNKNOWNS = {names!r}", "",
+        "@njit(cache=True, error_model=\"numpy\")", "def energy(x, p):"]
+    unpack(L, ("x", "p"))
+    _assign(L, [("hh", Hexpr)])
+    L += ["    return hh", "", "@njit(cache=True, error_model=\"numpy\")", "def resjac(x, v, ub, p, xs, h, F, Jm):"]
+    unpack(L, ("x", "xs", "v", "ub", "p"))
+    L += ["    for i in range(Jm.shape[0]):", "        for j in range(Jm.shape[1]):",
+          "            Jm[i, j] = 0.0"]
+    _assign(L, [(f"F[{i}]", f) for i, f in enumerate(F)] + jac)
+    L += ["", "@njit(cache=True, error_model=\"numpy\")", "def post(x, v, ub, p, xs, h, e, y):"]
+    unpack(L, ("x", "xs", "v", "ub", "p"))
+    _assign(L, [(f"e[{i}]", ex) for i, ex in enumerate(e)] + [(f"y[{i}]", ex) for i, ex in enumerate(ys)]
+            + [("pd", pdiss)])
+    L += ["    return pd"]
+    ubar = "0.5 * (U[k, i] + U[k + 1, i])" if scheme != "backward_euler" else "U[k + 1, i]"
+    run = (_RUN_TEMPLATE.replace("NV", str(nv)).replace("NX", str(nx)).replace("NE", str(n_e))
+           .replace("UBAR", ubar))
+    body = "\n".join(L) + run
+    key = cache_key(body, scheme)
+    mod = load_module(body, key)
+    return GeneratedStep(mod, key, list(parameters), names, nx, nv, n_e, nu,
+                         [S.dissipative[j].element for j in order], scheme, body)

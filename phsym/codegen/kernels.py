@@ -1,0 +1,254 @@
+"""Generic numba kernels shared by every generated simulator.
+
+Generated modules call these helpers by their global name (which keeps the
+generated functions cacheable, see ``docs/simulation.md``).  Everything here is
+model independent: a small dense LU with partial pivoting (compiles in a
+fraction of a second, unlike ``np.linalg.solve`` inside ``njit``), CSC
+triangular solves for factors computed by :func:`scipy.sparse.linalg.splu`,
+and the run loops of the linear fast path (dense and sparse).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["lu_factor", "lu_solve", "csr_matvec", "splu_solve", "run_linear_dense",
+           "run_linear_sparse"]
+
+
+@njit(cache=True)
+def lu_factor(A, piv):
+    """In-place LU factorisation with partial pivoting; returns False if singular."""
+    n = A.shape[0]
+    for k in range(n):
+        p = k
+        best = abs(A[k, k])
+        for i in range(k + 1, n):
+            a = abs(A[i, k])
+            if a > best:
+                best = a
+                p = i
+        piv[k] = p
+        if best == 0.0 or not np.isfinite(best):
+            return False
+        if p != k:
+            for j in range(n):
+                t = A[k, j]
+                A[k, j] = A[p, j]
+                A[p, j] = t
+        inv = 1.0 / A[k, k]
+        for i in range(k + 1, n):
+            A[i, k] *= inv
+            f = A[i, k]
+            if f != 0.0:
+                for j in range(k + 1, n):
+                    A[i, j] -= f * A[k, j]
+    return True
+
+
+@njit(cache=True)
+def lu_solve(A, piv, b):
+    """Solve in place with the factors of :func:`lu_factor` (``b`` becomes x)."""
+    n = A.shape[0]
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            t = b[k]
+            b[k] = b[p]
+            b[p] = t
+    for i in range(n):
+        s = b[i]
+        for j in range(i):
+            s -= A[i, j] * b[j]
+        b[i] = s
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= A[i, j] * b[j]
+        b[i] = s / A[i, i]
+
+
+@njit(cache=True)
+def csr_matvec(indptr, indices, data, x, out, accumulate):
+    """``out (+)= A @ x`` for a CSR matrix."""
+    n = indptr.shape[0] - 1
+    for i in range(n):
+        s = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s += data[k] * x[indices[k]]
+        if accumulate:
+            out[i] += s
+        else:
+            out[i] = s
+
+
+@njit(cache=True)
+def splu_solve(Lp, Li, Lx, Up, Ui, Ux, perm_r, perm_c, b, work, out):
+    """Solve ``A z = b`` with ``Pr A Pc = L U`` (CSC factors of ``splu``)."""
+    n = b.shape[0]
+    for i in range(n):
+        work[perm_r[i]] = b[i]
+    # forward: L unit lower triangular, column oriented
+    for j in range(n):
+        xj = work[j]
+        if xj != 0.0:
+            for k in range(Lp[j], Lp[j + 1]):
+                i = Li[k]
+                if i > j:
+                    work[i] -= Lx[k] * xj
+    # backward: U upper triangular, column oriented
+    for j in range(n - 1, -1, -1):
+        diag = 0.0
+        for k in range(Up[j], Up[j + 1]):
+            if Ui[k] == j:
+                diag = Ux[k]
+        xj = work[j] / diag
+        work[j] = xj
+        if xj != 0.0:
+            for k in range(Up[j], Up[j + 1]):
+                i = Ui[k]
+                if i < j:
+                    work[i] -= Ux[k] * xj
+    for i in range(n):
+        out[i] = work[perm_c[i]]
+
+
+@njit(cache=True)
+def run_linear_dense(x, U, k0, k1, mid, Vx, Vu, Ex, Ev, Eu, Yx, Yv, Yu, Q, pd_w, pd_idx,
+                     X, Y, Hh, Pd, Ps, E, rec_e):
+    """Run steps ``k0 .. k1-1`` of a linear scheme with precomputed matrices.
+
+    The unknowns are ``v = Vx x + Vu ub`` (``ub`` the step input), the
+    efforts ``e = Ex x + Ev v + Eu ub`` and the outputs
+    ``y = Yx x + Yv v + Yu ub``; ``P_diss = sum pd_w[j] * v[pd_idx[j]]**2``.
+    Returns ``-1`` on success or the first step with a non-finite state.
+    """
+    nx = x.shape[0]
+    nv = Vx.shape[0]
+    nu = U.shape[1]
+    ne = Ex.shape[0]
+    v = np.empty(nv)
+    ub = np.empty(nu)
+    e = np.empty(ne)
+    for k in range(k0, k1):
+        for i in range(nu):
+            if mid:
+                ub[i] = 0.5 * (U[k, i] + U[k + 1, i])
+            else:
+                ub[i] = U[k + 1, i]
+        for i in range(nv):
+            s = 0.0
+            for j in range(nx):
+                s += Vx[i, j] * x[j]
+            for j in range(nu):
+                s += Vu[i, j] * ub[j]
+            v[i] = s
+        ps = 0.0
+        for i in range(nu):
+            s = 0.0
+            for j in range(nx):
+                s += Yx[i, j] * x[j]
+            for j in range(nv):
+                s += Yv[i, j] * v[j]
+            for j in range(nu):
+                s += Yu[i, j] * ub[j]
+            Y[k, i] = s
+            ps += s * ub[i]
+        Ps[k] = ps
+        pdis = 0.0
+        for j in range(pd_idx.shape[0]):
+            pdis += pd_w[j] * v[pd_idx[j]] * v[pd_idx[j]]
+        Pd[k] = pdis
+        if rec_e:
+            for i in range(ne):
+                s = 0.0
+                for j in range(nx):
+                    s += Ex[i, j] * x[j]
+                for j in range(nv):
+                    s += Ev[i, j] * v[j]
+                for j in range(nu):
+                    s += Eu[i, j] * ub[j]
+                E[k, i] = s
+        hh = 0.0
+        for i in range(nx):
+            x[i] += v[i]
+            X[k + 1, i] = x[i]
+        for i in range(nx):
+            s = 0.0
+            for j in range(nx):
+                s += Q[i, j] * x[j]
+            hh += 0.5 * x[i] * s
+        Hh[k + 1] = hh
+        if not np.isfinite(hh):
+            return k
+    return -1
+
+
+@njit(cache=True)
+def _spmv_acc(indptr, indices, data, x, out):
+    n = indptr.shape[0] - 1
+    for i in range(n):
+        s = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s += data[k] * x[indices[k]]
+        out[i] += s
+
+
+@njit(cache=True)
+def run_linear_sparse(x, U, k0, k1, mid,
+                      Kp, Ki, Kx, Kup, Kui, Kux,
+                      Lp, Li, Lx, Up, Ui, Ux, perm_r, perm_c,
+                      Yxp, Yxi, Yxx, Yvp, Yvi, Yvx, Yup, Yui, Yux,
+                      Qp, Qi, Qx, pd_w, pd_idx,
+                      X, Y, Hh, Pd, Ps):
+    """Sparse linear step: ``M v = K x + Ku ub`` solved with splu factors of M.
+
+    Cost per step is proportional to the number of nonzeros (of K, Ku, the
+    LU factors and the output maps).  Returns ``-1`` or the failing step.
+    """
+    nx = x.shape[0]
+    nv = Kp.shape[0] - 1
+    nu = U.shape[1]
+    b = np.empty(nv)
+    v = np.empty(nv)
+    work = np.empty(nv)
+    ub = np.empty(nu)
+    qx = np.empty(nx)
+    yv = np.empty(nu)
+    for k in range(k0, k1):
+        for i in range(nu):
+            if mid:
+                ub[i] = 0.5 * (U[k, i] + U[k + 1, i])
+            else:
+                ub[i] = U[k + 1, i]
+        for i in range(nv):
+            b[i] = 0.0
+        _spmv_acc(Kp, Ki, Kx, x, b)
+        _spmv_acc(Kup, Kui, Kux, ub, b)
+        splu_solve(Lp, Li, Lx, Up, Ui, Ux, perm_r, perm_c, b, work, v)
+        for i in range(nu):
+            yv[i] = 0.0
+        _spmv_acc(Yxp, Yxi, Yxx, x, yv)
+        _spmv_acc(Yvp, Yvi, Yvx, v, yv)
+        _spmv_acc(Yup, Yui, Yux, ub, yv)
+        ps = 0.0
+        for i in range(nu):
+            Y[k, i] = yv[i]
+            ps += yv[i] * ub[i]
+        Ps[k] = ps
+        pdis = 0.0
+        for j in range(pd_idx.shape[0]):
+            pdis += pd_w[j] * v[pd_idx[j]] * v[pd_idx[j]]
+        Pd[k] = pdis
+        for i in range(nx):
+            x[i] += v[i]
+            X[k + 1, i] = x[i]
+            qx[i] = 0.0
+        _spmv_acc(Qp, Qi, Qx, x, qx)
+        hh = 0.0
+        for i in range(nx):
+            hh += 0.5 * x[i] * qx[i]
+        Hh[k + 1] = hh
+        if not np.isfinite(hh):
+            return k
+    return -1

@@ -1,0 +1,147 @@
+"""Initial states: netlist ICs, user values, DC operating points; state scales."""
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+import scipy.optimize as so
+import sympy as sp
+
+from ..errors import SimulationError
+from ..structure.dirac import Structure
+
+__all__ = ["initial_from_ic", "state_scales", "dc_operating_point", "resolve_x0"]
+
+
+def _storage_index(S: Structure) -> Dict[sp.Symbol, int]:
+    return {s: i for i, s in enumerate(S.states)}
+
+
+def initial_from_ic(S: Structure, values: Mapping[sp.Symbol, float]) -> Tuple[np.ndarray, List[str]]:
+    """States whose gradient dH/dx equals the netlist IC (zero elsewhere).
+
+    Linear storages are inverted directly, nonlinear ones by Newton
+    (:func:`scipy.optimize.root`) on the storage's own gradient.
+    """
+    x0 = np.zeros(S.n_x)
+    done: List[str] = []
+    index = _storage_index(S)
+    subs = dict(values)
+    for st in S.storages:
+        if all(ic is None for ic in st.initial):
+            continue
+        idx = [index[s] for s in st.states]
+        target = np.array([0.0 if ic is None else float(sp.sympify(ic).subs(subs)) for ic in st.initial])
+        grads = [sp.diff(st.hamiltonian, s).subs(subs) for s in st.states]
+        g = sp.lambdify([list(st.states)], grads, "math")
+        Jg = sp.lambdify([list(st.states)], sp.Matrix(grads).jacobian(list(st.states)).tolist(), "math")
+        guess = np.zeros(len(idx))
+        if st.is_quadratic:
+            sol = np.linalg.solve(np.array(Jg(guess), dtype=float), target - np.array(g(guess), float))
+        else:
+            # start where the gradient is nonzero-ish: scale by a unit-gradient state
+            guess = np.array([max(abs(t), 1.0) * 1e-3 for t in target]) * np.sign(target + 1e-300)
+            r = so.root(lambda z: np.array(g(z), float) - target, guess,
+                        jac=lambda z: np.array(Jg(z), float), method="hybr", options={"xtol": 1e-14})
+            if not r.success or not np.allclose(np.array(g(r.x), float), target, rtol=1e-10, atol=1e-12):
+                raise SimulationError(f"cannot invert the initial condition of {', '.join(st.elements)}",
+                                      quantity=str(st.states[0]))
+            sol = r.x
+        x0[idx] = sol
+        done += list(st.elements)
+    return x0, done
+
+
+def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
+    """Typical magnitude of each state: where its own gradient reaches 1 (unit effort).
+
+    Used for Newton tolerances and the small-step branch of divided
+    differences; falls back to 1 when the gradient never reaches 1.
+    """
+    subs = dict(values)
+    out = np.ones(S.n_x)
+    for i, (s, g) in enumerate(zip(S.states, S.gradients)):
+        others = {t: 0 for t in S.states if t != s}
+        gi = sp.lambdify(s, g.subs(subs).subs(others), "math")
+        try:
+            f = lambda z: float(gi(z)) - 1.0  # noqa: E731
+            lo, hi = 1e-30, 1e-30
+            val = None
+            for _ in range(300):
+                hi *= 2.0
+                try:
+                    fv = f(hi)
+                except (ValueError, OverflowError, ZeroDivisionError):
+                    break
+                if np.isfinite(fv) and fv >= 0:
+                    val = so.brentq(f, lo, hi, xtol=1e-300, rtol=1e-6)
+                    break
+                lo = hi
+            if val is not None and np.isfinite(val) and val > 0:
+                out[i] = val
+        except Exception:  # any evaluation problem: keep the neutral scale
+            out[i] = 1.0
+    return out
+
+
+def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.ndarray,
+                       x_guess: Optional[np.ndarray] = None) -> np.ndarray:
+    """Storage states of the DC operating point for constant input ``u0``.
+
+    Solves ``(J e)_x = 0`` (no state changes) with the dissipative and
+    algebraic rows, unknowns ``(x, w, lambda)``.
+    """
+    nx, nw, nl = S.n_x, S.n_w, S.n_lambda
+    Jn = S.J_numeric(values).toarray()
+    subs = dict(values)
+    grad = sp.lambdify([S.states], [g.subs(subs) for g in S.gradients] + [0], "math")
+    wsyms = [d.w for d in S.dissipative]
+    ew = sp.lambdify([wsyms], [(d.z if d.effort_out else d.w).subs(subs) for d in S.dissipative] + [0], "math")
+    fw = sp.lambdify([wsyms], [(d.w if d.effort_out else d.z).subs(subs) for d in S.dissipative] + [0], "math")
+    sc = state_scales(S, values)
+    u0 = np.asarray(u0, float)
+
+    def resid(z):
+        x = z[:nx] * sc
+        w, lam = z[nx:nx + nw], z[nx + nw:]
+        e = np.concatenate([np.array(grad(list(x)), float)[:nx], np.array(ew(list(w)), float)[:nw], lam, u0])
+        f = Jn @ e
+        return np.concatenate([f[:nx], np.array(fw(list(w)), float)[:nw] - f[nx:nx + nw], f[nx + nw:nx + nw + nl]])
+
+    z0 = np.zeros(nx + nw + nl)
+    if x_guess is not None:
+        z0[:nx] = np.asarray(x_guess, float) / sc
+    with np.errstate(all="ignore"):
+        r = so.root(resid, z0, method="hybr", options={"xtol": 1e-14})
+        ok = r.success and np.all(np.isfinite(r.x)) and np.max(np.abs(resid(r.x)), initial=0) < 1e-9
+        if not ok:
+            r2 = so.least_squares(resid, r.x if np.all(np.isfinite(r.x)) else z0, xtol=1e-15, ftol=1e-15, gtol=1e-15)
+            if np.max(np.abs(r2.fun), initial=0) > 1e-8:
+                raise SimulationError("no DC operating point found (the DC problem is singular or has no "
+                                      "solution; give x0 explicitly)", step=0, time=0.0)
+            r = r2
+    return r.x[:nx] * sc
+
+
+def resolve_x0(S: Structure, states: List[str], values, x0, u_first: np.ndarray) -> Tuple[np.ndarray, str]:
+    """Initial state from ``x0`` (None, array, dict by state name or ``"dc"``)."""
+    if isinstance(x0, str):
+        if x0.lower() != "dc":
+            raise SimulationError(f"x0 must be an array, a dict, None or 'dc', not {x0!r}")
+        base, _ = initial_from_ic(S, values)
+        return dc_operating_point(S, values, u_first, base), "dc operating point for the first input sample"
+    if x0 is None:
+        base, done = initial_from_ic(S, values)
+        return base, ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
+    if isinstance(x0, Mapping):
+        base, _ = initial_from_ic(S, values)
+        lookup = {n.lower(): i for i, n in enumerate(states)}
+        for k, val in x0.items():
+            if str(k).lower() not in lookup:
+                raise SimulationError(f"x0 names unknown state {k!r}; states: {', '.join(states)}")
+            base[lookup[str(k).lower()]] = float(val)
+        return base, "given by name (others from ICs)"
+    arr = np.asarray(x0, dtype=float).reshape(-1)
+    if arr.shape[0] != S.n_x:
+        raise SimulationError(f"x0 has {arr.shape[0]} entries, the model has {S.n_x} states")
+    return arr.copy(), "given"

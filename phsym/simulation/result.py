@@ -1,0 +1,245 @@
+""":class:`SimulationResult`: arrays of a run with power-balance bookkeeping."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from ..errors import SimulationError
+
+__all__ = ["SimulationResult"]
+
+
+class SimulationResult:
+    """Output of :meth:`phsym.simulation.Simulator.run`.
+
+    State-like arrays live on the grid ``t`` (``N + 1`` samples,
+    ``t[0]`` the initial state); step quantities (outputs, algebraic
+    variables, powers, probes) belong to the steps ``k -> k + 1`` and live on
+    ``t_step = t[1:]`` (``N`` samples).  For the midpoint-type schemes they
+    are the step (midpoint) values, for backward Euler end-of-step values.
+
+    Attributes
+    ----------
+    t : ndarray (N+1,)
+    x : ndarray (N+1, n_x)
+        Storage states.
+    u : ndarray (N+1, n_u)
+        Inputs at the grid times.
+    t_step : ndarray (N,)
+    y : ndarray (N, n_u)
+        Collocated outputs of the step (``y . ubar`` = power received).
+    H : ndarray (N+1,)
+        Stored energy.
+    P_diss, P_supplied : ndarray (N,)
+        Dissipated power ``sum w z(w)`` and supplied power ``y . ubar``.
+    balance : ndarray (N,)
+        Power-balance residual ``(H[k+1] - H[k]) / h + P_diss - P_supplied``
+        (zero up to rounding for the discrete-gradient and midpoint schemes;
+        for backward Euler the numerical dissipation, >= 0 for convex H).
+    iterations : ndarray of int (N,)
+        Newton iterations per step (0 for the linear fast path).
+    flags : ndarray of int (N,)
+        0 = converged; nonzero codes when ``on_error="flag"`` let the run go on.
+    efforts : ndarray (N, n_e) or None
+        Effort vector ``e`` of every step (when recorded); probes use it.
+    info : dict
+        Scheme, engine, initial-state description, wall time, cache key...
+    """
+
+    def __init__(self, model, t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts,
+                 flows_matrix, info: Dict):
+        self.model = model
+        self.t = t
+        self.x = x
+        self.u = u
+        self.t_step = t[1:]
+        self.y = y
+        self.H = H
+        self.P_diss = P_diss
+        self.P_supplied = P_supplied
+        self.iterations = iterations
+        self.flags = flags
+        self.efforts = efforts
+        self._Jn = flows_matrix
+        self.info = info
+        h = info["h"]
+        self.balance = (H[1:] - H[:-1]) / h + P_diss - P_supplied
+        self._cache: Dict[str, np.ndarray] = {}
+
+    # ----------------------------------------------------------- scales
+    @property
+    def power_scale(self) -> float:
+        """Scale for relative balance checks: max of |dH/dt|, P_diss, |P_supplied|."""
+        h = self.info["h"]
+        dH = np.abs(np.diff(self.H)) / h
+        m = max(np.max(dH, initial=0.0), np.max(np.abs(self.P_diss), initial=0.0),
+                np.max(np.abs(self.P_supplied), initial=0.0))
+        return float(m) if m > 0 else 1.0
+
+    @property
+    def max_balance_error(self) -> float:
+        """Maximum |balance| relative to :attr:`power_scale`."""
+        return float(np.max(np.abs(self.balance), initial=0.0) / self.power_scale)
+
+    # ----------------------------------------------------------- access
+    def labels(self) -> List[str]:
+        """Names accepted by ``res[...]``."""
+        out = list(self.model.states) + list(self.model.inputs) + list(self.model.outputs)
+        out += [p.label for p in self.model.probes]
+        out += ["H", "P_diss", "P_supplied", "balance"]
+        return out
+
+    def _probe(self, label: str) -> np.ndarray:
+        from .probes import probe_coefficients
+        if self.efforts is None:
+            raise SimulationError(f"{label}: efforts were not recorded (run with record_efforts=True)")
+        ce, cf = probe_coefficients(self.model, label, self.info["values"])
+        out = self.efforts @ ce
+        if np.any(cf):
+            out = out + (self.efforts @ self._Jn.T) @ cf
+        return out
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key in self._cache:
+            return self._cache[key]
+        low = key.lower()
+        for i, s in enumerate(self.model.states):
+            if s.lower() == low:
+                return self.x[:, i]
+        for i, s in enumerate(self.model.inputs):
+            if s.lower() == low:
+                return self.u[:, i]
+        for i, s in enumerate(self.model.outputs):
+            if s.lower() == low:
+                return self.y[:, i]
+        if key in ("H", "P_diss", "P_supplied", "balance", "t", "t_step", "iterations"):
+            return getattr(self, key)
+        if "(" in key and key.endswith(")"):
+            val = self._probe(key)
+            self._cache[key] = val
+            return val
+        raise KeyError(f"{key!r}: not a state, input, output or probe; known: {', '.join(self.labels())}")
+
+    @property
+    def probes(self) -> Dict[str, np.ndarray]:
+        """The netlist's ``.probe`` outputs (step grid)."""
+        return {p.label: self[p.label] for p in self.model.probes}
+
+    # ----------------------------------------------------------- export
+    def to_numpy(self) -> Dict[str, np.ndarray]:
+        """Dict of arrays (state grid and step grid) keyed by label."""
+        d = {"t": self.t, "t_step": self.t_step, "H": self.H, "P_diss": self.P_diss,
+             "P_supplied": self.P_supplied, "balance": self.balance, "iterations": self.iterations}
+        for i, s in enumerate(self.model.states):
+            d[s] = self.x[:, i]
+        for i, s in enumerate(self.model.inputs):
+            d[s] = self.u[:, i]
+        for i, s in enumerate(self.model.outputs):
+            d[s] = self.y[:, i]
+        if self.efforts is not None:
+            d.update(self.probes)
+        return d
+
+    def _step_table(self) -> Dict[str, np.ndarray]:
+        """Columns on the step grid (states/inputs at step ends)."""
+        cols = {"t": self.t_step}
+        for i, s in enumerate(self.model.states):
+            cols[s] = self.x[1:, i]
+        for i, s in enumerate(self.model.inputs):
+            cols[s] = self.u[1:, i]
+        for i, s in enumerate(self.model.outputs):
+            cols[s] = self.y[:, i]
+        if self.efforts is not None:
+            cols.update(self.probes)
+        cols["H"] = self.H[1:]
+        cols["P_diss"] = self.P_diss
+        cols["P_supplied"] = self.P_supplied
+        cols["balance"] = self.balance
+        return cols
+
+    def to_pandas(self):
+        """:class:`pandas.DataFrame` on the step grid (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - optional dependency
+            raise SimulationError("to_pandas needs pandas (pip install pandas)") from exc
+        return pd.DataFrame(self._step_table()).set_index("t")
+
+    def save(self, path: Union[str, Path]) -> Path:
+        """Write ``.csv`` (step grid table) or ``.npz`` (all arrays)."""
+        path = Path(path)
+        suf = path.suffix.lower()
+        if suf == ".npz":
+            np.savez(path, **self.to_numpy())
+        elif suf == ".csv":
+            cols = self._step_table()
+            names = list(cols)
+            data = np.column_stack([cols[n] for n in names])
+            np.savetxt(path, data, delimiter=",", header=",".join(names), comments="", fmt="%.17g")
+        elif suf == ".wav":
+            self.to_wav(path)
+        else:
+            raise SimulationError(f"unknown result format {suf!r}: use .csv, .npz or .wav")
+        return path
+
+    def to_wav(self, path: Union[str, Path], signal: Optional[str] = None, normalize: bool = True) -> Path:
+        """Write one signal (default: the first probe, else the first output) as a float32 wav."""
+        from scipy.io import wavfile
+        if signal is None:
+            signal = self.model.probes[0].label if self.model.probes else self.model.outputs[0]
+        data = np.asarray(self[signal], dtype=float)
+        if normalize:
+            peak = np.max(np.abs(data), initial=0.0)
+            if peak > 0:
+                data = data / peak
+        fs = int(round(1.0 / self.info["h"]))
+        wavfile.write(str(path), fs, data.astype(np.float32))
+        return Path(path)
+
+    def plot(self, signals: Optional[Sequence[str]] = None, path: Optional[Union[str, Path]] = None,
+             balance: bool = True):
+        """Plot signals (default: probes or outputs) and a power-balance panel."""
+        import matplotlib
+        if path is not None:
+            matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+        if signals is None:
+            signals = [p.label for p in self.model.probes] if (self.model.probes and self.efforts is not None) \
+                else list(self.model.outputs)
+        n = 1 + (2 if balance else 0)
+        fig, axes = plt.subplots(n, 1, sharex=True, figsize=(8, 2.6 * n), squeeze=False)
+        ax = axes[0, 0]
+        for s in signals:
+            arr = self[s]
+            ax.plot(self.t if arr.shape[0] == self.t.shape[0] else self.t_step, arr, label=s)
+        ax.legend(loc="best")
+        ax.set_ylabel("signals")
+        if balance:
+            a1, a2 = axes[1, 0], axes[2, 0]
+            a1.plot(self.t_step, np.diff(self.H) / self.info["h"], label="dH/dt (discrete)")
+            a1.plot(self.t_step, -self.P_diss, label="-P_diss")
+            a1.plot(self.t_step, self.P_supplied, label="P_supplied")
+            a1.legend(loc="best")
+            a1.set_ylabel("power")
+            a2.plot(self.t_step, self.balance)
+            a2.set_ylabel("balance residual")
+        axes[-1, 0].set_xlabel("t [s]")
+        fig.tight_layout()
+        if path is not None:
+            fig.savefig(str(path))
+        return fig
+
+    def summary(self) -> str:
+        """One line: steps, wall time, steps/s, max power-balance residual."""
+        n = len(self.t_step)
+        wall = self.info.get("wall_time", float("nan"))
+        rate = n / wall if wall and wall > 0 else float("inf")
+        return (f"{self.model.name}: {n} steps ({self.info['scheme']}, {self.info['engine']}) in "
+                f"{wall:.3g} s ({rate:.3g} steps/s), max power-balance residual "
+                f"{self.max_balance_error:.2e} (relative), "
+                f"Newton iterations max {int(np.max(self.iterations, initial=0))}")
+
+    def __repr__(self) -> str:
+        return f"<SimulationResult {self.summary()}>"

@@ -1,0 +1,373 @@
+"""The :class:`Simulator`: structure-preserving time stepping of a :class:`~phsym.model.Model`."""
+from __future__ import annotations
+
+import time
+from typing import Callable, Dict, Mapping, Optional, Union
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sps
+import scipy.sparse.linalg as spla
+import sympy as sp
+
+from ..errors import SimulationError
+from ..codegen.generate import SCHEMES, generate
+from ..codegen import kernels as K
+from .initial import resolve_x0, state_scales
+from .result import SimulationResult
+
+__all__ = ["Simulator", "simulator", "simulate", "DENSE_LIMIT"]
+
+#: Linear models with more unknowns than this use the sparse LU path.
+DENSE_LIMIT = 160
+#: Efforts are recorded (for probes) when steps * size stays below this.
+RECORD_LIMIT = 20_000_000
+_STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular Newton Jacobian",
+           4: "non-finite state"}
+
+
+def _pick_scheme(S, method: str) -> str:
+    m = method.lower().replace("-", "_")
+    aliases = {"dg": "discrete_gradient", "be": "backward_euler", "euler": "backward_euler",
+               "trapezoidal": "midpoint", "tustin": "midpoint", "bilinear": "midpoint"}
+    m = aliases.get(m, m)
+    if m == "auto":
+        if S.lambda_of_state:
+            return "backward_euler"
+        return "midpoint" if S.is_linear else "discrete_gradient"
+    if m not in SCHEMES:
+        raise SimulationError(f"unknown method {method!r}; choose auto or one of {', '.join(SCHEMES)}")
+    return m
+
+
+class _LinearEngine:
+    """Numeric matrices of a linear scheme (built once per parameter set)."""
+
+    def __init__(self, S, values, h: float, scheme: str):
+        a = 1.0 if scheme == "backward_euler" else 0.5
+        nx, nw, nl, nu = S.n_x, S.n_w, S.n_lambda, S.n_u
+        nv = nx + nw + nl
+        n = S.size
+        Jn = S.J_numeric(values).tocsr()
+        # Hessian of H (block diagonal over storages)
+        index = {s: i for i, s in enumerate(S.states)}
+        rows, cols, data = [], [], []
+        subs = dict(values)
+        for st in S.storages:
+            idx = [index[s] for s in st.states]
+            for a_, s1 in enumerate(st.states):
+                for b_, s2 in enumerate(st.states):
+                    val = sp.diff(st.hamiltonian, s1, s2)
+                    if val != 0:
+                        rows.append(idx[a_])
+                        cols.append(idx[b_])
+                        data.append(float(val.subs(subs)))
+        Q = sps.csr_matrix((data, (rows, cols)), shape=(nx, nx))
+        slopes = np.array([float(sp.diff(d.z, d.w).subs(subs)) for d in S.dissipative])
+        eo = np.array([d.effort_out for d in S.dissipative], dtype=bool)
+        De = np.where(eo, slopes, 1.0) if nw else np.zeros(0)
+        Df = np.where(eo, 1.0, slopes) if nw else np.zeros(0)
+        Ev = sps.bmat([[a * Q if nx else None, None, None],
+                       [None, sps.diags(De) if nw else None, None],
+                       [None, None, sps.identity(nl) if nl else None],
+                       [sps.csr_matrix((nu, nx)), None, None]], format="csr") if nv else sps.csr_matrix((n, 0))
+        if nv and Ev.shape != (n, nv):  # bmat drops empty blocks: rebuild robustly
+            Ev = sps.lil_matrix((n, nv))
+            Ev[:nx, :nx] = a * Q
+            for j in range(nw):
+                Ev[nx + j, nx + j] = De[j]
+            for i in range(nl):
+                Ev[nx + nw + i, nx + nw + i] = 1.0
+            Ev = Ev.tocsr()
+        Ex = sps.vstack([Q, sps.csr_matrix((n - nx, nx))], format="csr")
+        Eu = sps.vstack([sps.csr_matrix((nv, nu)), sps.identity(nu)], format="csr")
+        Fd = sps.diags(np.concatenate([np.full(nx, 1.0 / h), Df, np.zeros(nl)]))
+        Jv, Ju = Jn[:nv, :], Jn[nv:, :]
+        M = (Fd - Jv @ Ev).tocsc()
+        Kx = (Jv @ Ex).tocsr()
+        Ku = (Jv @ Eu).tocsr()
+        self.Yx, self.Yv, self.Yu = (-(Ju @ Ex)).tocsr(), (-(Ju @ Ev)).tocsr(), (-(Ju @ Eu)).tocsr()
+        self.Ex, self.Ev, self.Eu = Ex, Ev, Eu
+        self.Q = Q
+        self.pd_w = slopes.astype(float)
+        self.pd_idx = np.arange(nx, nx + nw, dtype=np.int64)
+        self.nv = nv
+        self.sparse = nv > DENSE_LIMIT
+        self.mid = scheme != "backward_euler"
+        self.M = M
+        if self.sparse:
+            try:
+                self.lu = spla.splu(M, permc_spec="COLAMD")
+            except RuntimeError as exc:
+                raise SimulationError(f"singular step matrix of the linear scheme: {exc}") from None
+            self.Kx, self.Ku = Kx, Ku
+        else:
+            Md = M.toarray()
+            try:
+                lu = sla.lu_factor(Md, check_finite=True)
+            except (ValueError, sla.LinAlgError) as exc:
+                raise SimulationError(f"singular step matrix of the linear scheme: {exc}") from None
+            if np.min(np.abs(np.diag(lu[0])), initial=np.inf) <= 1e-300 * max(1.0, np.abs(Md).max(initial=0)):
+                raise SimulationError("singular step matrix of the linear scheme (index > 1 constraint "
+                                      "the scheme cannot resolve?)")
+            self.Vx = sla.lu_solve(lu, Kx.toarray()) if nv else np.zeros((0, nx))
+            self.Vu = sla.lu_solve(lu, Ku.toarray()) if nv else np.zeros((0, nu))
+
+    def run(self, x, U, k0, k1, X, Y, Hh, Pd, Ps, E, rec_e):
+        if not self.sparse:
+            d = lambda A: np.ascontiguousarray(A.toarray() if sps.issparse(A) else A, dtype=float)  # noqa: E731
+            return K.run_linear_dense(x, U, k0, k1, self.mid, d(self.Vx), d(self.Vu), d(self.Ex), d(self.Ev),
+                                      d(self.Eu), d(self.Yx), d(self.Yv), d(self.Yu), d(self.Q),
+                                      self.pd_w, self.pd_idx, X, Y, Hh, Pd, Ps, E, rec_e)
+        lu = self.lu
+        L, Uf = lu.L.tocsc(), lu.U.tocsc()
+
+        def c(A):
+            A = A.tocsr()
+            return A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data.astype(float)
+
+        def cc(A):
+            return A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data.astype(float)
+        return K.run_linear_sparse(x, U, k0, k1, self.mid, *c(self.Kx), *c(self.Ku), *cc(L), *cc(Uf),
+                                   lu.perm_r.astype(np.int64), lu.perm_c.astype(np.int64),
+                                   *c(self.Yx), *c(self.Yv), *c(self.Yu), *c(self.Q), self.pd_w, self.pd_idx,
+                                   X, Y, Hh, Pd, Ps)
+
+    def efforts(self, X, U):
+        """Efforts of every step recomputed from the recorded states (sparse path)."""
+        ub = 0.5 * (U[:-1] + U[1:]) if self.mid else U[1:]
+        rhs = self.Kx @ X[:-1].T + self.Ku @ ub.T
+        V = self.lu.solve(np.asarray(rhs)) if self.sparse else None
+        return (self.Ex @ X[:-1].T + self.Ev @ V + self.Eu @ ub.T).T
+
+
+class Simulator:
+    """Compiled structure-preserving simulator of a model at a fixed rate.
+
+    Parameters
+    ----------
+    model : Model
+    fs : float
+        Sample rate [Hz]; the step is ``h = 1 / fs``.
+    method : str
+        ``"auto"`` (midpoint for linear models, backward Euler for index-2
+        DAEs, discrete gradient otherwise), ``"discrete_gradient"``,
+        ``"midpoint"`` or ``"backward_euler"``.
+    engine : str
+        ``"auto"`` (linear fast path for linear models), ``"linear"`` or
+        ``"newton"`` (generated Newton code, any model).
+    tol : float
+        Newton tolerance on the scaled step.
+    maxit : int
+        Newton iteration cap per step.
+    on_error : str
+        ``"raise"`` (default) or ``"flag"`` (record a flag and go on).
+    record_efforts : bool or "auto"
+        Keep the effort vector of every step (needed for probes).
+    """
+
+    def __init__(self, model, fs: float, method: str = "auto", *, engine: str = "auto", tol: float = 1e-12,
+                 maxit: int = 50, on_error: str = "raise", record_efforts: Union[bool, str] = "auto"):
+        S = model.structure
+        self.model = model
+        self.fs = float(fs)
+        if not self.fs > 0:
+            raise SimulationError(f"sample rate must be positive, got {fs}")
+        self.h = 1.0 / self.fs
+        self.scheme = _pick_scheme(S, method)
+        if engine == "auto":
+            engine = "linear" if S.is_linear else "newton"
+        if engine not in ("linear", "newton"):
+            raise SimulationError(f"unknown engine {engine!r}: use auto, linear or newton")
+        if engine == "linear" and not S.is_linear:
+            raise SimulationError("the linear engine needs quadratic H and linear dissipation")
+        if on_error not in ("raise", "flag"):
+            raise SimulationError("on_error must be 'raise' or 'flag'")
+        self.engine = engine
+        self.tol, self.maxit, self.on_error = float(tol), int(maxit), on_error
+        self.record_efforts = record_efforts
+        self.param_symbols = [p.symbol for p in model.netlist.parameters.values()]
+        self._gen = generate(S, self.param_symbols, self.scheme) if engine == "newton" else None
+        self._linear_cache: Dict[tuple, _LinearEngine] = {}
+
+    @property
+    def key(self) -> Optional[str]:
+        """Cache key of the generated module (``None`` on the linear path)."""
+        return self._gen.key if self._gen else None
+
+    # ------------------------------------------------------------ inputs
+    def input_signals(self, u, n_points: Optional[int], values) -> np.ndarray:
+        """Inputs on the grid ``t_k = k h`` as an array ``(n_points, n_u)``."""
+        S = self.model.structure
+        names = self.model.inputs
+        if u is not None and not isinstance(u, Mapping):
+            arr = np.asarray(u, dtype=float)
+            if arr.ndim == 1:
+                arr = arr[:, None]
+            if arr.shape[1] != len(names):
+                raise SimulationError(f"u has {arr.shape[1]} columns, the model has inputs {names}")
+            if n_points is not None:
+                if arr.shape[0] < n_points:
+                    raise SimulationError(f"u has {arr.shape[0]} samples, the run needs {n_points}")
+                arr = arr[:n_points]
+            return np.ascontiguousarray(arr)
+        given = {str(k).lower(): v for k, v in (u or {}).items()}
+        unknown = set(given) - {n.lower() for n in names}
+        if unknown:
+            raise SimulationError(f"unknown inputs {sorted(unknown)}; the model's inputs are {names}")
+        if n_points is None:
+            lens = [len(v) for v in given.values() if not callable(v) and np.ndim(v) == 1]
+            if not lens:
+                raise SimulationError("give duration= (or input arrays) to set the run length")
+            n_points = min(lens)
+        t = np.arange(n_points) * self.h
+        out = np.zeros((n_points, len(names)))
+        for i, (name, port) in enumerate(zip(names, S.ports)):
+            src = given.get(name.lower())
+            if src is None:
+                if port.waveform is not None:
+                    from ..netlist.waveforms import evaluate_waveform
+                    out[:, i] = evaluate_waveform(port.waveform, t, values)
+                continue
+            if callable(src):
+                out[:, i] = np.broadcast_to(np.asarray(src(t), dtype=float), (n_points,))
+            elif np.ndim(src) == 0:
+                out[:, i] = float(src)
+            else:
+                arr = np.asarray(src, dtype=float).reshape(-1)
+                if arr.shape[0] < n_points:
+                    raise SimulationError(f"input {name} has {arr.shape[0]} samples, the run needs {n_points}")
+                out[:, i] = arr[:n_points]
+        return out
+
+    # --------------------------------------------------------------- run
+    def run(self, u=None, duration: Optional[float] = None, x0=None, params: Optional[Mapping[str, float]] = None,
+            progress: Optional[Callable[[int, int], None]] = None, chunk: int = 0) -> SimulationResult:
+        """Simulate.
+
+        Parameters
+        ----------
+        u : array (N+1, n_u), dict, or None
+            Inputs at ``t_k = k / fs`` in ``model.inputs`` order; or a dict
+            name -> array, scalar or callable(t); inputs not given follow
+            their netlist waveform (or zero).
+        duration : float, optional
+            Simulated time; ``N = round(duration * fs)`` steps.  Without it
+            the input arrays set the length.
+        x0 : None, array, dict or "dc"
+            Initial state (default: netlist ICs, zero elsewhere).
+        params : dict, optional
+            Parameter overrides by name (no recompilation).
+        progress : callable(done, total), optional
+            Called after each chunk.
+        chunk : int
+            Steps per compiled call (0: all at once, or 1/50 of the run when
+            ``progress`` is given).
+
+        Returns
+        -------
+        SimulationResult
+        """
+        model, S = self.model, self.model.structure
+        values = model.parameter_values(params)
+        n_points = None if duration is None else int(round(float(duration) * self.fs)) + 1
+        U = self.input_signals(u, n_points, values)
+        N = U.shape[0] - 1
+        if N < 1:
+            raise SimulationError("the run needs at least one step")
+        x_init, x0_desc = resolve_x0(S, model.states, values, x0, U[0])
+        nx, nu, ne = S.n_x, S.n_u, S.size
+        X = np.zeros((N + 1, nx))
+        X[0] = x_init
+        Y = np.zeros((N, nu))
+        Hh = np.zeros(N + 1)
+        Pd = np.zeros(N)
+        Ps = np.zeros(N)
+        IT = np.zeros(N, dtype=np.int64)
+        FL = np.zeros(N, dtype=np.int64)
+        rec = self.record_efforts
+        if rec == "auto":
+            rec = N * ne <= RECORD_LIMIT
+        rec = bool(rec)
+        x = x_init.astype(float).copy()
+        if chunk <= 0:
+            chunk = max(1, N // 50) if progress else N
+        info = {"h": self.h, "fs": self.fs, "scheme": self.scheme, "engine": self.engine, "x0": x0_desc,
+                "values": values, "key": self.key}
+        t0 = time.perf_counter()
+        E = None
+        if self.engine == "linear":
+            pkey = tuple(sorted((str(k), v) for k, v in values.items()))
+            eng = self._linear_cache.get(pkey)
+            if eng is None:
+                eng = _LinearEngine(S, values, self.h, self.scheme)
+                self._linear_cache = {pkey: eng}
+            Hh[0] = 0.5 * x @ (eng.Q @ x)
+            Ein = np.zeros((N, ne)) if (rec and not eng.sparse) else np.zeros((1, ne))
+            info["engine"] = "linear-sparse" if eng.sparse else "linear-dense"
+            t0 = time.perf_counter()
+            for k0 in range(0, N, chunk):
+                k1 = min(N, k0 + chunk)
+                bad = eng.run(x, U, k0, k1, X, Y, Hh, Pd, Ps, Ein, rec and not eng.sparse)
+                if bad >= 0:
+                    raise SimulationError("non-finite state (unstable or overflowing)", step=int(bad),
+                                          time=(bad + 1) * self.h, quantity="H")
+                if progress:
+                    progress(k1, N)
+            wall = time.perf_counter() - t0
+            if rec:
+                E = Ein if not eng.sparse else eng.efforts(X, U)
+        else:
+            g = self._gen
+            p = np.array([values[s] for s in self.param_symbols], dtype=float)
+            xs = state_scales(S, values)
+            v = np.zeros(max(g.n_v, 1))
+            Ein = np.zeros((N, ne)) if rec else np.zeros((1, ne))
+            inf = np.zeros(3, dtype=np.int64)
+            Hh[0] = g.module.energy(x, p)
+            t0 = time.perf_counter()
+            for k0 in range(0, N, chunk):
+                k1 = min(N, k0 + chunk)
+                bad = g.module.run(x, v, U, p, xs, self.h, k0, k1, self.tol, self.maxit,
+                                   self.on_error == "flag", X, Y, Hh, Pd, Ps, IT, FL, Ein, rec, inf)
+                if bad >= 0:
+                    st = int(inf[1])
+                    qi = int(inf[2])
+                    if st == 4:
+                        qname = model.states[qi] if qi < nx else None
+                    else:
+                        qname = g.unknowns[qi] if 0 <= qi < len(g.unknowns) else None
+                    raise SimulationError(_STATUS.get(st, "step failed"), step=int(bad),
+                                          time=(bad + 1) * self.h, quantity=qname)
+                if progress:
+                    progress(k1, N)
+            wall = time.perf_counter() - t0
+            E = Ein if rec else None
+        info["wall_time"] = wall
+        info["failed_steps"] = int(np.count_nonzero(FL))
+        Jn = S.J_numeric(values)
+        return SimulationResult(model, np.arange(N + 1) * self.h, X, U, Y, Hh, Pd, Ps, IT, FL, E, Jn, info)
+
+
+def simulator(model, fs: float, method: str = "auto", **options) -> Simulator:
+    """``model.simulator(fs, method, **options)`` (see :class:`Simulator`)."""
+    return Simulator(model, fs, method, **options)
+
+
+def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None,
+             params: Optional[Mapping[str, float]] = None, method: str = "auto", **options) -> SimulationResult:
+    """One call: build (or load) the simulator and run it.
+
+    Parameters
+    ----------
+    model : Model, str or path
+        A model or a netlist file.
+    fs : float
+    u, duration, x0, params : see :meth:`Simulator.run`
+    method : str
+    **options : passed to :class:`Simulator`
+    """
+    if not hasattr(model, "structure"):
+        from ..model import load
+        model = load(model)
+    return Simulator(model, fs, method, **options).run(u=u, duration=duration, x0=x0, params=params)
