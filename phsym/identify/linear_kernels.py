@@ -75,16 +75,20 @@ def _gemm_nn(A, B, out):  # pragma: no cover - compiled
 
 @njit(cache=True, fastmath=True)
 def _gemm_tn(P, X, out):  # pragma: no cover - compiled
+    # out = P^T X, accumulated in blocks of 8 rows of out kept in L1 cache
     K, p = P.shape
     r = X.shape[1]
-    for i in range(p):
-        for j in range(r):
-            out[i, j] = 0.0
-    for k in range(K):
-        for i in range(p):
-            a = P[k, i]
+    for i0 in range(0, p, 8):
+        nb = min(8, p - i0)
+        acc = np.zeros((nb, r))
+        for k in range(K):
+            for ii in range(nb):
+                a = P[k, i0 + ii]
+                for j in range(r):
+                    acc[ii, j] += a * X[k, j]
+        for ii in range(nb):
             for j in range(r):
-                out[i, j] += a * X[k, j]
+                out[i0 + ii, j] = acc[ii, j]
     return out
 
 
