@@ -1,10 +1,12 @@
-"""Compiled time-stepping kernel shared by the forward and adjoint sweeps.
+"""Compiled kernels of the identification hot path.
 
 Both the state recursion ``x_{k+1} = Ad x_k + f_k`` and the discrete adjoint
 recursion ``lam_k = g_k + Ad^T lam_{k+1}`` (run on time-reversed arrays) are
 affine recurrences ``z_{k+1} = A z_k + f_k``; one numba kernel serves both.
-Everything else (discretisation, solves, gradient sums) is done with BLAS
-matrix products in :mod:`phsym.identify.linear_simulation`.
+The dense products and triangular solves of the gradient use small compiled
+kernels too (:func:`mm`, :func:`mtm`, :func:`lu_solve`) instead of BLAS,
+because multi-threaded OpenBLAS is very slow for these sizes on a loaded
+machine.  All kernels are ``@njit(cache=True)`` on float64 arrays.
 """
 from __future__ import annotations
 

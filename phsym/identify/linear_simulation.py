@@ -106,7 +106,7 @@ def simulate(J: np.ndarray, R: np.ndarray, Q: np.ndarray, B: np.ndarray, x0: np.
     Ad, Bd, _ = discretize(J, R, Q, B, h, scheme)
     F = mm(input_sequence(u, scheme), Bd.T)
     X = affine_recurrence(Ad, x0, F)
-    return X, mm(X, mm(Q, B))
+    return X, mm(X, mm(Q.T, B))
 
 
 def cost_and_gradient(J: np.ndarray, R: np.ndarray, Q: np.ndarray, B: np.ndarray,
