@@ -138,8 +138,8 @@ class Structure:
         self.state_storage: List[int] = []
         self.state_initial: List[Optional[sp.Expr]] = []
         grads = []
+        self.hamiltonian = sp.Add(*[st.hamiltonian for st in self.storages])
         for si, st in enumerate(self.storages):
-            self.hamiltonian += st.hamiltonian
             for x, bname, ptype, ic in zip(st.states, st.branches, st.port_types, st.initial):
                 k = bidx[bname]
                 self.states.append(x)
@@ -345,7 +345,8 @@ class Structure:
         for (r, c), v in self.J.items():
             rows.append(r)
             cols.append(c)
-            data.append(float(v) if v.is_number else float(v.subs(values)))
+            data.append(float(v) if v.is_number else
+                        float(v.xreplace({s: sp.Float(values[s]) for s in v.free_symbols if s in values})))
         return sps.csr_matrix((data, (rows, cols)), shape=(self.size, self.size))
 
     def block(self, name: str) -> slice:

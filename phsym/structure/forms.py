@@ -80,6 +80,12 @@ class DescriptorForm:
     B: sp.Matrix
 
 
+def _fill(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> sp.Expr:
+    """Substitute parameter values, touching only the expression's own symbols."""
+    expr = sp.sympify(expr)
+    return sp.sympify(expr.xreplace({s: sp.Float(values[s]) for s in expr.free_symbols if s in values}))
+
+
 def _dense(S: Structure, rows: Sequence[int], cols: Sequence[int]) -> sp.Matrix:
     ri = {r: i for i, r in enumerate(rows)}
     ci = {c: j for j, c in enumerate(cols)}
@@ -196,12 +202,12 @@ def operating_point(S: Structure, values: Mapping[sp.Symbol, float],
     nz = S.n_w + S.n_lambda
     if nz == 0:
         return np.concatenate([x0, u0])
-    Jn = S.J_numeric(values).toarray()
+    Jn = S.J_numeric(values)
     w_syms = [d.w for d in S.dissipative]
     subs = dict(values)
-    grad = sp.lambdify([S.states], [g.subs(subs) for g in S.gradients] or [0], "numpy")
-    ew = sp.lambdify([w_syms], [(d.z if d.effort_out else d.w).subs(subs) for d in S.dissipative] or [0], "numpy")
-    fw = sp.lambdify([w_syms], [(d.w if d.effort_out else d.z).subs(subs) for d in S.dissipative] or [0], "numpy")
+    grad = sp.lambdify([S.states], [_fill(g, subs) for g in S.gradients] or [0], "numpy")
+    ew = sp.lambdify([w_syms], [_fill(d.z if d.effort_out else d.w, subs) for d in S.dissipative] or [0], "numpy")
+    fw = sp.lambdify([w_syms], [_fill(d.w if d.effort_out else d.z, subs) for d in S.dissipative] or [0], "numpy")
     gx = np.asarray(grad(x0), dtype=float).reshape(-1)[:S.n_x]
     sl = S.block("lambda")
 
@@ -212,6 +218,21 @@ def operating_point(S: Structure, values: Mapping[sp.Symbol, float],
         r_w = np.asarray(fw(w), float).reshape(-1)[:S.n_w] - f[S.n_x:S.n_x + S.n_w]
         return np.concatenate([r_w, f[sl]])
 
+    if S.is_linear:
+        # affine residual: build its matrix column by column (sparse J) and solve
+        r0 = resid(np.zeros(nz))
+        A = np.empty((nz, nz))
+        for j in range(nz):
+            ej = np.zeros(nz)
+            ej[j] = 1.0
+            A[:, j] = resid(ej) - r0
+        try:
+            v = np.linalg.solve(A, -r0) if np.any(r0) else np.zeros(nz)
+        except np.linalg.LinAlgError:
+            v = np.linalg.lstsq(A, -r0, rcond=None)[0]
+        if np.max(np.abs(resid(v)), initial=0.0) > 1e-8 * (1 + np.max(np.abs(v), initial=0.0)):
+            raise StructureError("no consistent operating point for the algebraic variables")
+        return np.concatenate([x0, v, u0])
     sol = so.root(resid, np.zeros(nz), method="hybr", options={"xtol": 1e-13})
     if not sol.success or np.max(np.abs(resid(sol.x)), initial=0.0) > 1e-8 * (1 + np.max(np.abs(sol.x), initial=0.0)):
         sol2 = so.least_squares(resid, sol.x, xtol=1e-15, ftol=1e-15, gtol=1e-15)
@@ -220,6 +241,27 @@ def operating_point(S: Structure, values: Mapping[sp.Symbol, float],
                                  "(the constraints cannot be met at this state and input)")
         sol = sol2
     return np.concatenate([x0, sol.x, u0])
+
+
+def storage_hessian(S: Structure, values: Mapping[sp.Symbol, float],
+                    x_op: Mapping[sp.Symbol, float]) -> np.ndarray:
+    """Hessian of H at a state, assembled per storage component (block sparse)."""
+    Hn = np.zeros((S.n_x, S.n_x))
+    pos = {x: i for i, x in enumerate(S.states)}
+    cache = S.__dict__.setdefault("_hessians", {})
+    for si, st in enumerate(S.storages):
+        idx = [pos[x] for x in st.states]
+        if si not in cache:
+            cache[si] = (sp.Matrix([[st.hamiltonian.diff(st.states[0], 2)]]) if len(st.states) == 1
+                         else sp.hessian(st.hamiltonian, st.states))
+        Hc = cache[si].applyfunc(lambda e: _fill(e, values))
+        Hc = Hc.xreplace({x: sp.Float(x_op[x]) for x in st.states})
+        Hn[np.ix_(idx, idx)] = np.array(Hc.evalf(), dtype=complex).real.reshape(len(idx), len(idx))
+        if not np.all(np.isfinite(Hn[np.ix_(idx, idx)])):
+            raise StructureError(f"energy of {', '.join(st.elements)} has no finite Hessian at "
+                                 f"{dict((str(x), x_op[x]) for x in st.states)}",
+                                 list(st.elements), hint="linearize at another x0")
+    return Hn
 
 
 def linearize(S: Structure, values: Mapping[sp.Symbol, float],
@@ -247,7 +289,7 @@ def linearize(S: Structure, values: Mapping[sp.Symbol, float],
     keep = list(range(n))
     Rdiag = np.zeros(n)
     for j, d in enumerate(S.dissipative):
-        D = float(sp.diff(d.z, d.w).subs(subs).subs(w_op))
+        D = float(_fill(sp.diff(d.z, d.w), subs).xreplace({d.w: w_op[d.w]}))
         if not np.isfinite(D) or D < 0:
             raise StructureError(f"dissipative law of {d.element} has slope {D} at the operating point",
                                  [d.element])
@@ -258,8 +300,7 @@ def linearize(S: Structure, values: Mapping[sp.Symbol, float],
                 Rdiag[S.n_x + j] = 1.0 / D
         else:
             Rdiag[S.n_x + j] = D
-    Hs = sp.hessian(S.hamiltonian, S.states) if S.n_x else sp.zeros(0, 0)
-    Hn = np.array(Hs.subs(subs).subs(x_op).evalf(), dtype=float).reshape(S.n_x, S.n_x)
+    Hn = storage_hessian(S, subs, x_op)
     Q = np.eye(n)
     Q[:S.n_x, :S.n_x] = Hn
     E = np.diag([1.0] * S.n_x + [0.0] * (n - S.n_x))
