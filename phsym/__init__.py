@@ -12,9 +12,41 @@ from .structure.linear import LinearPHS
 
 __version__ = "0.1.0"
 
+
+def simulate(model, fs: float, u=None, duration=None, x0=None, params=None,
+             method: str = "auto", **options):
+    """Simulate a model or netlist file in one call.
+
+    Parameters
+    ----------
+    model : Model, str or pathlib.Path
+        A model, or the path of a netlist.
+    fs : float
+        Sampling rate in Hz.
+    u : array_like or dict, optional
+        Inputs (see :meth:`phsym.simulation.Simulator.run`); netlist
+        waveforms are the default.
+    duration : float, optional
+        Length in seconds (needed when no input array fixes it).
+    x0 : array_like, dict or "dc", optional
+        Initial state.
+    params : dict, optional
+        Parameter overrides by name.
+    method : str
+        Scheme (see :meth:`Model.simulator`).
+    **options
+        Passed to :class:`phsym.simulation.Simulator`.
+
+    Returns
+    -------
+    phsym.simulation.SimulationResult
+    """
+    from .simulation import simulate as _simulate
+    return _simulate(model, fs, u=u, duration=duration, x0=x0, params=params, method=method, **options)
+
 __all__ = [
     "__version__",
     "PhsymError", "NetlistError", "StructureError", "SimulationError",
     "IdentificationError", "PhsymWarning", "NetlistWarning",
-    "Model", "parse", "load", "LinearPHS",
+    "Model", "parse", "load", "simulate", "LinearPHS",
 ]

@@ -190,6 +190,26 @@ class Model:
         """
         return linearize(self.structure, self.parameter_values(params), x0, u0)
 
+    def simulator(self, fs: float, method: str = "auto", **options):
+        """Build a passivity-preserving simulator of this model.
+
+        Parameters
+        ----------
+        fs : float
+            Sampling rate in Hz (step ``h = 1/fs``).
+        method : {"auto", "discrete_gradient", "midpoint", "backward_euler"}
+            Scheme; ``auto`` picks midpoint for linear models and the
+            discrete gradient otherwise (backward Euler for index-2 DAEs).
+        **options
+            See :class:`phsym.simulation.Simulator`.
+
+        Returns
+        -------
+        phsym.simulation.Simulator
+        """
+        from .simulation import Simulator
+        return Simulator(self, fs, method, **options)
+
     def to_latex(self) -> str:
         """LaTeX of H and the Dirac form ``[dx/dt; f_w; 0; -y] = J [dH/dx; e_w; lambda; u]``."""
         from .structure.checks import latex_model

@@ -120,7 +120,7 @@ class Parameter:
     name : str
         Parameter name (``.param`` name, element name, or ``ELEMENT.key``).
     symbol : sympy.Symbol
-        The symbol used in every expression (real, positive if the default is).
+        The symbol used in every expression (a real sympy Symbol).
     default : float
         Default numeric value (derived parameters: their expression evaluated
         at the other defaults).
@@ -277,7 +277,7 @@ class Netlist:
     probes : list of ProbeSpec
         ``.probe`` outputs.
     title : str
-        ``.title`` text or the first comment line (may be empty).
+        ``.title`` text (empty when the netlist has no ``.title``).
     file : str or None
         Source path.
     """
