@@ -13,6 +13,12 @@ from ..structure.dirac import Structure
 __all__ = ["initial_from_ic", "state_scales", "dc_operating_point", "resolve_x0"]
 
 
+def _x(expr, values):
+    """Substitute parameter values (only the expression's own symbols)."""
+    expr = sp.sympify(expr)
+    return expr.xreplace({s: values[s] for s in expr.free_symbols if s in values})
+
+
 def _storage_index(S: Structure) -> Dict[sp.Symbol, int]:
     return {s: i for i, s in enumerate(S.states)}
 
@@ -31,8 +37,8 @@ def initial_from_ic(S: Structure, values: Mapping[sp.Symbol, float]) -> Tuple[np
         if all(ic is None for ic in st.initial):
             continue
         idx = [index[s] for s in st.states]
-        target = np.array([0.0 if ic is None else float(sp.sympify(ic).subs(subs)) for ic in st.initial])
-        grads = [sp.diff(st.hamiltonian, s).subs(subs) for s in st.states]
+        target = np.array([0.0 if ic is None else float(_x(sp.sympify(ic), subs)) for ic in st.initial])
+        grads = [_x(sp.diff(st.hamiltonian, s), subs) for s in st.states]
         g = sp.lambdify([list(st.states)], grads, "math")
         Jg = sp.lambdify([list(st.states)], sp.Matrix(grads).jacobian(list(st.states)).tolist(), "math")
         guess = np.zeros(len(idx))
@@ -61,8 +67,8 @@ def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
     subs = dict(values)
     out = np.ones(S.n_x)
     for i, (s, g) in enumerate(zip(S.states, S.gradients)):
-        others = {t: 0 for t in S.states if t != s}
-        gi = sp.lambdify(s, g.subs(subs).subs(others), "math")
+        gs = _x(g, subs)
+        gi = sp.lambdify(s, gs.xreplace({t: 0 for t in gs.free_symbols if t != s}), "math")
         try:
             f = lambda z: float(gi(z)) - 1.0  # noqa: E731
             lo, hi = 1e-30, 1e-30
@@ -94,10 +100,10 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
     nx, nw, nl = S.n_x, S.n_w, S.n_lambda
     Jn = S.J_numeric(values).toarray()
     subs = dict(values)
-    grad = sp.lambdify([S.states], [g.subs(subs) for g in S.gradients] + [0], "math")
+    grad = sp.lambdify([S.states], [_x(g, subs) for g in S.gradients] + [0], "math")
     wsyms = [d.w for d in S.dissipative]
-    ew = sp.lambdify([wsyms], [(d.z if d.effort_out else d.w).subs(subs) for d in S.dissipative] + [0], "math")
-    fw = sp.lambdify([wsyms], [(d.w if d.effort_out else d.z).subs(subs) for d in S.dissipative] + [0], "math")
+    ew = sp.lambdify([wsyms], [_x(d.z if d.effort_out else d.w, subs) for d in S.dissipative] + [0], "math")
+    fw = sp.lambdify([wsyms], [_x(d.w if d.effort_out else d.z, subs) for d in S.dissipative] + [0], "math")
     sc = state_scales(S, values)
     u0 = np.asarray(u0, float)
 

@@ -16,7 +16,8 @@ _LABEL = re.compile(r"^\s*([vi])\s*\(\s*([^,()]+?)\s*(?:,\s*([^,()]+?)\s*)?\)\s*
 
 def _add(out_e, out_f, combo, sign, values):
     for (kind, idx), coef in combo.items():
-        c = float(sp.sympify(coef).subs(values)) * sign
+        coef = sp.sympify(coef)
+        c = float(coef.xreplace({s: values[s] for s in coef.free_symbols if s in values})) * sign
         (out_e if kind == "e" else out_f)[idx] += c
 
 

@@ -19,14 +19,14 @@ from .result import SimulationResult
 __all__ = ["Simulator", "simulator", "simulate", "DENSE_LIMIT"]
 
 #: Linear models with more unknowns than this use the sparse LU path.
-DENSE_LIMIT = 160
+DENSE_LIMIT = 24
 #: Efforts are recorded (for probes) when steps * size stays below this.
 RECORD_LIMIT = 20_000_000
 _STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular Newton Jacobian",
            4: "non-finite state"}
 
 
-def _pick_scheme(S, method: str) -> str:
+def _pick_scheme(S, method: str, linear: bool) -> str:
     m = method.lower().replace("-", "_")
     aliases = {"dg": "discrete_gradient", "be": "backward_euler", "euler": "backward_euler",
                "trapezoidal": "midpoint", "tustin": "midpoint", "bilinear": "midpoint"}
@@ -34,16 +34,21 @@ def _pick_scheme(S, method: str) -> str:
     if m == "auto":
         if S.lambda_of_state:
             return "backward_euler"
-        return "midpoint" if S.is_linear else "discrete_gradient"
+        return "midpoint" if linear else "discrete_gradient"
     if m not in SCHEMES:
         raise SimulationError(f"unknown method {method!r}; choose auto or one of {', '.join(SCHEMES)}")
     return m
 
 
+def _num(expr, values) -> float:
+    """Float value of ``expr`` (substituting only its own symbols: O(size of expr))."""
+    return float(expr.xreplace({s: values[s] for s in expr.free_symbols if s in values}))
+
+
 class _LinearEngine:
     """Numeric matrices of a linear scheme (built once per parameter set)."""
 
-    def __init__(self, S, values, h: float, scheme: str):
+    def __init__(self, S, values, h: float, scheme: str, solver: str = "auto"):
         a = 1.0 if scheme == "backward_euler" else 0.5
         nx, nw, nl, nu = S.n_x, S.n_w, S.n_lambda, S.n_u
         nv = nx + nw + nl
@@ -54,16 +59,25 @@ class _LinearEngine:
         rows, cols, data = [], [], []
         subs = dict(values)
         for st in S.storages:
+            # H is a homogeneous quadratic form: polarisation gives the Hessian
+            # from values of H (xreplace is O(size of H), sympy diff is slow)
             idx = [index[s] for s in st.states]
+            Hn = st.hamiltonian.xreplace({s: subs[s] for s in st.hamiltonian.free_symbols if s in subs})
+
+            def Hat(ones):
+                return float(Hn.xreplace({s: (1 if s in ones else 0) for s in st.states}))
             for a_, s1 in enumerate(st.states):
+                h1 = Hat({s1})
+                rows.append(idx[a_])
+                cols.append(idx[a_])
+                data.append(2.0 * h1)
                 for b_, s2 in enumerate(st.states):
-                    val = sp.diff(st.hamiltonian, s1, s2)
-                    if val != 0:
+                    if b_ != a_:
                         rows.append(idx[a_])
                         cols.append(idx[b_])
-                        data.append(float(val.subs(subs)))
+                        data.append(Hat({s1, s2}) - h1 - Hat({s2}))
         Q = sps.csr_matrix((data, (rows, cols)), shape=(nx, nx))
-        slopes = np.array([float(sp.diff(d.z, d.w).subs(subs)) for d in S.dissipative])
+        slopes = np.array([_num(d.z.xreplace({d.w: 1}), subs) for d in S.dissipative])  # z linear: z(1)
         eo = np.array([d.effort_out for d in S.dissipative], dtype=bool)
         De = np.where(eo, slopes, 1.0) if nw else np.zeros(0)
         Df = np.where(eo, 1.0, slopes) if nw else np.zeros(0)
@@ -92,7 +106,7 @@ class _LinearEngine:
         self.pd_w = slopes.astype(float)
         self.pd_idx = np.arange(nx, nx + nw, dtype=np.int64)
         self.nv = nv
-        self.sparse = nv > DENSE_LIMIT
+        self.sparse = nv > DENSE_LIMIT if solver == "auto" else solver == "sparse"
         self.mid = scheme != "backward_euler"
         self.M = M
         if self.sparse:
@@ -164,28 +178,36 @@ class Simulator:
         ``"raise"`` (default) or ``"flag"`` (record a flag and go on).
     record_efforts : bool or "auto"
         Keep the effort vector of every step (needed for probes).
+    linear_solver : str
+        Linear path: ``"auto"`` (dense up to :data:`DENSE_LIMIT` unknowns),
+        ``"dense"`` or ``"sparse"``.
     """
 
     def __init__(self, model, fs: float, method: str = "auto", *, engine: str = "auto", tol: float = 1e-12,
-                 maxit: int = 50, on_error: str = "raise", record_efforts: Union[bool, str] = "auto"):
+                 maxit: int = 50, on_error: str = "raise", record_efforts: Union[bool, str] = "auto",
+                 linear_solver: str = "auto"):
         S = model.structure
         self.model = model
         self.fs = float(fs)
         if not self.fs > 0:
             raise SimulationError(f"sample rate must be positive, got {fs}")
         self.h = 1.0 / self.fs
-        self.scheme = _pick_scheme(S, method)
+        linear = S.is_linear
+        self.scheme = _pick_scheme(S, method, linear)
         if engine == "auto":
-            engine = "linear" if S.is_linear else "newton"
+            engine = "linear" if linear else "newton"
         if engine not in ("linear", "newton"):
             raise SimulationError(f"unknown engine {engine!r}: use auto, linear or newton")
-        if engine == "linear" and not S.is_linear:
+        if engine == "linear" and not linear:
             raise SimulationError("the linear engine needs quadratic H and linear dissipation")
         if on_error not in ("raise", "flag"):
             raise SimulationError("on_error must be 'raise' or 'flag'")
         self.engine = engine
         self.tol, self.maxit, self.on_error = float(tol), int(maxit), on_error
         self.record_efforts = record_efforts
+        if linear_solver not in ("auto", "dense", "sparse"):
+            raise SimulationError("linear_solver must be auto, dense or sparse")
+        self.linear_solver = linear_solver
         self.param_symbols = [p.symbol for p in model.netlist.parameters.values()]
         self._gen = generate(S, self.param_symbols, self.scheme) if engine == "newton" else None
         self._linear_cache: Dict[tuple, _LinearEngine] = {}
@@ -300,7 +322,7 @@ class Simulator:
             pkey = tuple(sorted((str(k), v) for k, v in values.items()))
             eng = self._linear_cache.get(pkey)
             if eng is None:
-                eng = _LinearEngine(S, values, self.h, self.scheme)
+                eng = _LinearEngine(S, values, self.h, self.scheme, self.linear_solver)
                 self._linear_cache = {pkey: eng}
             Hh[0] = 0.5 * x @ (eng.Q @ x)
             Ein = np.zeros((N, ne)) if (rec and not eng.sparse) else np.zeros((1, ne))
