@@ -1,0 +1,138 @@
+"""``phsym simulate``: run a netlist from the command line."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict
+
+import numpy as np
+
+from ..errors import SimulationError
+
+__all__ = ["add_parser", "run", "input_source"]
+
+#: Runs with at least this many steps show a progress bar (unless --quiet).
+PROGRESS_STEPS = 200_000
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register the ``simulate`` subcommand (``func`` default: :func:`run`)."""
+    p = subparsers.add_parser(
+        "simulate", help="simulate a netlist with a structure-preserving scheme",
+        description="Simulate a netlist (discrete gradient / midpoint / backward Euler) and write "
+                    "the result.  Numbers accept SPICE suffixes (48k, 10m).")
+    p.add_argument("file", help="netlist file")
+    p.add_argument("--fs", required=True, help="sample rate in Hz (e.g. 48k)")
+    p.add_argument("--duration", help="simulated time in s (e.g. 10m); default: length of file inputs")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=SPEC",
+                   help="input signal: an expression in t (sin(2*pi*1k*t)), a number, FILE.wav or "
+                        "FILE.csv:COLUMN; inputs not given follow their netlist waveform")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="parameter override")
+    p.add_argument("--method", default="auto",
+                   help="auto, discrete_gradient, midpoint or backward_euler (default auto)")
+    p.add_argument("--x0", default=None, help="initial state: 'dc' for the DC operating point")
+    p.add_argument("--out", help="write the result (.csv, .npz or .wav)")
+    p.add_argument("--signal", help="signal written to .wav (default: first probe or output)")
+    p.add_argument("--plot", help="write a plot (e.g. result.png)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+    return p
+
+
+def _number(text: str) -> float:
+    from ..netlist.numbers import parse_number
+    return parse_number(text.strip())
+
+
+def input_source(spec: str, fs: float):
+    """Turn an ``--input`` SPEC into an array or a callable of t."""
+    spec = spec.strip()
+    low = spec.lower()
+    if low.endswith(".wav"):
+        from scipy.io import wavfile
+        rate, data = wavfile.read(spec)
+        if abs(rate - fs) > 1e-9 * fs:
+            raise SimulationError(f"{spec} has sample rate {rate} Hz, the simulation runs at {fs:g} Hz")
+        data = np.asarray(data)
+        if data.ndim > 1:
+            data = data[:, 0]
+        if data.dtype.kind in "iu":
+            data = data.astype(float) / float(np.iinfo(data.dtype).max)
+        return np.asarray(data, dtype=float)
+    if ".csv:" in low:
+        path, col = spec.rsplit(":", 1)
+        import csv
+        with open(path, newline="") as fh:
+            rows = list(csv.reader(fh))
+        header = [h.strip() for h in rows[0]]
+        if col not in header:
+            raise SimulationError(f"{path} has no column {col!r} (columns: {', '.join(header)})")
+        j = header.index(col)
+        return np.array([float(r[j]) for r in rows[1:] if r], dtype=float)
+    try:
+        return _number(spec)
+    except Exception:
+        pass
+    import sympy as sp
+    from ..netlist.expressions import parse_expression
+    t = sp.Symbol("t", real=True)
+    expr = parse_expression(spec, {"t": t})   # safe parser: no eval of the text
+    if expr.free_symbols - {t}:
+        raise SimulationError(f"input expression {spec!r} uses unknown names "
+                              f"{sorted(str(s) for s in expr.free_symbols - {t})}")
+    f = sp.lambdify(t, expr, "numpy")
+    return lambda tt: np.broadcast_to(np.asarray(f(tt), dtype=float), np.shape(tt))
+
+
+def _pairs(items, what) -> Dict[str, str]:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise SimulationError(f"--{what} expects NAME=VALUE, got {it!r}")
+        k, v = it.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+class _Bar:
+    def __init__(self, stream=sys.stderr, width=40):
+        self.stream, self.width, self.t0 = stream, width, time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        frac = done / max(total, 1)
+        n = int(frac * self.width)
+        el = time.perf_counter() - self.t0
+        eta = el / frac - el if frac > 0 else 0.0
+        self.stream.write(f"\r[{'#' * n}{'.' * (self.width - n)}] {100 * frac:5.1f}% "
+                          f"{done}/{total} steps, {el:.1f} s, eta {eta:.1f} s")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``phsym simulate``; returns the exit status."""
+    from ..model import load
+    from .simulator import Simulator
+    fs = _number(args.fs)
+    duration = _number(args.duration) if args.duration else None
+    model = load(args.file)
+    params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
+    u = {k: input_source(v, fs) for k, v in _pairs(args.input, "input").items()}
+    sim = Simulator(model, fs, args.method)
+    steps = int(round(duration * fs)) if duration else None
+    bar = None
+    if not args.quiet and steps is not None and steps >= PROGRESS_STEPS:
+        bar = _Bar()
+    res = sim.run(u=u or None, duration=duration, params=params or None, x0=args.x0, progress=bar)
+    if args.out:
+        if Path(args.out).suffix.lower() == ".wav":
+            res.to_wav(args.out, args.signal)
+        else:
+            res.save(args.out)
+    if args.plot:
+        res.plot(path=args.plot)
+    print(res.summary())
+    return 0

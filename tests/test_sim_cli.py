@@ -1,0 +1,65 @@
+"""``phsym simulate`` and ``phsym cache`` subcommands."""
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.io import wavfile
+
+from phsym.codegen import cli_cache
+from phsym.errors import NetlistError
+from phsym.simulation import cli_simulate
+
+NET = Path(__file__).resolve().parents[1] / "netlists"
+
+
+def _run(module, argv):
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers()
+    module.add_parser(sub)
+    args = p.parse_args(argv)
+    return args.func(args)
+
+
+def test_simulate_expression_param_csv(tmp_path, capsys):
+    out = tmp_path / "r.csv"
+    rc = _run(cli_simulate, ["simulate", str(NET / "rlc.cir"), "--fs", "48k", "--duration", "2m",
+                             "--input", "V1=sin(2*pi*1k*t)", "--param", "R=22", "--out", str(out),
+                             "--plot", str(tmp_path / "r.png")])
+    assert rc == 0
+    line = capsys.readouterr().out
+    assert "96 steps" in line and "power-balance" in line
+    data = np.genfromtxt(out, delimiter=",", names=True)
+    np.testing.assert_allclose(data["V1"], np.sin(2 * np.pi * 1000 * data["t"]), atol=1e-12)
+    assert (tmp_path / "r.png").exists()
+
+
+def test_simulate_wav_and_csv_inputs(tmp_path, capsys):
+    fs = 48000
+    t = np.arange(481) / fs
+    wavfile.write(tmp_path / "in.wav", fs, (0.5 * np.sin(2 * np.pi * 500 * t)).astype(np.float32))
+    np.savetxt(tmp_path / "in.csv", np.column_stack([t, 0.5 * np.sin(2 * np.pi * 500 * t)]),
+               delimiter=",", header="t,vin", comments="")
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    assert _run(cli_simulate, ["simulate", str(NET / "rlc.cir"), "--fs", "48k", "--input",
+                               f"V1={tmp_path / 'in.wav'}", "--out", str(a)]) == 0
+    assert _run(cli_simulate, ["simulate", str(NET / "rlc.cir"), "--fs", "48k", "--input",
+                               f"V1={tmp_path / 'in.csv'}:vin", "--out", str(b)]) == 0
+    ra, rb = np.load(a), np.load(b)
+    assert len(ra["t"]) == 481
+    np.testing.assert_allclose(ra["q_C1"], rb["q_C1"], rtol=1e-6, atol=1e-12)
+
+
+def test_simulate_rejects_unsafe_expression():
+    with pytest.raises(NetlistError):
+        _run(cli_simulate, ["simulate", str(NET / "rlc.cir"), "--fs", "48k", "--duration", "1m",
+                            "--input", "V1=__import__('os')"])
+
+
+def test_cache_info_and_clear(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
+    (tmp_path / "phsym_gen_abc.py").write_text("x = 1\n")
+    assert _run(cli_cache, ["cache", "info"]) == 0
+    assert "generated modules: 1" in capsys.readouterr().out
+    assert _run(cli_cache, ["cache", "clear"]) == 0
+    assert not (tmp_path / "phsym_gen_abc.py").exists()
