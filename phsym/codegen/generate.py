@@ -168,14 +168,23 @@ def run(x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, IT, FL, E
     ub = np.zeros(max(nu, 1))
     e = np.zeros(NE)
     y = np.zeros(max(nu, 1))
+    vold = np.zeros(max(nv, 1))
+    for i in range(nv):
+        vold[i] = v[i]
     for k in range(k0, k1):
         for i in range(nu):
             ub[i] = UBAR
+        # predictor: linear extrapolation of the previous two steps' unknowns
+        for i in range(nv):
+            tmp = v[i]
+            v[i] = 2.0 * v[i] - vold[i]
+            vold[i] = tmp
         for i in range(NX):
             wt[i] = 1.0 / (abs(x[i]) + xs[i])
         it = 0
         status = 0
         qi = -1
+        rprev = 1e300
         if nv > 0:
             resjac(x, v, ub, p, xs, h, F, Jm)
             nrm = 0.0
@@ -189,25 +198,36 @@ def run(x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, IT, FL, E
                             qi = i
                             break
                     break
-                if not lu_factor(Jm, piv):
-                    status = 3
-                    qi = 0
-                    break
-                for i in range(nv):
-                    d[i] = -F[i]
-                lu_solve(Jm, piv, d)
-                conv = True
+                if NV == 1:
+                    if Jm[0, 0] == 0.0:
+                        status = 3
+                        qi = 0
+                        break
+                    d[0] = -F[0] / Jm[0, 0]
+                else:
+                    if not lu_factor(Jm, piv):
+                        status = 3
+                        qi = 0
+                        break
+                    for i in range(nv):
+                        d[i] = -F[i]
+                    lu_solve(Jm, piv, d)
                 worst = 0.0
                 for i in range(nv):
                     sc = abs(v[i]) + 1.0
                     if i < NX:
                         sc = abs(v[i]) + abs(x[i]) + xs[i]
                     r = abs(d[i]) / sc
-                    if not (r <= tol):
-                        conv = False
                     if not (r <= worst):
                         worst = r
                         qi = i
+                # converged: step below tol, or (contracting iteration) the
+                # estimated remaining error theta/(1-theta)*|d| below tol
+                conv = worst <= tol
+                if not conv and it > 0 and worst < rprev:
+                    theta = worst / rprev
+                    conv = theta / (1.0 - theta) * worst <= tol
+                rprev = worst
                 for i in range(nv):
                     vp[i] = v[i]
                     v[i] += d[i]
