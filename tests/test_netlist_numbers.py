@@ -53,3 +53,11 @@ def test_error_has_location():
     with pytest.raises(NetlistError) as exc:
         parse_number("1x2", loc)
     assert exc.value.line == 2 and exc.value.column == 5 and "f.cir" in str(exc.value)
+
+
+def test_suffix_scaling_is_correctly_rounded():
+    from phsym.netlist.numbers import parse_number
+    assert parse_number("10uF") == 1e-05
+    assert parse_number("4.7n") == 4.7e-09
+    assert parse_number("0.1p") == 1e-13
+    assert parse_number("2.2k") == 2200.0

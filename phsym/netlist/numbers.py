@@ -27,6 +27,7 @@ meant.
 """
 from __future__ import annotations
 
+import decimal
 import math
 import re
 import warnings
@@ -111,7 +112,11 @@ def parse_number(text: str, location: Optional[Location] = None) -> float:
         raise NetlistError(f"malformed number '{text}' (unexpected '{text[end]}')",
                            location, hint=_HINT)
     factor, suspicious = _scale(letters)
-    value = float(literal) * factor
+    # exact decimal product, rounded once: 10u -> 1e-05 (not 9.999999999999999e-06)
+    try:
+        value = float(decimal.Decimal(literal) * decimal.Decimal(repr(factor)))
+    except (decimal.InvalidOperation, OverflowError):
+        value = float(literal) * factor
     if not math.isfinite(value):
         raise NetlistError(f"number '{text}' is out of range", location,
                            hint="use a finite value")
