@@ -177,7 +177,13 @@ class LinearPHSEstimator:
 
     # -------------------------------------------------------------- helpers
     def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        """Constructor arguments (scikit-learn convention)."""
+        """Constructor arguments (scikit-learn convention).
+
+        Parameters
+        ----------
+        deep : bool
+            Accepted for scikit-learn compatibility (no nested estimators).
+        """
         names = ["n_states", "free", "fixed", "init", "r_rank", "scheme", "optimizer",
                  "max_iter", "tol", "ftol", "regularization", "reference", "regularize",
                  "q_floor",
@@ -186,7 +192,14 @@ class LinearPHSEstimator:
         return {k: getattr(self, k) for k in names}
 
     def set_params(self, **params: Any) -> "LinearPHSEstimator":
-        """Set constructor arguments (scikit-learn convention)."""
+        """Set constructor arguments (scikit-learn convention).
+
+        Parameters
+        ----------
+        **params
+            Constructor argument names and new values; unknown names raise
+            ``ValueError``.
+        """
         valid = self.get_params()
         for k, v in params.items():
             if k not in valid:
@@ -434,7 +447,17 @@ class LinearPHSEstimator:
         return self.simulate(self.model_, t, u, self.x0_ if x0 is None else x0, self.scheme)
 
     def score(self, t: Any, u: Any, y: Any) -> float:
-        """Relative max-norm output error ``|y_pred - y|_inf / |y|_inf`` (lower is better)."""
+        """Relative max-norm output error ``|y_pred - y|_inf / |y|_inf`` (lower is better).
+
+        Parameters
+        ----------
+        t : array_like, shape (N,)
+            Uniform time grid.
+        u : array_like, shape (N, m)
+            Inputs.
+        y : array_like, shape (N, m)
+            Measured outputs to compare with the prediction.
+        """
         yp = self.predict(t, u)
         y = _as2d(y, "y", yp.shape[0])
         return float(np.max(np.abs(yp - y)) / max(np.max(np.abs(y)), 1e-300))

@@ -274,6 +274,21 @@ def linearize(S: Structure, values: Mapping[sp.Symbol, float],
     matrix restricted to ``xi``, ``R`` diagonal with each port's resistance
     (effort-out ports: ``1 / z'(w0)``; flow-out ports: ``z'(w0)``), and
     ``B`` the input columns.  Deviations from the operating point.
+
+    Parameters
+    ----------
+    S : Structure
+        The structure to linearise.
+    values : mapping of sympy.Symbol to float
+        Parameter values (see :meth:`phsym.Model.parameter_values`).
+    x0 : array_like, optional
+        Storage state of the operating point (zeros by default).
+    u0 : array_like, optional
+        Inputs of the operating point (zeros by default).
+
+    Returns
+    -------
+    LinearPHS
     """
     op = operating_point(S, values, x0, u0)
     subs = dict(values)

@@ -168,7 +168,13 @@ class LinearPHS:
         return np.linalg.matrix_rank(self.E) < self.n_states
 
     def hamiltonian(self, x: ArrayLike) -> np.ndarray:
-        """Energy ``x^T Q^T E x / 2`` of one state (n,) or many (N, n)."""
+        """Energy ``x^T Q^T E x / 2``.
+
+        Parameters
+        ----------
+        x : array_like
+            One state (n,) or many (N, n).
+        """
         x = np.asarray(x, dtype=float)
         W = self.Q.T @ self.E
         return 0.5 * np.einsum("...i,ij,...j->...", x, W, x)
@@ -340,12 +346,24 @@ class LinearPHS:
                    inputs=d.get("inputs"), outputs=d.get("outputs"), check=check)
 
     def save(self, path: Union[str, Path]) -> None:
-        """Write the model as JSON (loadable with :meth:`load` and ``phsym.load``)."""
+        """Write the model as JSON (loadable with :meth:`load` and ``phsym.load``).
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            Destination file (``.json``).
+        """
         Path(path).write_text(json.dumps(self.to_dict(), indent=1))
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "LinearPHS":
-        """Read a model written by :meth:`save`."""
+        """Read a model written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            File written by :meth:`save`.
+        """
         try:
             d = json.loads(Path(path).read_text())
         except (OSError, ValueError) as exc:
