@@ -26,6 +26,7 @@ sympy derivatives of the same residual expressions (see ``docs/simulation.md``).
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Tuple
 
@@ -291,6 +292,9 @@ def run(x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, IT, FL, E
 '''
 
 
+_MEMO: "weakref.WeakKeyDictionary" = None
+
+
 def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str) -> GeneratedStep:
     """Generate, write to the cache and import the step module of ``scheme``.
 
@@ -305,6 +309,17 @@ def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str) -> Gene
     """
     if scheme not in SCHEMES:
         raise SimulationError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+    global _MEMO
+    if _MEMO is None:
+        _MEMO = weakref.WeakKeyDictionary()
+    memo = _MEMO.setdefault(S, {})
+    mkey = (scheme, tuple(parameters))
+    if mkey not in memo:
+        memo[mkey] = _generate(S, parameters, scheme)
+    return memo[mkey]
+
+
+def _generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str) -> GeneratedStep:
     nx, nw, nl, nu = S.n_x, S.n_w, S.n_lambda, S.n_u
     X = [sp.Symbol(f"x_{i}", real=True) for i in range(nx)]
     XS = [sp.Symbol(f"xs_{i}", positive=True) for i in range(nx)]
