@@ -117,8 +117,13 @@ class ParameterEstimator:
         Time-stepper: ``"backward_euler"`` (default, as in seed 001),
         ``"midpoint"`` or ``"discrete_gradient"``.  Step outputs are
         end-of-step values for backward Euler and step (midpoint) values for
-        the others; the latter are compared with the average of consecutive
-        data samples.
+        the others (see ``data_average``).
+    data_average : bool, optional
+        Compare the step output of ``t[k] -> t[k+1]`` with the average
+        ``(y[k] + y[k+1]) / 2`` of the data (the midpoint value of sampled
+        measurements) instead of ``y[k+1]``.  Default: True for the
+        midpoint-type schemes, False for backward Euler.  Use False when the
+        data are step outputs of phsym's own midpoint simulator.
     initial : mapping of str to float, optional
         Starting values of free parameters (default: netlist values).
     bounds : mapping of str to (float or None, float or None), optional
@@ -196,7 +201,8 @@ class ParameterEstimator:
     """
 
     def __init__(self, model: Any, free: Sequence[str], outputs: Optional[Sequence[str]] = None, *,
-                 method: str = "backward_euler", initial: Optional[Mapping[str, float]] = None,
+                 method: str = "backward_euler", data_average: Optional[bool] = None,
+                 initial: Optional[Mapping[str, float]] = None,
                  bounds: Optional[Mapping[str, Tuple[Optional[float], Optional[float]]]] = None,
                  log_params: Union[str, bool, Sequence[str]] = "auto",
                  fixed: Optional[Mapping[str, float]] = None,
@@ -210,6 +216,7 @@ class ParameterEstimator:
         self.free = list(free)
         self.outputs = None if outputs is None else list(outputs)
         self.method = method
+        self.data_average = data_average
         self.initial = initial
         self.bounds = bounds
         self.log_params = log_params
@@ -232,7 +239,7 @@ class ParameterEstimator:
         self.callback = callback
 
     # ------------------------------------------------------------ sklearn
-    _PARAMS = ("model", "free", "outputs", "method", "initial", "bounds", "log_params", "fixed", "x0",
+    _PARAMS = ("model", "free", "outputs", "method", "data_average", "initial", "bounds", "log_params", "fixed", "x0",
                "x0_guess", "weights", "n_starts", "random_state", "start_spread", "confidence",
                "identifiability_threshold", "max_nfev", "ftol", "xtol", "gtol", "tol", "maxit", "verbose",
                "callback")
@@ -307,7 +314,10 @@ class ParameterEstimator:
         return self._model().parameter_values(over)
 
     def _targets(self, Yd: np.ndarray) -> np.ndarray:
-        if resolve_scheme(self.method) == "backward_euler":
+        avg = self.data_average
+        if avg is None:
+            avg = resolve_scheme(self.method) != "backward_euler"
+        if not avg:
             return Yd[1:]
         return 0.5 * (Yd[:-1] + Yd[1:])
 

@@ -1,0 +1,193 @@
+"""``phsym fit``: estimate netlist parameters from CSV input-output data.
+
+Usage::
+
+    phsym fit NETLIST DATA.csv --free L,C1,C2 --inputs VG --outputs 'y(VG)',v(n1) \
+        [--time t] [--method backward_euler] [--x0 zero|dc|estimate] \
+        [--init L=1.5,C1=0.02] [--out fit.json] [--plot fit.png]
+
+The CSV needs a header row; ``--time`` names the (uniformly sampled) time
+column (default ``t``); the other columns are named by the model's input names
+and the output labels.  A progress line (evaluation count, cost) goes to
+stderr; the table of estimates with confidence intervals and the NRMS go to
+stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .cli_identify import ProgressBar, read_csv_columns
+
+__all__ = ["add_parser", "build_parser", "run", "main"]
+
+
+def _names(text: Optional[str]) -> List[str]:
+    """Split a comma list, keeping commas inside parentheses (``v(a,b)``)."""
+    if not text:
+        return []
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            if cur.strip():
+                out.append(cur.strip())
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _assignments(text: Optional[str]) -> Dict[str, float]:
+    out: Dict[str, float] = {}
+    for item in _names(text):
+        if "=" not in item:
+            raise ValueError(f"expected NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = float(v)
+    return out
+
+
+def _fill(p: argparse.ArgumentParser) -> None:
+    p.add_argument("netlist", help="netlist file with symbolic parameters")
+    p.add_argument("data", help="CSV file with a header row")
+    p.add_argument("--free", required=True, help="comma-separated parameters to estimate")
+    p.add_argument("--inputs", default=None, help="comma-separated input columns (default: all model inputs)")
+    p.add_argument("--outputs", required=True, help="comma-separated output labels, e.g. 'y(VG)',v(n1)")
+    p.add_argument("--time", default="t", help="name of the time column (default: t)")
+    p.add_argument("--method", default="backward_euler",
+                   choices=("backward_euler", "midpoint", "discrete_gradient"), help="time-stepper")
+    p.add_argument("--x0", default="zero", help="initial state: zero (netlist ICs), dc or estimate")
+    p.add_argument("--init", default=None, help="start values NAME=VALUE,... (default: netlist values)")
+    p.add_argument("--starts", type=int, default=1, help="number of optimiser starts (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the extra starts")
+    p.add_argument("--max-nfev", type=int, default=200, help="residual evaluations per start (default 200)")
+    p.add_argument("--confidence", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--out", default=None, help="write the estimates as JSON")
+    p.add_argument("--plot", default=None, help="write a PNG comparing data and fit")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register the ``fit`` subcommand.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        Result of ``parser.add_subparsers()``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The subcommand parser (``func`` default set to :func:`run`).
+    """
+    p = subparsers.add_parser("fit", help="estimate netlist parameters from CSV input-output data",
+                              description="Grey-box output-error fit of netlist parameters with exact "
+                                          "sensitivities of a passivity-preserving time-stepper.")
+    _fill(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Standalone parser (``python -m phsym.identify.cli_fit``)."""
+    p = argparse.ArgumentParser(prog="phsym fit", description="Estimate netlist parameters from CSV data.")
+    _fill(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute the subcommand; returns the process exit code.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments of :func:`add_parser`.
+    """
+    from ..errors import PhsymError
+    from ..model import load
+    from .parameter_estimator import ParameterEstimator, UnidentifiableParameterWarning
+
+    try:
+        model = load(args.netlist)
+        inputs = _names(args.inputs) or list(model.inputs)
+        outputs = _names(args.outputs)
+        init = _assignments(args.init)
+        cols = read_csv_columns(args.data, [args.time] + inputs + outputs)
+    except (OSError, ValueError, PhsymError) as exc:
+        print(f"phsym fit: error: {exc}", file=sys.stderr)
+        return 2
+    t = cols[args.time]
+    u = {c: cols[c] for c in inputs}
+    y = {c: cols[c] for c in outputs}
+    x0: Any = None if args.x0.lower() in ("zero", "none", "ic") else args.x0.lower()
+    bar = None if args.quiet else ProgressBar(args.max_nfev * max(args.starts, 1))
+    est = ParameterEstimator(model, _names(args.free), outputs, method=args.method, initial=init or None,
+                             x0=x0, n_starts=args.starts, random_state=args.seed, max_nfev=args.max_nfev,
+                             confidence=args.confidence,
+                             callback=(lambda k, cost, p: bar(k, bar.total, cost)) if bar else None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnidentifiableParameterWarning)
+        try:
+            est.fit(t, u, y)
+        except (PhsymError, ValueError) as exc:
+            if bar is not None:
+                bar.close()
+            print(f"phsym fit: error: {exc}", file=sys.stderr)
+            return 1
+    if bar is not None:
+        bar.close()
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    print(est.summary())
+    if args.out:
+        doc = {"netlist": str(args.netlist), "method": est.method, "outputs": outputs,
+               "params": est.params_, "std": est.std_,
+               "confidence": est.confidence,
+               "confidence_intervals": {k: list(v) for k, v in est.confidence_intervals_.items()},
+               "covariance": est.covariance_.tolist(), "nrms": est.nrms_,
+               "x0": np.asarray(est.x0_).tolist(), "unidentifiable": est.unidentifiable_,
+               "iterations": est.n_iter_, "cost": float(est.result_.cost), "fit_time_s": est.fit_time_}
+        with open(args.out, "w") as fh:
+            json.dump(doc, fh, indent=2)
+    if args.plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        yp = est.predict(t, u)
+        fig, axes = plt.subplots(len(outputs), 1, figsize=(8, 2.5 * len(outputs)), squeeze=False)
+        for j, name in enumerate(outputs):
+            ax = axes[j, 0]
+            ax.plot(t, y[name], "k.", ms=2, label="data")
+            ax.plot(t, yp[name], label=f"fit (NRMS {est.nrms_[name]:.3g})")
+            ax.set_ylabel(name)
+            ax.legend(loc="upper right")
+        axes[-1, 0].set_xlabel(args.time)
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=100)
+        plt.close(fig)
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Standalone entry point.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+    """
+    return run(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
