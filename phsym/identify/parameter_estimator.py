@@ -572,8 +572,8 @@ class ParameterEstimator:
         ci = {}
         for i, f in enumerate(self.free):
             if islog[i]:
-                sd_t = math.sqrt(max(cov_theta[i, i], 0.0))
-                ci[f] = (float(phys[i] * math.exp(-q * sd_t)), float(phys[i] * math.exp(q * sd_t)))
+                sd_t = min(q * math.sqrt(max(cov_theta[i, i], 0.0)), 700.0)
+                ci[f] = (float(phys[i] * math.exp(-sd_t)), float(phys[i] * math.exp(sd_t)))
             else:
                 ci[f] = (float(phys[i] - q * std[i]), float(phys[i] + q * std[i]))
         self.confidence_intervals_ = ci
