@@ -13,6 +13,7 @@ import sympy as sp
 from ..errors import SimulationError
 from ..codegen.generate import SCHEMES, generate
 from ..codegen import kernels as K
+from ..codegen.linear_gen import MAX_UNROLLED, unrolled_linear
 from .initial import resolve_x0, state_scales
 from .result import SimulationResult
 
@@ -109,6 +110,7 @@ class _LinearEngine:
         self.sparse = nv > DENSE_LIMIT if solver == "auto" else solver == "sparse"
         self.mid = scheme != "backward_euler"
         self.M = M
+        self._fused = None
         if self.sparse:
             try:
                 self.lu = spla.splu(M, permc_spec="COLAMD")
@@ -129,10 +131,25 @@ class _LinearEngine:
 
     def run(self, x, U, k0, k1, X, Y, Hh, Pd, Ps, E, rec_e):
         if not self.sparse:
-            d = lambda A: np.ascontiguousarray(A.toarray() if sps.issparse(A) else A, dtype=float)  # noqa: E731
-            return K.run_linear_dense(x, U, k0, k1, self.mid, d(self.Vx), d(self.Vu), d(self.Ex), d(self.Ev),
-                                      d(self.Eu), d(self.Yx), d(self.Yv), d(self.Yu), d(self.Q),
-                                      self.pd_w, self.pd_idx, X, Y, Hh, Pd, Ps, E, rec_e)
+            if self._fused is None:
+                d = lambda A: np.asarray(A.toarray() if sps.issparse(A) else A, dtype=float)  # noqa: E731
+                Vx, Vu = d(self.Vx), d(self.Vu)
+                nx = Vx.shape[1]
+                V = np.hstack([Vx, Vu])
+                G = V[:nx].copy()
+                G[:, :nx] += np.eye(nx)
+                Yc = np.hstack([d(self.Yx) + d(self.Yv) @ Vx, d(self.Yu) + d(self.Yv) @ Vu])
+                Ec = np.hstack([d(self.Ex) + d(self.Ev) @ Vx, d(self.Ev) @ Vu + d(self.Eu)])
+                c = np.ascontiguousarray
+                self._fused = (c(G), c(Yc), c(V[self.pd_idx]), self.pd_w, c(d(self.Q)), c(Ec))
+            G, Yc, Wc, pw, Qd, Ec = self._fused
+            nx, nu = G.shape[0], U.shape[1]
+            if nx * (nx + nu) <= MAX_UNROLLED:
+                mod = unrolled_linear(nx, nu, Wc.shape[0], Ec.shape[0], self.mid)
+                mod.run(x, U, k0, k1, G, Yc, Wc, pw, Qd, Ec, X, Y, Hh, Pd, Ps, E, rec_e)
+                bad = np.flatnonzero(~np.isfinite(Hh[k0 + 1:k1 + 1]))
+                return int(k0 + bad[0]) if bad.size else -1
+            return K.run_linear_fused(x, U, k0, k1, self.mid, G, Yc, Wc, pw, Qd, Ec, X, Y, Hh, Pd, Ps, E, rec_e)
         lu = self.lu
         L, Uf = lu.L.tocsc(), lu.U.tocsc()
 
