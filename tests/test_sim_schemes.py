@@ -233,3 +233,23 @@ def test_dc_operating_point_start():
     np.testing.assert_allclose(res["phi_L1"], 2.0 * iL, rtol=1e-9)
     np.testing.assert_allclose(res["q_C2"], 0.02 * RR * iL, rtol=1e-9)
     assert "dc" in res.info["x0"]
+
+
+# ------------------------------------------- general nonlinear structures
+def test_flow_out_port_and_coupled_inductors_balance():
+    """Implicit (flow-out) nonlinear port, coupled inductors (multi-state
+    quadratic storage) and a quartic capacitor: discrete gradient is exact."""
+    m1 = phsym.parse("* ccr\nI1 0 a SIN(0 1 100)\nC1 a 0 1m\nR1 a 0 V={10*i + 5*i**3}\n.end\n")
+    assert [d.effort_out for d in m1.structure.dissipative] == [False]
+    s1 = Simulator(m1, 20000, "discrete_gradient")
+    assert s1._gen.unknowns == ["q_C1", "w_R1"]
+    r1 = s1.run(duration=0.03)
+    _check_balance(r1, "discrete_gradient")
+    i = r1["i(R1)"]
+    np.testing.assert_allclose(r1["v(R1)"], 10 * i + 5 * i ** 3, rtol=1e-9, atol=1e-12)
+    m2 = phsym.parse("* coupled\nV1 in 0 SIN(0 2 100)\nR1 in a V={10*i + 5*i**3}\nL1 a b 10m\nL2 b 0 20m\n"
+                     "K1 L1 L2 0.5\nC1 b 0 H={q**2/(2*1e-4) + q**4/(4*1e-10)}\nR2 b 0 I={0.01*v**3}\n.end\n")
+    r2 = Simulator(m2, 20000, "discrete_gradient").run(duration=0.03)
+    _check_balance(r2, "discrete_gradient")
+    r3 = Simulator(m2, 20000, "backward_euler").run(duration=0.03)
+    _check_balance(r3, "backward_euler")
