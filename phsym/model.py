@@ -16,8 +16,15 @@ from .structure.checks import check_structure
 from .structure.dirac import Structure
 from .structure.forms import DescriptorForm, ExplicitForm, descriptor, explicit, linearize
 from .structure.linear import LinearPHS
+from .structure.wellposed import check_regular
 
 __all__ = ["Model", "parse", "load"]
+
+#: Values that must be positive (ratios: non-zero) for each kind.
+_POSITIVE = {"resistor": ("R",), "capacitor": ("C",), "inductor": ("L",), "mass": ("m",),
+             "spring": ("k",), "damper": ("c",), "inertia": ("J",), "torsion": ("k",),
+             "rdamper": ("c",), "transformer": ("n",), "gyrator": ("r",),
+             "diode": ("Is", "N", "Vt")}
 
 
 class Model:
@@ -60,9 +67,30 @@ class Model:
             if not -1 < kval < 1:
                 raise StructureError(f"coupling coefficient of {k.name} is {kval}; it must lie in (-1, 1) "
                                      "for a positive definite inductance matrix", [k.name])
+        self._positive = [(spec.name, key, sp.sympify(spec.values[key]))
+                          for spec in netlist.elements
+                          for key in _POSITIVE.get(spec.kind, ())
+                          if key in spec.values and spec.law is None]
+        self._check_values(defaults)
         self.graph = build_graph(contrib.branches)
         self.structure = Structure(contrib.branches, storages, contrib.dissipations,
                                    contrib.ports, contrib.twoports)
+        check_regular(self.structure, defaults)
+
+    def _check_values(self, values: Mapping[sp.Symbol, float]) -> None:
+        """Physical values that must be positive (R, C, L, m, k, c, J) or non-zero (ratios)."""
+        for name, key, expr in self._positive:
+            val = expr.xreplace({s: sp.Float(values[s]) for s in expr.free_symbols if s in values})
+            try:
+                v = float(val)
+            except (TypeError, ValueError):
+                raise StructureError(f"value {key} of {name} is not a real number: {val}", [name]) from None
+            bad = (v == 0) if key in ("n", "r") else not (v > 0)
+            if bad or not np.isfinite(v):
+                need = "non-zero" if key in ("n", "r") else "positive"
+                raise StructureError(f"value {key} of {name} must be {need}, got {v:g}", [name],
+                                     hint="a zero or negative value has no passive meaning; "
+                                          "remove the element or use a nonlinear law")
 
     # ------------------------------------------------------------ naming
     @property
@@ -153,6 +181,8 @@ class Model:
                 break
         if pending:
             raise StructureError("cyclic parameter definitions: " + ", ".join(sorted(pending)))
+        if over:
+            self._check_values(values)
         return values
 
     # ------------------------------------------------------------ forms

@@ -1,5 +1,6 @@
 """Ill-posed topologies and laws give StructureError naming the elements."""
 import numpy as np
+import sympy as sp
 import pytest
 
 import phsym
@@ -93,3 +94,35 @@ def test_linearphs_rejects_non_ph_matrices():
         LinearPHS([[0, 1], [1, 0]], np.zeros((2, 2)), None, [[1], [0]])
     with pytest.raises(StructureError, match="R PSD"):
         LinearPHS(np.zeros((2, 2)), np.diag([1.0, -1.0]), None, [[1], [0]])
+
+
+@pytest.mark.parametrize("text,names", [
+    ("GY1 a 0 b 0 1\nV1 a 0\nI1 0 b\n", {"GY1", "V1", "I1"}),
+    ("TF1 a 0 b 0 2\nV1 a 0\nV2 b 0\n", {"TF1", "V1", "V2"}),
+    ("TF1 a 0 b 0 2\nI1 0 a\nI2 0 b\n", {"TF1", "I1", "I2"}),
+])
+def test_sources_tied_through_two_ports_are_singular(text, names):
+    e = err(text)
+    assert "singular" in str(e) and set(e.elements) == names
+
+
+@pytest.mark.parametrize("line,elem", [("R1 a 0 0", "R1"), ("R1 a 0 -5", "R1"),
+                                       ("C1 a 0 0", "C1"), ("L1 a 0 -1m", "L1")])
+def test_non_positive_linear_values(line, elem):
+    e = err("V1 a 0\nR9 a 0 1\n" + line + "\n")
+    assert e.elements == (elem,) and "must be positive" in str(e)
+
+
+def test_non_positive_override_is_rejected():
+    m = phsym.parse("V1 a 0\nR1 a 0 1k\n")
+    with pytest.raises(StructureError, match="must be positive"):
+        m.parameter_values({"R1": 0.0})
+
+
+def test_source_free_resistive_network_is_trivial_but_valid():
+    m = phsym.parse("R1 0 a 1\nR2 0 a 1\nD1 a 0\n")
+    assert all(m.check().values())
+    # the diode sees the parallel resistance 1/2
+    assert m.explicit.R[0, 0] == sp.Rational(1, 1) * m.explicit.R[0, 0]
+    vals = m.parameter_values()
+    assert abs(float(m.explicit.R[0, 0].subs(vals)) - 0.5) < 1e-15

@@ -84,10 +84,16 @@ def check_structure(model: "Model") -> Dict[str, bool]:
     for (r, c), v in S.J.items():
         f[r] += v * em[c]
     powers = branch_powers(model, e, f)
-    # on a DAE the algebraic rows f_lambda vanish only on solutions: add them
-    lam_terms = sum((em[i] * f[i] for i in range(S.block("lambda").start, S.block("lambda").stop)),
-                    sp.Integer(0))
-    out["Tellegen"] = sp.simplify(sp.expand(sum(powers.values()) + lam_terms)) == 0
+    # On a DAE the algebraic rows f_lambda vanish only on solutions.  Branch
+    # variables carried by lambda (constrained storage, two-port ports) see
+    # their relation instead of Kirchhoff's law: Tellegen holds up to
+    # lambda . f_lambda over those; the power balance needs every lambda row
+    # (two-port multipliers included).
+    lam = range(S.block("lambda").start, S.block("lambda").stop)
+    mult = {mu for _, _, mu, _ in S.twoport_vars if mu is not None}
+    branch_lam = sum((em[i] * f[i] for i in lam if i not in mult), sp.Integer(0))
+    lam_terms = sum((em[i] * f[i] for i in lam), sp.Integer(0))
+    out["Tellegen"] = sp.simplify(sp.expand(sum(powers.values()) + branch_lam)) == 0
     dH = sum((S.gradients[i] * f[i] for i in range(S.n_x)), sp.Integer(0))
     pd = sum((powers[S.branches[d.branch].name] for d in S.dissipative), sp.Integer(0))
     u0 = S.block("u").start

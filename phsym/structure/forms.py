@@ -51,12 +51,6 @@ class ExplicitForm:
     eliminated: Dict[int, sp.Expr]
     efforts: List[sp.Expr]
 
-    @property
-    def has_feedthrough(self) -> bool:
-        """Whether outputs depend directly on inputs."""
-        nu = sum(1 for _ in self.kept) - (self.J.shape[0] - 0)
-        return nu != 0
-
 
 @dataclass
 class DescriptorForm:
@@ -116,6 +110,8 @@ def explicit(S: Structure, defaults: Optional[Mapping[sp.Symbol, float]] = None)
     kept = [i for i in range(S.size) if i not in set(elim)]
     if len(elim) > MAX_SYMBOLIC_ELIMINATION:
         return None
+    if not kept:   # nothing stores or drives energy: every variable is zero
+        return ExplicitForm([], sp.zeros(0, 0), sp.zeros(0, 0), {i: sp.Integer(0) for i in elim}, [])
     Gamma = sp.zeros(len(elim), len(elim))
     for a, i in enumerate(elim):
         if S.variables[i].block == "w":
@@ -127,21 +123,34 @@ def explicit(S: Structure, defaults: Optional[Mapping[sp.Symbol, float]] = None)
             An = np.array(A.subs(dict(defaults)).evalf(), dtype=float)
             if np.linalg.matrix_rank(An) < len(elim):
                 return None
-        try:
-            X = A.LUsolve(_dense(S, elim, kept))
-        except (ValueError, ZeroDivisionError, sp.matrices.common.NonInvertibleMatrixError):
+        X = _solve_rational(A, _dense(S, elim, kept))
+        if X is None:
             return None
-        X = X.applyfunc(sp.simplify)
     else:
         X = sp.zeros(0, len(kept))
-    Mk = _dense(S, kept, kept) + _dense(S, kept, elim) * X
-    Mk = Mk.applyfunc(sp.simplify)
-    Jr = ((Mk - Mk.T) / 2).applyfunc(sp.simplify)
-    Rr = (-(Mk + Mk.T) / 2).applyfunc(sp.simplify)
+    # entries are rational functions of the parameters: cancel, don't simplify
+    Mk = (_dense(S, kept, kept) + _dense(S, kept, elim) * X).applyfunc(sp.cancel)
+    Jr = ((Mk - Mk.T) / 2).applyfunc(sp.cancel)
+    Rr = (-(Mk + Mk.T) / 2).applyfunc(sp.cancel)
     efforts = [S.variables[i].effort for i in kept]
-    ek = sp.Matrix(efforts)
-    eliminated = {i: sp.simplify((X[a, :] * ek)[0, 0]) for a, i in enumerate(elim)}
+    eliminated = {i: sp.Add(*[X[a, j] * efforts[j] for j in range(len(kept)) if X[a, j] != 0])
+                  for a, i in enumerate(elim)}
     return ExplicitForm(kept, Jr, Rr, eliminated, efforts)
+
+
+def _solve_rational(A: sp.Matrix, B: sp.Matrix):
+    """Solve ``A X = B`` exactly over the field of rational functions of the
+    parameters (no expression swell); ``None`` when A is singular."""
+    from sympy.polys.matrices import DomainMatrix
+    try:
+        dA = DomainMatrix.from_Matrix(A)
+        dB = DomainMatrix.from_Matrix(B)
+        dA, dB = dA.unify(dB)
+        K = dA.domain.get_field()
+        return dA.convert_to(K).lu_solve(dB.convert_to(K)).to_Matrix()
+    except (ValueError, ZeroDivisionError, sp.polys.polyerrors.PolynomialError,
+            sp.matrices.exceptions.NonInvertibleMatrixError):
+        return None
 
 
 def descriptor(S: Structure) -> DescriptorForm:
