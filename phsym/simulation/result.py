@@ -46,6 +46,17 @@ class SimulationResult:
         Effort vector ``e`` of every step (when recorded); probes use it.
     info : dict
         Scheme, engine, initial-state description, wall time, cache key...
+
+    Parameters
+    ----------
+    model : Model
+        The simulated model (for labels and probe definitions).
+    t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts : ndarray
+        The arrays listed under Attributes (built by the simulator).
+    flows_matrix : scipy.sparse matrix
+        Numeric J, used to turn recorded efforts into flows for probes.
+    info : dict
+        Run description (see Attributes).
     """
 
     def __init__(self, model, t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts,
@@ -168,7 +179,18 @@ class SimulationResult:
         return pd.DataFrame(self._step_table()).set_index("t")
 
     def save(self, path: Union[str, Path]) -> Path:
-        """Write ``.csv`` (step grid table) or ``.npz`` (all arrays)."""
+        """Write ``.csv`` (step grid table) or ``.npz`` (all arrays).
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            Destination; the suffix (``.csv`` or ``.npz``; ``.wav`` calls
+            :meth:`to_wav`) selects the format.
+
+        Returns
+        -------
+        pathlib.Path
+        """
         path = Path(path)
         suf = path.suffix.lower()
         if suf == ".npz":
@@ -185,7 +207,22 @@ class SimulationResult:
         return path
 
     def to_wav(self, path: Union[str, Path], signal: Optional[str] = None, normalize: bool = True) -> Path:
-        """Write one signal (default: the first probe, else the first output) as a float32 wav."""
+        """Write one signal as a float32 WAV file at the simulation rate.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path
+            Destination ``.wav`` file.
+        signal : str, optional
+            Label of the signal (default: the first probe, else the first
+            output), e.g. ``"v(out)"``.
+        normalize : bool
+            Scale the peak to 1 (otherwise values are written as they are).
+
+        Returns
+        -------
+        pathlib.Path
+        """
         from scipy.io import wavfile
         if signal is None:
             signal = self.model.probes[0].label if self.model.probes else self.model.outputs[0]
@@ -200,7 +237,23 @@ class SimulationResult:
 
     def plot(self, signals: Optional[Sequence[str]] = None, path: Optional[Union[str, Path]] = None,
              balance: bool = True):
-        """Plot signals (default: probes or outputs) and a power-balance panel."""
+        """Plot signals and the power balance.
+
+        Parameters
+        ----------
+        signals : sequence of str, optional
+            Labels to plot (default: the probes, else the outputs).  Signals
+            of different kinds (voltages, currents, ...) get their own axes.
+        path : str or pathlib.Path, optional
+            Save the figure there (PNG, PDF, ...) instead of only returning it.
+        balance : bool
+            Add the power panel (dH/dt, -P_diss, P_supplied) and the
+            per-step power-balance residual.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
         import matplotlib
         if path is not None:
             matplotlib.use("Agg", force=False)
@@ -208,16 +261,23 @@ class SimulationResult:
         if signals is None:
             signals = [p.label for p in self.model.probes] if (self.model.probes and self.efforts is not None) \
                 else list(self.model.outputs)
-        n = 1 + (2 if balance else 0)
-        fig, axes = plt.subplots(n, 1, sharex=True, figsize=(8, 2.6 * n), squeeze=False)
-        ax = axes[0, 0]
+        # one axis per kind of signal: v(..), i(..), y(..), states/inputs
+        groups: Dict[str, List[str]] = {}
         for s in signals:
-            arr = self[s]
-            ax.plot(self.t if arr.shape[0] == self.t.shape[0] else self.t_step, arr, label=s)
-        ax.legend(loc="best")
-        ax.set_ylabel("signals")
+            kind = s[:2] if len(s) > 2 and s[1] == "(" else "other"
+            groups.setdefault(kind, []).append(s)
+        names = {"v(": "across (V, m/s)", "i(": "through (A, N)", "y(": "port outputs", "other": "signals"}
+        n = len(groups) + (2 if balance else 0)
+        fig, axes = plt.subplots(n, 1, sharex=True, figsize=(8, 2.4 * n), squeeze=False)
+        for row, (kind, labels) in enumerate(groups.items()):
+            ax = axes[row, 0]
+            for s in labels:
+                arr = self[s]
+                ax.plot(self.t if arr.shape[0] == self.t.shape[0] else self.t_step, arr, label=s)
+            ax.legend(loc="upper right")
+            ax.set_ylabel(names[kind])
         if balance:
-            a1, a2 = axes[1, 0], axes[2, 0]
+            a1, a2 = axes[len(groups), 0], axes[len(groups) + 1, 0]
             a1.plot(self.t_step, np.diff(self.H) / self.info["h"], label="dH/dt (discrete)")
             a1.plot(self.t_step, -self.P_diss, label="-P_diss")
             a1.plot(self.t_step, self.P_supplied, label="P_supplied")

@@ -236,7 +236,17 @@ class Simulator:
 
     # ------------------------------------------------------------ inputs
     def input_signals(self, u, n_points: Optional[int], values) -> np.ndarray:
-        """Inputs on the grid ``t_k = k h`` as an array ``(n_points, n_u)``."""
+        """Inputs on the grid ``t_k = k h`` as an array ``(n_points, n_u)``.
+
+        Parameters
+        ----------
+        u : array_like, dict or None
+            As for :meth:`run`.
+        n_points : int or None
+            Number of grid points needed (``None``: taken from ``u``).
+        values : mapping of sympy.Symbol to float
+            Parameter values (for waveforms that reference parameters).
+        """
         S = self.model.structure
         names = self.model.inputs
         if u is not None and not isinstance(u, Mapping):
