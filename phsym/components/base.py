@@ -88,11 +88,20 @@ class Storage:
     port_types: Tuple[str, ...]
     initial: Tuple[Optional[sp.Expr], ...]
 
+    quadratic: Optional[bool] = None
+
     @property
     def is_quadratic(self) -> bool:
-        """Whether H is a quadratic form of the states (linear storage)."""
-        poly = sp.Poly(self.hamiltonian, *self.states) if self.hamiltonian.is_polynomial(*self.states) else None
-        return poly is not None and all(sum(m) == 2 for m in poly.monoms())
+        """Whether H is a quadratic form of the states (linear storage).
+
+        Known by construction for elements given by a value; laws are
+        inspected (once) as polynomials.
+        """
+        if self.quadratic is None:
+            H = self.hamiltonian
+            poly = sp.Poly(H, *self.states) if H.is_polynomial(*self.states) else None
+            self.quadratic = poly is not None and all(sum(m) == 2 for m in poly.monoms())
+        return self.quadratic
 
 
 @dataclass

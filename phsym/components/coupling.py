@@ -84,7 +84,7 @@ def couple_inductors(storages: List[Storage], couplings: Sequence[ElementSpec],
         H = sp.expand((phi.T * Gamma * phi)[0, 0] / 2)
         out.append(Storage(tuple(s.elements[0] for s in sts), tuple(phi), H,
                            tuple(s.branches[0] for s in sts), (FLOW,) * len(sts),
-                           tuple(s.initial[0] for s in sts)))
+                           tuple(s.initial[0] for s in sts), quadratic=True))
         merged_names.update(members)
     rest = [s for s in storages if not (len(s.elements) == 1 and s.elements[0].lower() in merged_names)]
     return rest + out

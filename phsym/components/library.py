@@ -78,7 +78,8 @@ class _StorageComponent(Component):
             H = self.linear_energy(x, self.value(self.linear_key))
         prio = P_STORE_EFFORT if self.port_type == EFFORT else P_STORE_FLOW
         br = self.branch("storage", prio, nodes=self.oriented_nodes())
-        st = Storage((self.name,), (x,), H, (br.name,), (self.port_type,), (self.spec.ic,))
+        st = Storage((self.name,), (x,), H, (br.name,), (self.port_type,), (self.spec.ic,),
+                     quadratic=True if self.spec.law is None else None)
         return Contribution(branches=[br], storages=[st])
 
     def oriented_nodes(self):

@@ -235,6 +235,7 @@ class Structure:
                 J[(mu, ip)], J[(mu, is_)] = g0, g1
         self.J = {key: val for key, val in J.items() if val != 0}
         self._explicit_cache = None
+        self._is_linear: Optional[bool] = None
 
     # ------------------------------------------------------------ helpers
     def _elem(self, k: int) -> str:
@@ -364,7 +365,10 @@ class Structure:
     @property
     def is_linear(self) -> bool:
         """Quadratic H, linear dissipation laws."""
-        return all(st.is_quadratic for st in self.storages) and all(d.linear for d in self.dissipative)
+        if self._is_linear is None:
+            self._is_linear = (all(st.is_quadratic for st in self.storages)
+                               and all(d.linear for d in self.dissipative))
+        return self._is_linear
 
     def branch_map(self, k: int) -> Tuple[Dict[Tuple[str, int], sp.Expr], Dict[Tuple[str, int], sp.Expr]]:
         """Across and through variable of branch ``k`` as linear combinations.
