@@ -75,8 +75,13 @@ def nrms(y_hat: ArrayLike, y: ArrayLike) -> float:
     return float(np.sqrt(np.sum((y_hat - y) ** 2) / den)) if den > 0 else float("inf")
 
 
-def _as_columns(data: Signals, names: Sequence[str], what: str, n: Optional[int] = None) -> np.ndarray:
-    """Array (n, len(names)) from a dict (case-insensitive keys) or an array."""
+def _as_columns(data: Signals, names: Sequence[str], what: str, n: Optional[int] = None,
+                allow_first_nan: bool = False) -> np.ndarray:
+    """Array (n, len(names)) from a dict (case-insensitive keys) or an array.
+
+    ``allow_first_nan``: outputs may be undefined at the initial instant (a
+    simulation table has no step ending at t[0]); the caller checks use.
+    """
     if isinstance(data, Mapping):
         low = {str(k).lower(): v for k, v in data.items()}
         missing = [nm for nm in names if nm.lower() not in low]
@@ -95,7 +100,8 @@ def _as_columns(data: Signals, names: Sequence[str], what: str, n: Optional[int]
             raise IdentificationError(f"{what} has {arr.shape[1]} columns, expected {len(names)} ({list(names)})")
     if n is not None and arr.shape[0] != n:
         raise IdentificationError(f"{what} has {arr.shape[0]} samples, t has {n}")
-    if not np.all(np.isfinite(arr)):
+    body = arr[1:] if allow_first_nan else arr
+    if not np.all(np.isfinite(body)):
         raise IdentificationError(f"{what} contains non-finite values")
     return np.ascontiguousarray(arr)
 
@@ -415,8 +421,12 @@ class ParameterEstimator:
         n = t.shape[0]
         U = _as_columns(u, m.inputs, "u", n)
         labels = self._labels()
-        Yd = _as_columns(y, labels, "y", n)
+        Yd = _as_columns(y, labels, "y", n, allow_first_nan=True)
         target = self._targets(Yd)
+        if not np.all(np.isfinite(target)):
+            raise IdentificationError(
+                "y at the initial instant t[0] is not finite, but this scheme compares averaged "
+                "samples (y[k] + y[k+1]) / 2: give y(t0), or use method='backward_euler'")
         names = self._names()
         free = self.free
         nf = len(free)

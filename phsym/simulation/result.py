@@ -154,20 +154,24 @@ class SimulationResult:
         return d
 
     def _step_table(self) -> Dict[str, np.ndarray]:
-        """Columns on the step grid (states/inputs at step ends)."""
-        cols = {"t": self.t_step}
+        """Columns on the full grid ``t`` (``N + 1`` rows, the first is the
+        initial instant).  States, inputs and H are defined there; step
+        quantities (outputs, probes, powers) belong to step ends and are NaN
+        in the first row, so the table round-trips into ``phsym fit``."""
+        pad = lambda a: np.concatenate([np.full((1,) + a.shape[1:], np.nan), a])
+        cols = {"t": self.t}
         for i, s in enumerate(self.model.states):
-            cols[s] = self.x[1:, i]
+            cols[s] = self.x[:, i]
         for i, s in enumerate(self.model.inputs):
-            cols[s] = self.u[1:, i]
+            cols[s] = self.u[:, i]
         for i, s in enumerate(self.model.outputs):
-            cols[s] = self.y[:, i]
+            cols[s] = pad(self.y[:, i])
         if self.efforts is not None:
-            cols.update(self.probes)
-        cols["H"] = self.H[1:]
-        cols["P_diss"] = self.P_diss
-        cols["P_supplied"] = self.P_supplied
-        cols["balance"] = self.balance
+            cols.update({k: pad(v) for k, v in self.probes.items()})
+        cols["H"] = self.H
+        cols["P_diss"] = pad(self.P_diss)
+        cols["P_supplied"] = pad(self.P_supplied)
+        cols["balance"] = pad(self.balance)
         return cols
 
     def to_pandas(self):
