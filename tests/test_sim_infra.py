@@ -123,11 +123,15 @@ def test_result_api(tmp_path, clipper_sim):
         res["nonsense"]
     d = res.to_numpy()
     assert {"t", "H", "q_C1", "v(out)", "balance"} <= set(d)
+    # tables run over the full grid: the initial instant first, where step
+    # quantities (outputs, probes, powers) are undefined (NaN)
     df = res.to_pandas()
-    assert list(df.index[:2]) == list(t[:2]) and "v(out)" in df.columns
+    assert list(df.index[:3]) == list(res.t[:3]) and "v(out)" in df.columns
+    assert np.isnan(df["v(out)"].iloc[0]) and df["q_C1"].iloc[0] == res.x[0, 0]
+    np.testing.assert_allclose(df["v(out)"].to_numpy()[1:], res["v(out)"])
     res.save(tmp_path / "r.csv")
     back = np.loadtxt(tmp_path / "r.csv", delimiter=",", skiprows=1)
-    assert back.shape[0] == len(t)
+    assert back.shape[0] == len(res.t) and back[0, 0] == 0.0
     res.save(tmp_path / "r.npz")
     assert "v(out)" in np.load(tmp_path / "r.npz").files
     res.to_wav(tmp_path / "r.wav", "v(out)")
