@@ -37,7 +37,7 @@ from ..errors import SimulationError
 from ..structure.dirac import Structure
 from .cache import cache_key, load_module
 
-__all__ = ["SCHEMES", "GeneratedStep", "generate", "DD_THRESHOLD"]
+__all__ = ["SCHEMES", "GeneratedStep", "StepEquations", "generate", "step_equations", "DD_THRESHOLD"]
 
 SCHEMES = ("discrete_gradient", "midpoint", "backward_euler")
 
@@ -319,42 +319,98 @@ def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str) -> Gene
     return memo[mkey]
 
 
-def _generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str) -> GeneratedStep:
+@dataclass
+class StepEquations:
+    """Symbolic equations of one step ``k -> k+1`` (shared by the simulator
+    and the sensitivity generator of :mod:`phsym.identify`).
+
+    Attributes
+    ----------
+    X, XS, UB, V : list of sympy.Symbol
+        State at step start, state scales, scheme input ``ubar``, unknowns
+        ``v = (dx, implicit w, lambda)``.
+    h : sympy.Symbol
+        Step size.
+    names : list of str
+        Names of the unknowns.
+    F : list of sympy.Expr
+        Residual ``F(v) = 0``.
+    e : list of sympy.Expr
+        Effort vector of the step.
+    explicit : list of int
+        Dissipative ports eliminated explicitly (in dependency order).
+    wsym : dict of int to sympy.Expr
+        Port variable ``w_j`` of every dissipative port (unknown or expression).
+    """
+
+    X: List[sp.Symbol]
+    XS: List[sp.Symbol]
+    UB: List[sp.Symbol]
+    V: List[sp.Symbol]
+    h: sp.Symbol
+    names: List[str]
+    F: List[sp.Expr]
+    e: List[sp.Expr]
+    explicit: List[int]
+    wsym: Dict[int, sp.Expr]
+    S: Structure
+    psub: Dict[sp.Symbol, sp.Expr]
+    rows: Dict[int, Dict[int, sp.Expr]] = field(default_factory=dict)
+
+    def z_of(self, j: int, w: sp.Expr) -> sp.Expr:
+        """Law of dissipative port ``j`` evaluated at ``w``."""
+        dp = self.S.dissipative[j]
+        return dp.z.xreplace(self.psub).xreplace({dp.w: w})
+
+    def Je(self, r: int) -> sp.Expr:
+        """Row ``r`` of ``J e``."""
+        return sp.Add(*[val.xreplace(self.psub) * self.e[c] for c, val in self.rows.get(r, {}).items()])
+
+
+def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]) -> StepEquations:
+    """Residual, unknowns and efforts of one step of ``scheme``.
+
+    Parameters
+    ----------
+    S : Structure
+        The structure.
+    scheme : str
+        One of :data:`SCHEMES`.
+    psub : dict
+        Substitution for the parameter symbols (e.g. ``p_i`` array entries).
+
+    Returns
+    -------
+    StepEquations
+    """
     nx, nw, nl, nu = S.n_x, S.n_w, S.n_lambda, S.n_u
     X = [sp.Symbol(f"x_{i}", real=True) for i in range(nx)]
     XS = [sp.Symbol(f"xs_{i}", positive=True) for i in range(nx)]
     UB = [sp.Symbol(f"ub_{i}", real=True) for i in range(nu)]
-    P = [sp.Symbol(f"p_{i}", real=True) for i in range(len(parameters))]
     hs = sp.Symbol("h", positive=True)
-    psub = dict(zip(parameters, P))
     rows = _row(S)
-    gbar = [g.xreplace(psub) for g in _discrete_gradients(
-        S, scheme, X, [sp.Symbol(f"_V{i}") for i in range(nx)], XS)]
-    # unknown layout: dx, implicit w, lambda
-    V: List[sp.Symbol] = []
-    names: List[str] = []
-    for i in range(nx):
-        V.append(sp.Symbol(f"v_{len(V)}", real=True))
-        names.append(str(S.states[i]))
-    gbar = [g.xreplace({sp.Symbol(f"_V{i}"): V[i] for i in range(nx)}) for g in gbar]
-    # explicit effort-out ports
-    wexpr: Dict[int, sp.Expr] = {}
-    xblk, ublk = set(range(nx)), set(range(S.block("u").start, S.block("u").stop))
+    tmp = [sp.Symbol(f"_V{i}") for i in range(nx)]
+    V: List[sp.Symbol] = [sp.Symbol(f"v_{i}", real=True) for i in range(nx)]
+    names: List[str] = [str(s) for s in S.states]
+    gbar = [g.xreplace(psub).xreplace(dict(zip(tmp, V)))
+            for g in _discrete_gradients(S, scheme, X, tmp, XS)]
+    # effort-out ports whose row involves only states, inputs and other
+    # explicit ports are eliminated: w_j = (J e)_j
+    ublk = set(range(S.block("u").start, S.block("u").stop))
+    explicit: List[int] = []
     changed = True
     while changed:
         changed = False
         for j, dp in enumerate(S.dissipative):
-            r = nx + j
-            if j in wexpr or not dp.effort_out:
+            if j in explicit or not dp.effort_out:
                 continue
-            cols = rows.get(r, {})
-            if all(c in xblk or c in ublk or (nx <= c < nx + nw and (c - nx) in wexpr) for c in cols):
-                wexpr[j] = None  # placeholder, filled below in order
+            cols = rows.get(nx + j, {})
+            if all(c < nx or c in ublk or (nx <= c < nx + nw and (c - nx) in explicit) for c in cols):
+                explicit.append(j)
                 changed = True
-    order = list(wexpr)
     wsym: Dict[int, sp.Expr] = {}
     for j, dp in enumerate(S.dissipative):
-        if j not in wexpr:
+        if j not in explicit:
             s = sp.Symbol(f"v_{len(V)}", real=True)
             V.append(s)
             names.append(str(dp.w))
@@ -363,24 +419,17 @@ def _generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str) -> Gen
     for i in range(nl):
         V.append(sp.Symbol(f"v_{len(V)}", real=True))
         names.append(S.variables[S.block("lambda").start + i].name)
-    n_e = S.size
-    e: List[sp.Expr] = [sp.Integer(0)] * n_e
+    e: List[sp.Expr] = [sp.Integer(0)] * S.size
     for i in range(nx):
         e[i] = gbar[i]
     for i in range(nl):
         e[nx + nw + i] = V[lam0 + i]
     for i in range(nu):
         e[nx + nw + nl + i] = UB[i]
-
-    def z_of(j, w):
-        dp = S.dissipative[j]
-        return dp.z.xreplace(psub).xreplace({dp.w: w})
-
-    for j, s in wsym.items():
-        dp = S.dissipative[j]
-        e[nx + j] = z_of(j, s) if dp.effort_out else s
-    # resolve explicit ones in dependency order
-    pending = list(order)
+    eq = StepEquations(X, XS, UB, V, hs, names, [], e, explicit, wsym, S, psub, rows)
+    for j, s in list(wsym.items()):
+        e[nx + j] = eq.z_of(j, s) if S.dissipative[j].effort_out else s
+    pending = list(explicit)
     while pending:
         progressed = False
         for j in list(pending):
@@ -388,25 +437,30 @@ def _generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str) -> Gen
             if all(not (nx <= c < nx + nw) or (c - nx) not in pending for c in cols):
                 w = sp.Add(*[val.xreplace(psub) * e[c] for c, val in cols.items()])
                 wsym[j] = w
-                e[nx + j] = z_of(j, w)
+                e[nx + j] = eq.z_of(j, w)
                 pending.remove(j)
                 progressed = True
-        if not progressed:   # cyclic dependency: make them unknowns is not needed for
-            raise SimulationError("internal error: cyclic explicit dissipative ports")  # skew J (J_jj=0)
-
-    def Je(r):
-        return sp.Add(*[val.xreplace(psub) * e[c] for c, val in rows.get(r, {}).items()])
-
-    F: List[sp.Expr] = []
-    for i in range(nx):
-        F.append(V[i] - hs * Je(i))
+        if not progressed:   # J is skew (J_jj = 0), so a cycle means a bug upstream
+            raise SimulationError("internal error: cyclic explicit dissipative ports")
+    F: List[sp.Expr] = [V[i] - hs * eq.Je(i) for i in range(nx)]
     for j, dp in enumerate(S.dissipative):
-        if j in order:
+        if j in explicit:
             continue
-        fw = wsym[j] if dp.effort_out else z_of(j, wsym[j])
-        F.append(fw - Je(nx + j))
+        F.append((wsym[j] if dp.effort_out else eq.z_of(j, wsym[j])) - eq.Je(nx + j))
     for i in range(nl):
-        F.append(-Je(nx + nw + i))
+        F.append(-eq.Je(nx + nw + i))
+    eq.F = F
+    return eq
+
+
+def _generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str) -> GeneratedStep:
+    nx, nw, nl, nu = S.n_x, S.n_w, S.n_lambda, S.n_u
+    P = [sp.Symbol(f"p_{i}", real=True) for i in range(len(parameters))]
+    psub = dict(zip(parameters, P))
+    eq = step_equations(S, scheme, psub)
+    X, V, names, F, e = eq.X, eq.V, eq.names, eq.F, eq.e
+    order, wsym, z_of, Je = eq.explicit, eq.wsym, eq.z_of, eq.Je
+    n_e = S.size
     nv = len(V)
     jac = []
     for r in range(nv):

@@ -36,7 +36,7 @@ import numpy as np
 import sympy as sp
 
 from ..codegen.cache import cache_key, load_module
-from ..codegen.generate import SCHEMES, _assign, _discrete_gradients, _row
+from ..codegen.generate import SCHEMES, _assign, step_equations
 from ..errors import IdentificationError
 from ..structure.dirac import Structure
 
@@ -112,80 +112,10 @@ def _expand_derived(model, free: Sequence[str]) -> Dict[sp.Symbol, sp.Expr]:
 
 
 def _equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]):
-    """Symbolic residual, efforts and flows of one step (layout of ``generate``)."""
-    nx, nw, nl, nu = S.n_x, S.n_w, S.n_lambda, S.n_u
-    X = [sp.Symbol(f"x_{i}", real=True) for i in range(nx)]
-    XS = [sp.Symbol(f"xs_{i}", positive=True) for i in range(nx)]
-    UB = [sp.Symbol(f"ub_{i}", real=True) for i in range(nu)]
-    hs = sp.Symbol("h", positive=True)
-    rows = _row(S)
-    tmp = [sp.Symbol(f"_V{i}") for i in range(nx)]
-    V = [sp.Symbol(f"v_{i}", real=True) for i in range(nx)]
-    names = [str(s) for s in S.states]
-    gbar = [g.xreplace(psub).xreplace(dict(zip(tmp, V)))
-            for g in _discrete_gradients(S, scheme, X, tmp, XS)]
-    ublk = set(range(S.block("u").start, S.block("u").stop))
-    explicit: List[int] = []
-    changed = True
-    while changed:
-        changed = False
-        for j, dp in enumerate(S.dissipative):
-            if j in explicit or not dp.effort_out:
-                continue
-            cols = rows.get(nx + j, {})
-            if all(c < nx or c in ublk or (nx <= c < nx + nw and (c - nx) in explicit) for c in cols):
-                explicit.append(j)
-                changed = True
-    wsym: Dict[int, sp.Expr] = {}
-    for j, dp in enumerate(S.dissipative):
-        if j not in explicit:
-            s = sp.Symbol(f"v_{len(V)}", real=True)
-            V.append(s)
-            names.append(str(dp.w))
-            wsym[j] = s
-    lam0 = len(V)
-    for i in range(nl):
-        V.append(sp.Symbol(f"v_{len(V)}", real=True))
-        names.append(S.variables[S.block("lambda").start + i].name)
-    e: List[sp.Expr] = [sp.Integer(0)] * S.size
-    for i in range(nx):
-        e[i] = gbar[i]
-    for i in range(nl):
-        e[nx + nw + i] = V[lam0 + i]
-    for i in range(nu):
-        e[nx + nw + nl + i] = UB[i]
-
-    def z_of(j, w):
-        dp = S.dissipative[j]
-        return dp.z.xreplace(psub).xreplace({dp.w: w})
-
-    for j, s in wsym.items():
-        e[nx + j] = z_of(j, s) if S.dissipative[j].effort_out else s
-    pending = list(explicit)
-    while pending:
-        progressed = False
-        for j in list(pending):
-            cols = rows.get(nx + j, {})
-            if all(not (nx <= c < nx + nw) or (c - nx) not in pending for c in cols):
-                w = sp.Add(*[val.xreplace(psub) * e[c] for c, val in cols.items()])
-                wsym[j] = w
-                e[nx + j] = z_of(j, w)
-                pending.remove(j)
-                progressed = True
-        if not progressed:
-            raise IdentificationError("cyclic explicit dissipative ports")
-
-    def Je(r):
-        return sp.Add(*[val.xreplace(psub) * e[c] for c, val in rows.get(r, {}).items()])
-
-    F: List[sp.Expr] = [V[i] - hs * Je(i) for i in range(nx)]
-    for j, dp in enumerate(S.dissipative):
-        if j in explicit:
-            continue
-        F.append((wsym[j] if dp.effort_out else z_of(j, wsym[j])) - Je(nx + j))
-    for i in range(nl):
-        F.append(-Je(nx + nw + i))
-    return dict(X=X, XS=XS, UB=UB, V=V, h=hs, names=names, F=F, e=e, Je=Je)
+    """Symbolic residual, efforts and flows of one step: the simulator's own
+    equations (:func:`phsym.codegen.generate.step_equations`)."""
+    eq = step_equations(S, scheme, psub)
+    return dict(X=eq.X, XS=eq.XS, UB=eq.UB, V=eq.V, h=eq.h, names=eq.names, F=eq.F, e=eq.e, Je=eq.Je)
 
 
 def output_expressions(model, labels: Sequence[str], eq, psub) -> List[sp.Expr]:
