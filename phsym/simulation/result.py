@@ -75,9 +75,16 @@ class SimulationResult:
         self.efforts = efforts
         self._Jn = flows_matrix
         self.info = info
-        h = info["h"]
-        self.balance = (H[1:] - H[:-1]) / h + P_diss - P_supplied
+        self._balance: Optional[np.ndarray] = None
         self._cache: Dict[str, np.ndarray] = {}
+
+    @property
+    def balance(self) -> np.ndarray:
+        """Per-step power-balance residual ``(H[k+1]-H[k])/h + P_diss - P_supplied``
+        (computed on first use)."""
+        if self._balance is None:
+            self._balance = (self.H[1:] - self.H[:-1]) / self.info["h"] + self.P_diss - self.P_supplied
+        return self._balance
 
     # ----------------------------------------------------------- scales
     @property

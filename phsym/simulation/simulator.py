@@ -326,12 +326,14 @@ class Simulator:
             raise SimulationError("the run needs at least one step")
         x_init, x0_desc = resolve_x0(S, model.states, values, x0, U[0])
         nx, nu, ne = S.n_x, S.n_u, S.size
-        X = np.zeros((N + 1, nx))
+        # every entry is written by the compiled loop (failed runs raise), so
+        # skip zero-filling tens of MB on long runs
+        X = np.empty((N + 1, nx))
         X[0] = x_init
-        Y = np.zeros((N, nu))
-        Hh = np.zeros(N + 1)
-        Pd = np.zeros(N)
-        Ps = np.zeros(N)
+        Y = np.empty((N, nu))
+        Hh = np.empty(N + 1)
+        Pd = np.empty(N)
+        Ps = np.empty(N)
         IT = np.zeros(N, dtype=np.int64)
         FL = np.zeros(N, dtype=np.int64)
         rec = self.record_efforts
