@@ -323,7 +323,10 @@ class Simulator:
         U = self.input_signals(u, n_points, values)
         N = U.shape[0] - 1
         if N < 1:
-            raise SimulationError("the run needs at least one step")
+            raise SimulationError(
+                f"the run needs at least one step: {U.shape[0]} input sample(s) at fs = {self.fs:g} Hz"
+                + (f", duration = {float(duration):g} s" if duration is not None else "")
+                + " (check the units of fs and duration: 48k = 48000, 10m = 0.01)")
         x_init, x0_desc = resolve_x0(S, model.states, values, x0, U[0])
         nx, nu, ne = S.n_x, S.n_u, S.size
         # every entry is written by the compiled loop (failed runs raise), so
