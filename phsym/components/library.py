@@ -92,6 +92,15 @@ class Capacitor(_StorageComponent):
     State: charge ``q`` [C].  Energy ``H = q**2 / (2 C)`` (or the law).
     Port (effort type): voltage ``v = e(n+) - e(n-) = dH/dq``, current
     ``i = dq/dt`` entering at ``n+``.  ``IC`` is the initial voltage.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nC1 b 0 10u IC=2\\n")
+    >>> m.hamiltonian
+    q_C1**2/(2*C1)
+    >>> m.structure.gradients[0], m.structure.state_initial[0]   # v = dH/dq, IC is v(0)
+    (q_C1/C1, 2.00000000000000)
     """
 
     kind = "capacitor"
@@ -106,6 +115,13 @@ class Inductor(_StorageComponent):
     State: flux linkage ``phi`` [Wb].  Energy ``H = phi**2 / (2 L)``.
     Port (flow type): current ``i = dH/dphi`` from ``n+`` to ``n-``,
     voltage ``v = e(n+) - e(n-) = dphi/dt``.  ``IC`` is the initial current.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nL1 b 0 1m\\n")
+    >>> m.states, m.hamiltonian
+    (['phi_L1'], phi_L1**2/(2*L1))
     """
 
     kind = "inductor"
@@ -127,6 +143,17 @@ class Mass(_Grounded):
     ``H={f(p)}``).  Port (effort type) between the velocity node and the
     datum: velocity ``dH/dp``, force ``dp/dt`` (sum of forces applied to the
     node).  ``IC`` is the initial velocity.
+
+    Examples
+    --------
+    A force on a mass with a damper: y is the velocity, 1/(m s + c).
+
+    >>> import phsym
+    >>> m = phsym.parse("F1 v 0 force\\nM1 v 0 mass m=2\\nB1 v 0 damper c=1\\n")
+    >>> m.states, m.hamiltonian
+    (['p_M1'], p_M1**2/(2*M1))
+    >>> complex(m.linearize().transfer(1j)[0, 0])
+    (0.2-0.4j)
     """
 
     kind = "mass"
@@ -143,6 +170,13 @@ class Spring(_StorageComponent):
     ``a`` relative to ``b``).  Energy ``H = k x**2 / 2``.  Port (flow type):
     force ``F = dH/dx`` transmitted from ``a`` to ``b`` (it pulls ``a`` back
     when ``x > 0``).  ``IC`` is the initial force.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("F1 v 0 force\\nM1 v 0 mass m=4\\nK1 v 0 spring k=100\\n")
+    >>> m.hamiltonian
+    K1*x_K1**2/2 + p_M1**2/(2*M1)
     """
 
     kind = "spring"
@@ -160,6 +194,13 @@ class Inertia(_Grounded):
 
     State: angular momentum ``p`` [kg m^2/s]; ``H = p**2 / (2 J)``.  Port
     (effort type): angular velocity ``dH/dp`` and torque ``dp/dt``.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("Q1 w 0 torque\\nJ1 w 0 inertia J=0.5\\nT1 w 0 torsion k=3\\n")
+    >>> m.states, m.hamiltonian
+    (['p_J1', 'theta_T1'], T1*theta_T1**2/2 + p_J1**2/(2*J1))
     """
 
     kind = "inertia"
@@ -216,6 +257,15 @@ class Resistor(Component):
     Linear: ``v = R i`` (receiver convention).  ``I={f(v)}`` is
     voltage-controlled (``i = f(v)``), ``V={g(i)}`` current-controlled.
     Dissipated power ``v i >= 0`` (checked for nonlinear laws).
+
+    Examples
+    --------
+    Each dissipative port has a variable ``w`` and a law ``z(w)``:
+
+    >>> import phsym
+    >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nR2 b 0 I={v/100 + v**3}\\n")
+    >>> [(d.element, d.z) for d in m.structure.dissipative]
+    [('R1', R1*w_R1), ('R2', w_R2**3 + w_R2/100)]
     """
 
     kind = "resistor"
@@ -241,6 +291,13 @@ class Diode(Component):
     Voltage-controlled: ``i = Is (exp(v / (N Vt)) - 1)`` with
     ``v = e(anode) - e(cathode)``; thermal voltage ``Vt`` defaults to
     25.85 mV.  Dissipated power ``v i >= 0``.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nD1 b 0 Is=1n N=2\\n")
+    >>> m.structure.dissipative[1].z
+    D1.Is*(exp(w_D1/(D1.N*D1.Vt)) - 1)
     """
 
     kind = "diode"
@@ -254,7 +311,15 @@ class Diode(Component):
 
 class Damper(Component):
     """Damper ``B1 a b damper c=0.5``: force ``F = c (v(a) - v(b))``
-    transmitted from ``a`` to ``b``; dissipates ``c v**2``."""
+    transmitted from ``a`` to ``b``; dissipates ``c v**2``.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("F1 v 0 force\\nM1 v 0 mass m=4\\nB1 v 0 damper c=2\\n")
+    >>> m.structure.dissipative[0].z
+    B1*w_B1
+    """
 
     kind = "damper"
     domain = "translational"
@@ -281,7 +346,15 @@ class _AcrossSource(Component):
 class VoltageSource(_AcrossSource):
     """Voltage source ``V n+ n- [waveform]``: input ``u = e(n+) - e(n-)``;
     output ``y`` = current delivered out of ``n+`` into the circuit (SPICE
-    reports its negative), so ``y u`` is the power delivered."""
+    reports its negative), so ``y u`` is the power delivered.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("V1 in 0\\nR1 in 0 50\\n")
+    >>> complex(m.linearize().transfer(1j)[0, 0])   # y = u / R: current delivered
+    (0.02+0j)
+    """
 
     kind = "vsource"
 
@@ -305,7 +378,15 @@ class AngularVelocitySource(VelocitySource):
 class CurrentSource(Component):
     """Current source ``I n+ n- [waveform]`` (SPICE convention): the current
     ``u`` flows from ``n+`` through the source to ``n-``, i.e. it is pushed into
-    ``n-``.  Output ``y = e(n-) - e(n+)``, so ``y u`` is the power delivered."""
+    ``n-``.  Output ``y = e(n-) - e(n+)``, so ``y u`` is the power delivered.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("I1 0 a\\nR1 a 0 50\\n")      # pushes u into node a
+    >>> complex(m.linearize().transfer(1j)[0, 0])   # y = v(a) = R u
+    (50+0j)
+    """
 
     kind = "isource"
 
@@ -354,7 +435,17 @@ class Transformer(_TwoPortComponent):
     """Ideal transformer ``TF p+ p- s+ s- n``: ``v_p = n v_s``, ``i_s = -n i_p``
     (receiver convention on both ports; lossless).  Between an electrical and
     a mechanical port it is the moving-coil transducer of the mobility
-    analogy (``v = Bl * velocity``, force ``= Bl * current``)."""
+    analogy (``v = Bl * velocity``, force ``= Bl * current``).
+
+    Examples
+    --------
+    An 8 ohm load seen through n = 2 is n**2 * 8 = 32 ohm:
+
+    >>> import phsym
+    >>> m = phsym.parse("V1 p 0\\nTF1 p 0 s 0 2\\nR1 s 0 8\\n")
+    >>> complex(m.linearize().transfer(1j)[0, 0])
+    (0.03125+0j)
+    """
 
     kind = "transformer"
     key = "n"
@@ -362,7 +453,17 @@ class Transformer(_TwoPortComponent):
 
 class Gyrator(_TwoPortComponent):
     """Ideal gyrator ``GY p+ p- s+ s- r``: ``v_p = r i_s``, ``v_s = -r i_p``
-    (lossless)."""
+    (lossless).
+
+    Examples
+    --------
+    A 5 ohm load behind r = 10 looks like r**2 / 5 = 20 ohm:
+
+    >>> import phsym
+    >>> m = phsym.parse("V1 p 0\\nGY1 p 0 s 0 10\\nR1 s 0 5\\n")
+    >>> complex(m.linearize().transfer(1j)[0, 0])
+    (0.05+0j)
+    """
 
     kind = "gyrator"
     key = "r"
