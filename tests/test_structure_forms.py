@@ -90,3 +90,14 @@ def test_hamiltonian_of_linear_model_matches_energy_matrix():
     x = np.array([0.3, -2e-6, 0.0])
     H = float(m.hamiltonian.subs(m.parameter_values()).subs(dict(zip(m.structure.states, x[:2]))))
     assert np.isclose(lin.hamiltonian(x), H, rtol=1e-12)
+
+
+def test_checks_detect_a_corrupted_structure():
+    m = phsym.load("netlists/rlc.cir")
+    assert all(m.check().values())
+    S = m.structure
+    (r, c) = next(k for k in S.J if k[0] != k[1])
+    S.J[(r, c)] = 2 * S.J[(r, c)]          # break skew symmetry (and Kirchhoff)
+    m.__dict__.pop("explicit", None)
+    checks = m.check()
+    assert not checks["J skew"] and not checks["power balance"]

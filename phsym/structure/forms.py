@@ -43,6 +43,10 @@ class ExplicitForm:
         Each eliminated effort as an expression of the kept efforts.
     efforts : list of sympy.Expr
         The kept efforts (``dH/dx``, ``e_w``, ``u``).
+    coefficients : sympy.Matrix
+        ``X`` with ``e_eliminated = X e_kept`` (rational in the parameters).
+    eliminated_index : list of int
+        Row order of ``coefficients``.
     """
 
     kept: List[int]
@@ -50,6 +54,8 @@ class ExplicitForm:
     R: sp.Matrix
     eliminated: Dict[int, sp.Expr]
     efforts: List[sp.Expr]
+    coefficients: Optional[sp.Matrix] = None
+    eliminated_index: Optional[List[int]] = None
 
 
 @dataclass
@@ -111,7 +117,8 @@ def explicit(S: Structure, defaults: Optional[Mapping[sp.Symbol, float]] = None)
     if len(elim) > MAX_SYMBOLIC_ELIMINATION:
         return None
     if not kept:   # nothing stores or drives energy: every variable is zero
-        return ExplicitForm([], sp.zeros(0, 0), sp.zeros(0, 0), {i: sp.Integer(0) for i in elim}, [])
+        return ExplicitForm([], sp.zeros(0, 0), sp.zeros(0, 0), {i: sp.Integer(0) for i in elim}, [],
+                            sp.zeros(len(elim), 0), elim)
     Gamma = sp.zeros(len(elim), len(elim))
     for a, i in enumerate(elim):
         if S.variables[i].block == "w":
@@ -135,7 +142,7 @@ def explicit(S: Structure, defaults: Optional[Mapping[sp.Symbol, float]] = None)
     efforts = [S.variables[i].effort for i in kept]
     eliminated = {i: sp.Add(*[X[a, j] * efforts[j] for j in range(len(kept)) if X[a, j] != 0])
                   for a, i in enumerate(elim)}
-    return ExplicitForm(kept, Jr, Rr, eliminated, efforts)
+    return ExplicitForm(kept, Jr, Rr, eliminated, efforts, X, elim)
 
 
 def _solve_rational(A: sp.Matrix, B: sp.Matrix):
