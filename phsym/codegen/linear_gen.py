@@ -63,8 +63,7 @@ def unrolled_linear(nx: int, nu: int, nw: int, ne: int, mid: bool):
     L.append(f"            for i in range({ne}):")
     L.append("                s = 0.0")
     L.append(f"                for j in range({nz}):")
-    L.append(f"                    s += Ec[i, j] * ({'(' + ', '.join(z) + ',)'}[j])" if False else
-             "                    s += Ec[i, j] * (x[j] if j < %d else U[k + 1, j - %d] if not %s else "
+    L.append("                    s += Ec[i, j] * (x[j] if j < %d else U[k + 1, j - %d] if not %s else "
              "0.5 * (U[k, j - %d] + U[k + 1, j - %d]))" % (nx, nx, bool(mid), nx, nx))
     L.append("                E[k, i] = s")
     for i in range(nx):

@@ -234,7 +234,6 @@ class Structure:
                 J[(ip, mu)], J[(is_, mu)] = -g0, -g1
                 J[(mu, ip)], J[(mu, is_)] = g0, g1
         self.J = {key: val for key, val in J.items() if val != 0}
-        self._explicit_cache = None
         self._is_linear: Optional[bool] = None
 
     # ------------------------------------------------------------ helpers
