@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["lu_factor", "lu_solve", "csr_matvec", "splu_solve", "run_linear_dense",
+__all__ = ["lu_factor", "lu_solve", "splu_solve", "run_linear_fused",
            "run_linear_sparse"]
 
 
@@ -69,20 +69,6 @@ def lu_solve(A, piv, b):
 
 
 @njit(cache=True)
-def csr_matvec(indptr, indices, data, x, out, accumulate):
-    """``out (+)= A @ x`` for a CSR matrix."""
-    n = indptr.shape[0] - 1
-    for i in range(n):
-        s = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            s += data[k] * x[indices[k]]
-        if accumulate:
-            out[i] += s
-        else:
-            out[i] = s
-
-
-@njit(cache=True)
 def splu_solve(Lp, Li, Lx, Up, Ui, Ux, perm_r, perm_c, b, work, out):
     """Solve ``A z = b`` with ``Pr A Pc = L U`` (CSC factors of ``splu``)."""
     n = b.shape[0]
@@ -111,77 +97,6 @@ def splu_solve(Lp, Li, Lx, Up, Ui, Ux, perm_r, perm_c, b, work, out):
                     work[i] -= Ux[k] * xj
     for i in range(n):
         out[i] = work[perm_c[i]]
-
-
-@njit(cache=True)
-def run_linear_dense(x, U, k0, k1, mid, Vx, Vu, Ex, Ev, Eu, Yx, Yv, Yu, Q, pd_w, pd_idx,
-                     X, Y, Hh, Pd, Ps, E, rec_e):
-    """Run steps ``k0 .. k1-1`` of a linear scheme with precomputed matrices.
-
-    The unknowns are ``v = Vx x + Vu ub`` (``ub`` the step input), the
-    efforts ``e = Ex x + Ev v + Eu ub`` and the outputs
-    ``y = Yx x + Yv v + Yu ub``; ``P_diss = sum pd_w[j] * v[pd_idx[j]]**2``.
-    Returns ``-1`` on success or the first step with a non-finite state.
-    """
-    nx = x.shape[0]
-    nv = Vx.shape[0]
-    nu = U.shape[1]
-    ne = Ex.shape[0]
-    v = np.empty(nv)
-    ub = np.empty(nu)
-    e = np.empty(ne)
-    for k in range(k0, k1):
-        for i in range(nu):
-            if mid:
-                ub[i] = 0.5 * (U[k, i] + U[k + 1, i])
-            else:
-                ub[i] = U[k + 1, i]
-        for i in range(nv):
-            s = 0.0
-            for j in range(nx):
-                s += Vx[i, j] * x[j]
-            for j in range(nu):
-                s += Vu[i, j] * ub[j]
-            v[i] = s
-        ps = 0.0
-        for i in range(nu):
-            s = 0.0
-            for j in range(nx):
-                s += Yx[i, j] * x[j]
-            for j in range(nv):
-                s += Yv[i, j] * v[j]
-            for j in range(nu):
-                s += Yu[i, j] * ub[j]
-            Y[k, i] = s
-            ps += s * ub[i]
-        Ps[k] = ps
-        pdis = 0.0
-        for j in range(pd_idx.shape[0]):
-            pdis += pd_w[j] * v[pd_idx[j]] * v[pd_idx[j]]
-        Pd[k] = pdis
-        if rec_e:
-            for i in range(ne):
-                s = 0.0
-                for j in range(nx):
-                    s += Ex[i, j] * x[j]
-                for j in range(nv):
-                    s += Ev[i, j] * v[j]
-                for j in range(nu):
-                    s += Eu[i, j] * ub[j]
-                E[k, i] = s
-        hh = 0.0
-        for i in range(nx):
-            x[i] += v[i]
-            X[k + 1, i] = x[i]
-        for i in range(nx):
-            s = 0.0
-            for j in range(nx):
-                s += Q[i, j] * x[j]
-            hh += 0.5 * x[i] * s
-        Hh[k + 1] = hh
-        if not np.isfinite(hh):
-            return k
-    return -1
 
 
 @njit(cache=True)
