@@ -94,8 +94,19 @@ def test_newton_failure_names_step_time_quantity(clipper_sim):
 
 
 def test_nan_input_raises(clipper_sim):
+    # caught before stepping: names the input and the first step that uses it
     u = np.full(101, 1.0)
     u[40] = np.nan
+    with pytest.raises(SimulationError) as err:
+        clipper_sim.run(u={"Vin": u})
+    assert err.value.step == 39 and err.value.quantity == "Vin"
+    assert "non-finite" in str(err.value)
+
+
+def test_non_finite_values_inside_a_step_raise(clipper_sim):
+    # a finite but absurd input overflows the diode law inside step 39
+    u = np.full(101, 1.0)
+    u[40] = 1e6
     with pytest.raises(SimulationError) as err:
         clipper_sim.run(u={"Vin": u})
     assert err.value.step == 39 and err.value.quantity == "q_C1"

@@ -247,6 +247,16 @@ class Simulator:
         values : mapping of sympy.Symbol to float
             Parameter values (for waveforms that reference parameters).
         """
+        U = self._input_signals(u, n_points, values)
+        bad = np.argwhere(~np.isfinite(U))
+        if bad.size:
+            k, i = (int(v) for v in bad[0])
+            step = max(k - 1, 0)        # first step that uses input sample k
+            raise SimulationError(f"input {self.model.inputs[i]} is non-finite ({U[k, i]}) at sample {k}",
+                                  step=step, time=(step + 1) * self.h, quantity=self.model.inputs[i])
+        return U
+
+    def _input_signals(self, u, n_points: Optional[int], values) -> np.ndarray:
         S = self.model.structure
         names = self.model.inputs
         if u is not None and not isinstance(u, Mapping):
@@ -319,6 +329,8 @@ class Simulator:
         """
         model, S = self.model, self.model.structure
         values = model.parameter_values(params)
+        if duration is not None and not (float(duration) > 0):
+            raise SimulationError(f"duration must be positive, got {duration}")
         n_points = None if duration is None else int(round(float(duration) * self.fs)) + 1
         U = self.input_signals(u, n_points, values)
         N = U.shape[0] - 1

@@ -213,8 +213,14 @@ def operating_point(S: Structure, values: Mapping[sp.Symbol, float],
         The full effort-vector *variables* ``(x0, w, lambda, u0)`` where the
         ``w`` entries are the port variables ``w`` (not efforts).
     """
-    x0 = np.zeros(S.n_x) if x0 is None else np.asarray(x0, dtype=float)
-    u0 = np.zeros(S.n_u) if u0 is None else np.asarray(u0, dtype=float)
+    x0 = np.zeros(S.n_x) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
+    u0 = np.zeros(S.n_u) if u0 is None else np.asarray(u0, dtype=float).reshape(-1)
+    for name, arr, n, labels in (("x0", x0, S.n_x, S.states), ("u0", u0, S.n_u, S.inputs)):
+        if arr.shape[0] != n:
+            raise StructureError(f"{name} has {arr.shape[0]} entries, the model has {n} "
+                                 f"({', '.join(str(v) for v in labels)})")
+        if not np.all(np.isfinite(arr)):
+            raise StructureError(f"{name} contains non-finite values")
     nz = S.n_w + S.n_lambda
     if nz == 0:
         return np.concatenate([x0, u0])
