@@ -33,3 +33,12 @@ def test_non_positive_duration(rlc):
 def test_linearize_operating_point_is_checked(rlc, kw, msg):
     with pytest.raises(phsym.StructureError, match=msg):
         rlc.linearize(**kw)
+
+
+def test_simulate_csv_input_with_a_bad_cell_names_file_and_line(tmp_path, capsys):
+    from phsym.cli import main
+    data = tmp_path / "in.csv"
+    data.write_text("t,u\n0,0.1\n1,abc\n")
+    rc = main(["simulate", str(NET / "rlc.cir"), "--fs", "1k", "--input", f"V1={data}:u", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 1 and f"{data}:3" in err and "cannot read a number" in err

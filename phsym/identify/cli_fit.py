@@ -22,7 +22,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .cli_identify import ProgressBar, read_csv_columns
+from ..clitools import read_csv_columns
+from .cli_identify import ProgressBar
 
 __all__ = ["add_parser", "build_parser", "run", "main"]
 

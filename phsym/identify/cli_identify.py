@@ -12,16 +12,17 @@ column.  A text progress bar with the current cost goes to stderr.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, TextIO
+from typing import Any, List, Optional, Sequence, TextIO
 
 import numpy as np
 
-__all__ = ["add_parser", "build_parser", "run", "main", "read_csv_columns", "ProgressBar"]
+from ..clitools import read_csv_columns
+
+__all__ = ["add_parser", "build_parser", "run", "main", "ProgressBar"]
 
 
 class ProgressBar:
@@ -55,42 +56,6 @@ class ProgressBar:
         """Finish the line."""
         self.stream.write("\n")
         self.stream.flush()
-
-
-def read_csv_columns(path: str, columns: Sequence[str]) -> Dict[str, np.ndarray]:
-    """Read named columns of a CSV file with a header row.
-
-    Parameters
-    ----------
-    path : str
-        CSV file.
-    columns : sequence of str
-        Column names to return.
-
-    Returns
-    -------
-    dict of str to numpy.ndarray
-    """
-    with open(path, newline="") as fh:
-        reader = csv.reader(fh)
-        try:
-            header = [h.strip() for h in next(reader)]
-        except StopIteration:
-            raise ValueError(f"{path} is empty") from None
-        missing = [c for c in columns if c not in header]
-        if missing:
-            raise ValueError(f"{path}: columns {missing} not found (header: {header})")
-        idx = [header.index(c) for c in columns]
-        rows: List[List[float]] = []
-        for lineno, row in enumerate(reader, start=2):
-            if not row or all(not c.strip() for c in row):
-                continue
-            try:
-                rows.append([float(row[i]) for i in idx])
-            except (ValueError, IndexError):
-                raise ValueError(f"{path}:{lineno}: cannot read a number in {row}") from None
-    data = np.array(rows, dtype=float).reshape(-1, len(columns))
-    return {c: data[:, j] for j, c in enumerate(columns)}
 
 
 def _names(text: str) -> List[str]:

@@ -63,14 +63,11 @@ def input_source(spec: str, fs: float):
         return np.asarray(data, dtype=float)
     if ".csv:" in low:
         path, col = spec.rsplit(":", 1)
-        import csv
-        with open(path, newline="") as fh:
-            rows = list(csv.reader(fh))
-        header = [h.strip() for h in rows[0]]
-        if col not in header:
-            raise SimulationError(f"{path} has no column {col!r} (columns: {', '.join(header)})")
-        j = header.index(col)
-        return np.array([float(r[j]) for r in rows[1:] if r], dtype=float)
+        from ..clitools import read_csv_columns
+        try:
+            return read_csv_columns(path, [col])[col]
+        except ValueError as exc:
+            raise SimulationError(str(exc)) from None
     try:
         return _number(spec)
     except Exception:
