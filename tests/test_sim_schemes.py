@@ -253,3 +253,26 @@ def test_flow_out_port_and_coupled_inductors_balance():
     _check_balance(r2, "discrete_gradient")
     r3 = Simulator(m2, 20000, "backward_euler").run(duration=0.03)
     _check_balance(r3, "backward_euler")
+
+
+def test_clipper_survives_hard_input_steps():
+    # A step of tens of volts into the exponential diode law needs many damped
+    # Newton iterations on its first steps; every scheme must converge and keep
+    # its balance.  Backward Euler (L-stable) settles on the DC solution; the
+    # discrete gradient is not L-stable, its stiff mode rings with factor ~ -1
+    # around that solution, so its two-step average must match it.
+    m = phsym.load(NET / "diode_clipper.cir")
+    t = np.arange(2401) / 48000
+    Is, N, Vt, Rs = 2.52e-9, 1.752, 0.02585, 2.2e3
+    for amp in (5.0, 100.0):
+        u = {"Vin": np.full(t.size, amp)}
+        be = m.simulator(48000, method="backward_euler").run(u=u)
+        dg = m.simulator(48000, method="discrete_gradient").run(u=u)
+        assert dg.iterations.max() > 50 and be.iterations.max() > 20   # genuinely hard steps
+        assert dg.max_balance_error <= 1e-10
+        assert np.all(be.balance <= 1e-10 * be.power_scale)            # BE only dissipates
+        v = be["v(out)"][-1]
+        # KCL at steady state: the antiparallel pair conducts (amp - v)/Rs
+        assert abs((amp - v) / Rs - 2 * Is * np.sinh(v / (N * Vt))) < 1e-9 * amp / Rs
+        q_avg = 0.5 * (dg.x[-1, 0] + dg.x[-2, 0])
+        assert abs(q_avg - be.x[-1, 0]) < 1e-4 * abs(be.x[-1, 0])

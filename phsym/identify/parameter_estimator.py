@@ -172,7 +172,7 @@ class ParameterEstimator:
     tol : float
         Newton tolerance of the time-stepper (scaled step).
     maxit : int
-        Newton iterations per step.
+        Newton iteration cap per step (default 200, as the simulator).
     verbose : int
         ``1`` prints one line per residual evaluation to stderr.
     callback : callable, optional
@@ -216,7 +216,7 @@ class ParameterEstimator:
                  n_starts: int = 1, random_state: Any = None, start_spread: float = 0.5,
                  confidence: float = 0.95, identifiability_threshold: float = 0.1,
                  max_nfev: int = 200, ftol: float = 1e-10, xtol: float = 1e-10, gtol: float = 1e-10,
-                 tol: float = 1e-12, maxit: int = 50, verbose: int = 0,
+                 tol: float = 1e-12, maxit: int = 200, verbose: int = 0,
                  callback: Optional[Callable[[int, float, Dict[str, float]], None]] = None):
         self.model = model
         self.free = list(free)

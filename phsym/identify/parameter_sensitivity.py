@@ -366,7 +366,7 @@ def build_sensitivity(model, free: Sequence[str], outputs: Sequence[str], scheme
 
 
 def run_sensitivity(step: SensitivityStep, x0: np.ndarray, S0: np.ndarray, U: np.ndarray, p: np.ndarray,
-                    xs: np.ndarray, h: float, tol: float = 1e-12, maxit: int = 50,
+                    xs: np.ndarray, h: float, tol: float = 1e-12, maxit: int = 200,
                     want: bool = True) -> Tuple[np.ndarray, Optional[np.ndarray], int]:
     """Run the compiled loop.
 

@@ -190,7 +190,10 @@ class Simulator:
     tol : float
         Newton tolerance on the scaled step.
     maxit : int
-        Newton iteration cap per step.
+        Newton iteration cap per step (default 200).  Ordinary steps take a
+        few iterations; a hard step into an exponential law (a 100 V step
+        into the diode clipper) walks back about ``N Vt`` per damped
+        iteration and needs 50-80, so the cap is generous.
     on_error : str
         ``"raise"`` (default) or ``"flag"`` (record a flag and go on).
     record_efforts : bool or "auto"
@@ -201,7 +204,7 @@ class Simulator:
     """
 
     def __init__(self, model, fs: float, method: str = "auto", *, engine: str = "auto", tol: float = 1e-12,
-                 maxit: int = 50, on_error: str = "raise", record_efforts: Union[bool, str] = "auto",
+                 maxit: int = 200, on_error: str = "raise", record_efforts: Union[bool, str] = "auto",
                  linear_solver: str = "auto"):
         S = model.structure
         self.model = model
