@@ -7,10 +7,25 @@ discretisation and code generation (:mod:`phsym.codegen`) -> simulation
 """
 from .errors import (IdentificationError, NetlistError, NetlistWarning,
                      PhsymError, PhsymWarning, SimulationError, StructureError)
-from .model import Model, load, parse
-from .structure.linear import LinearPHS
 
 __version__ = "0.1.0"
+
+# Imported on first use: sympy, scipy and networkx take about a second to
+# import, and a warm simulation of a cached netlist needs none of them.
+_LAZY = {"Model": "model", "parse": "model", "load": "model", "LinearPHS": "structure.linear"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'phsym' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def simulate(model, fs: float, u=None, duration=None, x0=None, params=None,

@@ -26,12 +26,10 @@ import numpy as np
 import sympy as sp
 
 from ..errors import NetlistError
+from .shapes import PULSE_EDGE, evaluate_shape
 from .spec import Waveform
 
 __all__ = ["evaluate_waveform", "waveform_arguments", "PULSE_EDGE", "WAVEFORM_ARITY"]
-
-#: Rise/fall time used when a PULSE gives none (or zero), in seconds.
-PULSE_EDGE = 1e-12
 
 #: Accepted number of arguments per shape: (min, max); pwl: pairs, max unbounded.
 WAVEFORM_ARITY = {"dc": (1, 1), "sin": (3, 5), "pulse": (2, 7), "pwl": (2, None)}
@@ -69,25 +67,6 @@ def waveform_arguments(waveform: Waveform,
     return np.asarray(out, dtype=np.float64)
 
 
-def _pulse(a: np.ndarray, t: np.ndarray) -> np.ndarray:
-    full = [0.0, 0.0, 0.0, 0.0, 0.0, np.inf, np.inf]
-    full[:len(a)] = list(a)
-    v1, v2, td, tr, tf, pw, per = full
-    tr = tr if tr > 0 else PULSE_EDGE
-    tf = tf if tf > 0 else PULSE_EDGE
-    tau = t - td
-    if np.isfinite(per) and per > 0:
-        tau = np.where(tau >= 0, np.mod(tau, per), tau)
-    out = np.full_like(t, v1)
-    rise = (tau >= 0) & (tau < tr)
-    out[rise] = v1 + (v2 - v1) * tau[rise] / tr
-    high = (tau >= tr) & (tau < tr + pw)
-    out[high] = v2
-    fall = (tau >= tr + pw) & (tau < tr + pw + tf)
-    out[fall] = v2 + (v1 - v2) * (tau[fall] - tr - pw) / tf
-    return out
-
-
 def evaluate_waveform(waveform: Waveform, t, values: Optional[Mapping[sp.Symbol, float]] = None
                       ) -> np.ndarray:
     """Evaluate ``waveform`` at times ``t``.
@@ -115,18 +94,6 @@ def evaluate_waveform(waveform: Waveform, t, values: Optional[Mapping[sp.Symbol,
     if len(a) < lo or (hi is not None and len(a) > hi) or (shape == "pwl" and len(a) % 2):
         raise NetlistError(f"{shape.upper()} has a wrong number of arguments ({len(a)})",
                            waveform.location)
-    if shape == "dc":
-        return np.full(t.shape, a[0], dtype=np.float64)
-    if shape == "sin":
-        off, amp, freq = a[:3]
-        delay = a[3] if len(a) > 3 else 0.0
-        damp = a[4] if len(a) > 4 else 0.0
-        tau = t - delay
-        wave = off + amp * np.sin(2 * np.pi * freq * tau) * np.exp(-damp * np.maximum(tau, 0.0))
-        return np.where(tau >= 0, wave, off).astype(np.float64)
-    if shape == "pulse":
-        return _pulse(a, t.ravel()).reshape(t.shape)
-    times, vals = a[0::2], a[1::2]
-    if np.any(np.diff(times) < 0):
+    if shape == "pwl" and np.any(np.diff(a[0::2]) < 0):
         raise NetlistError("PWL times must be non-decreasing", waveform.location)
-    return np.interp(t, times, vals).astype(np.float64)
+    return evaluate_shape(shape, a, t)

@@ -5,6 +5,17 @@ of a discrete-gradient, midpoint or backward-Euler scheme and runs it;
 :class:`SimulationResult` holds the arrays with the discrete power balance.
 """
 from .result import SimulationResult
-from .simulator import Simulator, simulate, simulator
 
 __all__ = ["Simulator", "SimulationResult", "simulate", "simulator"]
+
+
+def __getattr__(name: str):
+    # the symbolic simulator imports sympy and scipy: only on first use
+    if name in ("Simulator", "simulate", "simulator"):
+        import importlib
+        mod = importlib.import_module(".simulator", __name__)
+        # the submodule import binds ``simulator`` to the module: rebind all
+        for n in ("Simulator", "simulate", "simulator"):
+            globals()[n] = getattr(mod, n)
+        return globals()[name]
+    raise AttributeError(f"module 'phsym.simulation' has no attribute {name!r}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
-import scipy.optimize as so
 import sympy as sp
 
 from ..errors import SimulationError
+from .engine import apply_x0
 from ..structure.dirac import Structure
 
 __all__ = ["initial_from_ic", "state_scales", "dc_operating_point", "resolve_x0"]
@@ -29,6 +29,7 @@ def initial_from_ic(S: Structure, values: Mapping[sp.Symbol, float]) -> Tuple[np
     Linear storages are inverted directly, nonlinear ones by Newton
     (:func:`scipy.optimize.root`) on the storage's own gradient.
     """
+    import scipy.optimize as so  # lazy: about 0.2 s of import
     x0 = np.zeros(S.n_x)
     done: List[str] = []
     index = _storage_index(S)
@@ -64,6 +65,7 @@ def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
     Used for Newton tolerances and the small-step branch of divided
     differences; falls back to 1 when the gradient never reaches 1.
     """
+    import scipy.optimize as so  # lazy: about 0.2 s of import
     subs = dict(values)
     out = np.ones(S.n_x)
     for i, (s, g) in enumerate(zip(S.states, S.gradients)):
@@ -97,6 +99,7 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
     Solves ``(J e)_x = 0`` (no state changes) with the dissipative and
     algebraic rows, unknowns ``(x, w, lambda)``.
     """
+    import scipy.optimize as so  # lazy: about 0.2 s of import
     nx, nw, nl = S.n_x, S.n_w, S.n_lambda
     Jn = S.J_numeric(values).toarray()
     subs = dict(values)
@@ -131,23 +134,12 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
 
 def resolve_x0(S: Structure, states: List[str], values, x0, u_first: np.ndarray) -> Tuple[np.ndarray, str]:
     """Initial state from ``x0`` (None, array, dict by state name or ``"dc"``)."""
-    if isinstance(x0, str):
-        if x0.lower() != "dc":
-            raise SimulationError(f"x0 must be an array, a dict, None or 'dc', not {x0!r}")
+    if isinstance(x0, str) and x0.lower() == "dc":
         base, _ = initial_from_ic(S, values)
         return dc_operating_point(S, values, u_first, base), "dc operating point for the first input sample"
-    if x0 is None:
+    if x0 is None or isinstance(x0, (str, Mapping)):
         base, done = initial_from_ic(S, values)
-        return base, ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
-    if isinstance(x0, Mapping):
-        base, _ = initial_from_ic(S, values)
-        lookup = {n.lower(): i for i, n in enumerate(states)}
-        for k, val in x0.items():
-            if str(k).lower() not in lookup:
-                raise SimulationError(f"x0 names unknown state {k!r}; states: {', '.join(states)}")
-            base[lookup[str(k).lower()]] = float(val)
-        return base, "given by name (others from ICs)"
-    arr = np.asarray(x0, dtype=float).reshape(-1)
-    if arr.shape[0] != S.n_x:
-        raise SimulationError(f"x0 has {arr.shape[0]} entries, the model has {S.n_x} states")
-    return arr.copy(), "given"
+        desc = ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
+    else:
+        base, desc = np.zeros(S.n_x), "zero"
+    return apply_x0(base, desc, states, x0)

@@ -8,14 +8,14 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
-import sympy as sp
 
 from ..errors import SimulationError
 from ..codegen.generate import SCHEMES, generate
 from ..codegen import kernels as K
-from ..codegen.linear_gen import MAX_UNROLLED, unrolled_linear
+from .engine import DenseLinearLoop, NewtonLoop, RunArrays, _chunks
 from .initial import resolve_x0, state_scales
 from .result import SimulationResult
+from .signals import input_array
 
 __all__ = ["Simulator", "simulator", "simulate", "DENSE_LIMIT"]
 
@@ -23,8 +23,6 @@ __all__ = ["Simulator", "simulator", "simulate", "DENSE_LIMIT"]
 DENSE_LIMIT = 24
 #: Efforts are recorded (for probes) when steps * size stays below this.
 RECORD_LIMIT = 20_000_000
-_STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular Newton Jacobian",
-           4: "non-finite state"}
 
 
 def _pick_scheme(S, method: str, linear: bool) -> str:
@@ -129,27 +127,22 @@ class _LinearEngine:
             self.Vx = sla.lu_solve(lu, Kx.toarray()) if nv else np.zeros((0, nx))
             self.Vu = sla.lu_solve(lu, Ku.toarray()) if nv else np.zeros((0, nu))
 
-    def run(self, x, U, k0, k1, X, Y, Hh, Pd, Ps, E, rec_e):
-        if not self.sparse:
-            if self._fused is None:
-                d = lambda A: np.asarray(A.toarray() if sps.issparse(A) else A, dtype=float)  # noqa: E731
-                Vx, Vu = d(self.Vx), d(self.Vu)
-                nx = Vx.shape[1]
-                V = np.hstack([Vx, Vu])
-                G = V[:nx].copy()
-                G[:, :nx] += np.eye(nx)
-                Yc = np.hstack([d(self.Yx) + d(self.Yv) @ Vx, d(self.Yu) + d(self.Yv) @ Vu])
-                Ec = np.hstack([d(self.Ex) + d(self.Ev) @ Vx, d(self.Ev) @ Vu + d(self.Eu)])
-                c = np.ascontiguousarray
-                self._fused = (c(G), c(Yc), c(V[self.pd_idx]), self.pd_w, c(d(self.Q)), c(Ec))
-            G, Yc, Wc, pw, Qd, Ec = self._fused
-            nx, nu = G.shape[0], U.shape[1]
-            if nx * (nx + nu) <= MAX_UNROLLED:
-                mod = unrolled_linear(nx, nu, Wc.shape[0], Ec.shape[0], self.mid)
-                mod.run(x, U, k0, k1, G, Yc, Wc, pw, Qd, Ec, X, Y, Hh, Pd, Ps, E, rec_e)
-                bad = np.flatnonzero(~np.isfinite(Hh[k0 + 1:k1 + 1]))
-                return int(k0 + bad[0]) if bad.size else -1
-            return K.run_linear_fused(x, U, k0, k1, self.mid, G, Yc, Wc, pw, Qd, Ec, X, Y, Hh, Pd, Ps, E, rec_e)
+    def dense_loop(self) -> DenseLinearLoop:
+        """The fused dense update (``z = (x, ubar)``) as a :class:`DenseLinearLoop`."""
+        if self._fused is None:
+            d = lambda A: np.asarray(A.toarray() if sps.issparse(A) else A, dtype=float)  # noqa: E731
+            Vx, Vu = d(self.Vx), d(self.Vu)
+            nx = Vx.shape[1]
+            V = np.hstack([Vx, Vu])
+            G = V[:nx].copy()
+            G[:, :nx] += np.eye(nx)
+            Yc = np.hstack([d(self.Yx) + d(self.Yv) @ Vx, d(self.Yu) + d(self.Yv) @ Vu])
+            Ec = np.hstack([d(self.Ex) + d(self.Ev) @ Vx, d(self.Ev) @ Vu + d(self.Eu)])
+            self._fused = DenseLinearLoop(G, Yc, V[self.pd_idx], self.pd_w, d(self.Q), Ec, self.mid)
+        return self._fused
+
+    def run_sparse(self, x, U, k0, k1, X, Y, Hh, Pd, Ps):
+        """Sparse-LU steps ``k0 .. k1-1``; returns the first failed step or -1."""
         lu = self.lu
         L, Uf = lu.L.tocsc(), lu.U.tocsc()
 
@@ -250,57 +243,14 @@ class Simulator:
         values : mapping of sympy.Symbol to float
             Parameter values (for waveforms that reference parameters).
         """
-        U = self._input_signals(u, n_points, values)
-        bad = np.argwhere(~np.isfinite(U))
-        if bad.size:
-            k, i = (int(v) for v in bad[0])
-            step = max(k - 1, 0)        # first step that uses input sample k
-            raise SimulationError(f"input {self.model.inputs[i]} is non-finite ({U[k, i]}) at sample {k}",
-                                  step=step, time=(step + 1) * self.h, quantity=self.model.inputs[i])
-        return U
+        ports = self.model.structure.ports
 
-    def _input_signals(self, u, n_points: Optional[int], values) -> np.ndarray:
-        S = self.model.structure
-        names = self.model.inputs
-        if u is not None and not isinstance(u, Mapping):
-            arr = np.asarray(u, dtype=float)
-            if arr.ndim == 1:
-                arr = arr[:, None]
-            if arr.shape[1] != len(names):
-                raise SimulationError(f"u has {arr.shape[1]} columns, the model has inputs {names}")
-            if n_points is not None:
-                if arr.shape[0] < n_points:
-                    raise SimulationError(f"u has {arr.shape[0]} samples, the run needs {n_points}")
-                arr = arr[:n_points]
-            return np.ascontiguousarray(arr)
-        given = {str(k).lower(): v for k, v in (u or {}).items()}
-        unknown = set(given) - {n.lower() for n in names}
-        if unknown:
-            raise SimulationError(f"unknown inputs {sorted(unknown)}; the model's inputs are {names}")
-        if n_points is None:
-            lens = [len(v) for v in given.values() if not callable(v) and np.ndim(v) == 1]
-            if not lens:
-                raise SimulationError("give duration= (or input arrays) to set the run length")
-            n_points = min(lens)
-        t = np.arange(n_points) * self.h
-        out = np.zeros((n_points, len(names)))
-        for i, (name, port) in enumerate(zip(names, S.ports)):
-            src = given.get(name.lower())
-            if src is None:
-                if port.waveform is not None:
-                    from ..netlist.waveforms import evaluate_waveform
-                    out[:, i] = evaluate_waveform(port.waveform, t, values)
-                continue
-            if callable(src):
-                out[:, i] = np.broadcast_to(np.asarray(src(t), dtype=float), (n_points,))
-            elif np.ndim(src) == 0:
-                out[:, i] = float(src)
-            else:
-                arr = np.asarray(src, dtype=float).reshape(-1)
-                if arr.shape[0] < n_points:
-                    raise SimulationError(f"input {name} has {arr.shape[0]} samples, the run needs {n_points}")
-                out[:, i] = arr[:n_points]
-        return out
+        def waveform(i, t):
+            if ports[i].waveform is None:
+                return None
+            from ..netlist.waveforms import evaluate_waveform
+            return evaluate_waveform(ports[i].waveform, t, values)
+        return input_array(self.model.inputs, u, n_points, self.h, waveform)
 
     # --------------------------------------------------------------- run
     def run(self, u=None, duration: Optional[float] = None, x0=None, params: Optional[Mapping[str, float]] = None,
@@ -343,79 +293,59 @@ class Simulator:
                 + (f", duration = {float(duration):g} s" if duration is not None else "")
                 + " (check the units of fs and duration: 48k = 48000, 10m = 0.01)")
         x_init, x0_desc = resolve_x0(S, model.states, values, x0, U[0])
-        nx, nu, ne = S.n_x, S.n_u, S.size
-        # every entry is written by the compiled loop (failed runs raise), so
-        # skip zero-filling tens of MB on long runs
-        X = np.empty((N + 1, nx))
-        X[0] = x_init
-        Y = np.empty((N, nu))
-        Hh = np.empty(N + 1)
-        Pd = np.empty(N)
-        Ps = np.empty(N)
-        IT = np.zeros(N, dtype=np.int64)
-        FL = np.zeros(N, dtype=np.int64)
         rec = self.record_efforts
         if rec == "auto":
-            rec = N * ne <= RECORD_LIMIT
+            rec = N * S.size <= RECORD_LIMIT
         rec = bool(rec)
         x = x_init.astype(float).copy()
-        if chunk <= 0:
-            chunk = max(1, N // 50) if progress else N
         info = {"h": self.h, "fs": self.fs, "scheme": self.scheme, "engine": self.engine, "x0": x0_desc,
                 "values": values, "key": self.key}
-        t0 = time.perf_counter()
-        E = None
         if self.engine == "linear":
-            pkey = tuple(sorted((str(k), v) for k, v in values.items()))
-            eng = self._linear_cache.get(pkey)
-            if eng is None:
-                eng = _LinearEngine(S, values, self.h, self.scheme, self.linear_solver)
-                self._linear_cache = {pkey: eng}
-            Hh[0] = 0.5 * x @ (eng.Q @ x)
-            Ein = np.zeros((N, ne)) if (rec and not eng.sparse) else np.zeros((1, ne))
+            eng = self.linear_engine(values)
             info["engine"] = "linear-sparse" if eng.sparse else "linear-dense"
-            t0 = time.perf_counter()
-            for k0 in range(0, N, chunk):
-                k1 = min(N, k0 + chunk)
-                bad = eng.run(x, U, k0, k1, X, Y, Hh, Pd, Ps, Ein, rec and not eng.sparse)
-                if bad >= 0:
-                    raise SimulationError("non-finite state (unstable or overflowing)", step=int(bad),
-                                          time=(bad + 1) * self.h, quantity="H")
-                if progress:
-                    progress(k1, N)
-            wall = time.perf_counter() - t0
-            if rec:
-                E = Ein if not eng.sparse else eng.efforts(X, U)
+            if eng.sparse:
+                A, wall = self._run_sparse(eng, x, U, progress, chunk)
+            else:
+                A, wall = eng.dense_loop().run(x, U, self.h, rec, progress, chunk)
+            E = (A.E if not eng.sparse else eng.efforts(A.X, U)) if rec else None
         else:
-            g = self._gen
             p = np.array([values[s] for s in self.param_symbols], dtype=float)
-            xs = state_scales(S, values)
-            v = np.zeros(max(g.n_v, 1))
-            Ein = np.zeros((N, ne)) if rec else np.zeros((1, ne))
-            inf = np.zeros(3, dtype=np.int64)
-            Hh[0] = g.module.energy(x, p)
-            t0 = time.perf_counter()
-            for k0 in range(0, N, chunk):
-                k1 = min(N, k0 + chunk)
-                bad = g.module.run(x, v, U, p, xs, self.h, k0, k1, self.tol, self.maxit,
-                                   self.on_error == "flag", X, Y, Hh, Pd, Ps, IT, FL, Ein, rec, inf)
-                if bad >= 0:
-                    st = int(inf[1])
-                    qi = int(inf[2])
-                    if st == 4:
-                        qname = model.states[qi] if qi < nx else None
-                    else:
-                        qname = g.unknowns[qi] if 0 <= qi < len(g.unknowns) else None
-                    raise SimulationError(_STATUS.get(st, "step failed"), step=int(bad),
-                                          time=(bad + 1) * self.h, quantity=qname)
-                if progress:
-                    progress(k1, N)
-            wall = time.perf_counter() - t0
-            E = Ein if rec else None
+            A, wall = self.newton_loop().run(x, U, p, state_scales(S, values), self.h, self.tol, self.maxit,
+                                             self.on_error == "flag", rec, progress, chunk)
+            E = A.E if rec else None
         info["wall_time"] = wall
-        info["failed_steps"] = int(np.count_nonzero(FL))
+        info["failed_steps"] = int(np.count_nonzero(A.FL))
         Jn = S.J_numeric(values)
-        return SimulationResult(model, np.arange(N + 1) * self.h, X, U, Y, Hh, Pd, Ps, IT, FL, E, Jn, info)
+        return SimulationResult(model, np.arange(N + 1) * self.h, A.X, U, A.Y, A.Hh, A.Pd, A.Ps, A.IT, A.FL, E,
+                                Jn, info)
+
+    def linear_engine(self, values) -> "_LinearEngine":
+        """Matrices of the linear scheme for parameter ``values`` (cached per parameter set)."""
+        pkey = tuple(sorted((str(k), v) for k, v in values.items()))
+        eng = self._linear_cache.get(pkey)
+        if eng is None:
+            eng = _LinearEngine(self.model.structure, values, self.h, self.scheme, self.linear_solver)
+            self._linear_cache = {pkey: eng}
+        return eng
+
+    def newton_loop(self) -> NewtonLoop:
+        """The generated loop of this model and scheme (numbers only)."""
+        g = self._gen
+        return NewtonLoop(g.module, g.n_v, g.n_u, g.n_e, self.model.states, g.unknowns)
+
+    def _run_sparse(self, eng, x, U, progress, chunk):
+        N = U.shape[0] - 1
+        A = RunArrays.allocate(N, x, U.shape[1], self.model.structure.size, False)
+        A.Hh[0] = 0.5 * x @ (eng.Q @ x)
+        t0 = time.perf_counter()
+        for k0, k1 in _chunks(N, chunk, progress):
+            bad = eng.run_sparse(x, U, k0, k1, A.X, A.Y, A.Hh, A.Pd, A.Ps)
+            if bad >= 0:
+                raise SimulationError("non-finite state (unstable or overflowing)", step=int(bad),
+                                      time=(bad + 1) * self.h, quantity="H")
+            if progress:
+                progress(k1, N)
+        return A, time.perf_counter() - t0
 
 
 def simulator(model, fs: float, method: str = "auto", **options) -> Simulator:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
-import scipy.optimize as so
 import sympy as sp
 
 from ..errors import StructureError
@@ -213,6 +212,7 @@ def operating_point(S: Structure, values: Mapping[sp.Symbol, float],
         The full effort-vector *variables* ``(x0, w, lambda, u0)`` where the
         ``w`` entries are the port variables ``w`` (not efforts).
     """
+    import scipy.optimize as so  # lazy: about 0.2 s of import
     x0 = np.zeros(S.n_x) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
     u0 = np.zeros(S.n_u) if u0 is None else np.asarray(u0, dtype=float).reshape(-1)
     for name, arr, n, labels in (("x0", x0, S.n_x, S.states), ("u0", u0, S.n_u, S.inputs)):

@@ -1,0 +1,71 @@
+"""Numeric waveform shapes (numpy only; the checks live in :mod:`phsym.netlist.waveforms`).
+
+A warm start evaluates cached waveforms with these functions without
+importing sympy.
+
+>>> import numpy as np
+>>> evaluate_shape("pwl", np.array([0.0, 0.0, 1.0, 2.0]), np.array([0.5, 3.0]))
+array([1., 2.])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["evaluate_shape", "PULSE_EDGE"]
+
+#: Rise/fall time used when a PULSE gives none (or zero), in seconds.
+PULSE_EDGE = 1e-12
+
+
+def _pulse(a: np.ndarray, t: np.ndarray) -> np.ndarray:
+    full = [0.0, 0.0, 0.0, 0.0, 0.0, np.inf, np.inf]
+    full[:len(a)] = list(a)
+    v1, v2, td, tr, tf, pw, per = full
+    tr = tr if tr > 0 else PULSE_EDGE
+    tf = tf if tf > 0 else PULSE_EDGE
+    tau = t - td
+    if np.isfinite(per) and per > 0:
+        tau = np.where(tau >= 0, np.mod(tau, per), tau)
+    out = np.full_like(t, v1)
+    rise = (tau >= 0) & (tau < tr)
+    out[rise] = v1 + (v2 - v1) * tau[rise] / tr
+    high = (tau >= tr) & (tau < tr + pw)
+    out[high] = v2
+    fall = (tau >= tr + pw) & (tau < tr + pw + tf)
+    out[fall] = v2 + (v1 - v2) * (tau[fall] - tr - pw) / tf
+    return out
+
+
+def evaluate_shape(shape: str, a: np.ndarray, t) -> np.ndarray:
+    """Evaluate a waveform of ``shape`` with numeric arguments ``a`` at times ``t``.
+
+    Parameters
+    ----------
+    shape : str
+        ``"dc"``, ``"sin"``, ``"pulse"`` or ``"pwl"`` (arity already checked).
+    a : ndarray
+        Arguments (see :mod:`phsym.netlist.waveforms` for their meaning).
+    t : array_like
+        Times in seconds.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array with the shape of ``t``.
+    """
+    t = np.asarray(t, dtype=np.float64)
+    a = np.asarray(a, dtype=np.float64)
+    if shape == "dc":
+        return np.full(t.shape, a[0], dtype=np.float64)
+    if shape == "sin":
+        off, amp, freq = a[:3]
+        delay = a[3] if len(a) > 3 else 0.0
+        damp = a[4] if len(a) > 4 else 0.0
+        tau = t - delay
+        wave = off + amp * np.sin(2 * np.pi * freq * tau) * np.exp(-damp * np.maximum(tau, 0.0))
+        return np.where(tau >= 0, wave, off).astype(np.float64)
+    if shape == "pulse":
+        return _pulse(a, t.ravel()).reshape(t.shape)
+    if shape == "pwl":
+        return np.interp(t, a[0::2], a[1::2]).astype(np.float64)
+    raise ValueError(f"unknown waveform shape {shape!r}")

@@ -1,0 +1,86 @@
+"""Input signals on the simulation grid (numbers only, no sympy)."""
+from __future__ import annotations
+
+from typing import Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from ..errors import SimulationError
+
+__all__ = ["input_array"]
+
+
+def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
+                waveform: Callable[[int, np.ndarray], Optional[np.ndarray]]) -> np.ndarray:
+    """Inputs on the grid ``t_k = k h`` as an array ``(n_points, n_u)``.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Input names, in column order.
+    u : array_like, dict or None
+        An array ``(N+1, n_u)``; or a dict name -> array, scalar or
+        callable(t) (inputs not given follow ``waveform``, else zero).
+    n_points : int or None
+        Grid points needed (``None``: taken from ``u``).
+    h : float
+        Step.
+    waveform : callable(i, t) -> ndarray or None
+        Default signal of input ``i`` (its netlist waveform), or ``None``.
+
+    Raises
+    ------
+    SimulationError
+        Wrong shapes or lengths, unknown input names, non-finite samples
+        (named with the sample and the first step that uses it).
+    """
+    U = _build(list(names), u, n_points, h, waveform)
+    bad = np.argwhere(~np.isfinite(U))
+    if bad.size:
+        k, i = (int(v) for v in bad[0])
+        step = max(k - 1, 0)        # first step that uses input sample k
+        raise SimulationError(f"input {names[i]} is non-finite ({U[k, i]}) at sample {k}",
+                              step=step, time=(step + 1) * h, quantity=names[i])
+    return U
+
+
+def _build(names, u, n_points, h, waveform) -> np.ndarray:
+    if u is not None and not isinstance(u, Mapping):
+        arr = np.asarray(u, dtype=float)
+        if arr.ndim == 1:
+            arr = arr[:, None]
+        if arr.shape[1] != len(names):
+            raise SimulationError(f"u has {arr.shape[1]} columns, the model has inputs {names}")
+        if n_points is not None:
+            if arr.shape[0] < n_points:
+                raise SimulationError(f"u has {arr.shape[0]} samples, the run needs {n_points}")
+            arr = arr[:n_points]
+        return np.ascontiguousarray(arr)
+    given = {str(k).lower(): v for k, v in (u or {}).items()}
+    unknown = set(given) - {n.lower() for n in names}
+    if unknown:
+        raise SimulationError(f"unknown inputs {sorted(unknown)}; the model's inputs are {names}")
+    if n_points is None:
+        lens = [len(v) for v in given.values() if not callable(v) and np.ndim(v) == 1]
+        if not lens:
+            raise SimulationError("give duration= (or input arrays) to set the run length")
+        n_points = min(lens)
+    t = np.arange(n_points) * h
+    out = np.zeros((n_points, len(names)))
+    for i, name in enumerate(names):
+        src = given.get(name.lower())
+        if src is None:
+            w = waveform(i, t)
+            if w is not None:
+                out[:, i] = w
+            continue
+        if callable(src):
+            out[:, i] = np.broadcast_to(np.asarray(src(t), dtype=float), (n_points,))
+        elif np.ndim(src) == 0:
+            out[:, i] = float(src)
+        else:
+            arr = np.asarray(src, dtype=float).reshape(-1)
+            if arr.shape[0] < n_points:
+                raise SimulationError(f"input {name} has {arr.shape[0]} samples, the run needs {n_points}")
+            out[:, i] = arr[:n_points]
+    return out
