@@ -29,8 +29,12 @@ def __dir__():
 
 
 def simulate(model, fs: float, u=None, duration=None, x0=None, params=None,
-             method: str = "auto", **options):
+             method: str = "auto", progress=None, warm_start: bool = True, **options):
     """Simulate a model or netlist file in one call.
+
+    A netlist file simulated before (same text, rate, method and options, no
+    parameter overrides) starts warm: from a cached snapshot, without
+    building the symbolic model (see :mod:`phsym.simulation.warm`).
 
     Parameters
     ----------
@@ -49,6 +53,10 @@ def simulate(model, fs: float, u=None, duration=None, x0=None, params=None,
         Parameter overrides by name.
     method : str
         Scheme (see :meth:`Model.simulator`).
+    progress : callable(done, total), optional
+        Called after each chunk of steps.
+    warm_start : bool
+        Use and fill the warm-start snapshot cache (default True).
     **options
         Passed to :class:`phsym.simulation.Simulator`.
 
@@ -56,8 +64,10 @@ def simulate(model, fs: float, u=None, duration=None, x0=None, params=None,
     -------
     phsym.simulation.SimulationResult
     """
-    from .simulation import simulate as _simulate
-    return _simulate(model, fs, u=u, duration=duration, x0=x0, params=params, method=method, **options)
+    from .simulation.warm import simulate as _simulate
+    return _simulate(model, fs, u=u, duration=duration, x0=x0, params=params, method=method,
+                     progress=progress, warm_start=warm_start, **options)
+
 
 __all__ = [
     "__version__",

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List
 
-__all__ = ["cache_dir", "cache_key", "load_module", "cache_info", "clear_cache", "BUILD_LOG"]
+__all__ = ["cache_dir", "cache_key", "load_module", "cache_info", "clear_cache", "BUILD_LOG", "PREFIXES"]
 
 PREFIX = "phsym_gen_"
 
@@ -111,23 +111,33 @@ def load_module(body: str, key: str):
         return importlib.import_module(name)
 
 
+#: File-name prefixes of everything phsym keeps in the cache directory:
+#: generated modules, warm-start snapshots, ahead-of-time extensions.
+PREFIXES = (PREFIX, "phsym_run_", "phsym_aot_")
+
+
 def cache_info() -> Dict[str, object]:
-    """Directory, number of generated modules and total size in bytes."""
+    """Directory, counts of generated modules, warm-start snapshots and
+    ahead-of-time extensions, and total size in bytes."""
     d = cache_dir()
     files = [p for p in d.rglob("*") if p.is_file()]
-    mods = [p for p in d.glob(PREFIX + "*.py")]
-    return {"directory": str(d), "modules": len(mods), "files": len(files),
-            "bytes": sum(p.stat().st_size for p in files)}
+    return {"directory": str(d), "modules": len(list(d.glob(PREFIX + "*.py"))),
+            "snapshots": len(list(d.glob("phsym_run_*.npz"))),
+            "compiled": len([p for p in d.glob("phsym_aot_*") if p.suffix in (".so", ".pyd")]),
+            "files": len(files), "bytes": sum(p.stat().st_size for p in files)}
 
 
 def clear_cache() -> int:
-    """Delete generated modules and their compiled code; returns files removed."""
+    """Delete generated modules, snapshots, extensions and compiled code; returns files removed."""
     d = cache_dir()
     n = 0
-    for p in list(d.glob(PREFIX + "*")):
-        if p.is_file():
-            p.unlink()
-            n += 1
+    for prefix in PREFIXES:
+        for p in list(d.glob(prefix + "*")) + list(d.glob("." + prefix + "*")):
+            if p.is_file():
+                p.unlink()
+                n += 1
+            elif p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
     pc = d / "__pycache__"
     if pc.exists():
         for p in list(pc.glob(PREFIX + "*")):

@@ -10,12 +10,16 @@ __all__ = ["Simulator", "SimulationResult", "simulate", "simulator"]
 
 
 def __getattr__(name: str):
+    if name == "simulate":
+        from .warm import simulate
+        globals()["simulate"] = simulate
+        return simulate
     # the symbolic simulator imports sympy and scipy: only on first use
-    if name in ("Simulator", "simulate", "simulator"):
+    if name in ("Simulator", "simulator"):
         import importlib
         mod = importlib.import_module(".simulator", __name__)
         # the submodule import binds ``simulator`` to the module: rebind all
-        for n in ("Simulator", "simulate", "simulator"):
+        for n in ("Simulator", "simulator"):
             globals()[n] = getattr(mod, n)
         return globals()[name]
     raise AttributeError(f"module 'phsym.simulation' has no attribute {name!r}")

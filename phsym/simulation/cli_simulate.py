@@ -111,19 +111,18 @@ class _Bar:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym simulate``; returns the exit status."""
-    from ..model import load
-    from .simulator import Simulator
+    from .warm import simulate
     fs = _number(args.fs)
     duration = _number(args.duration) if args.duration else None
-    model = load(args.file)
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
     u = {k: input_source(v, fs) for k, v in _pairs(args.input, "input").items()}
-    sim = Simulator(model, fs, args.method)
     steps = int(round(duration * fs)) if duration else None
     bar = None
     if not args.quiet and steps is not None and steps >= PROGRESS_STEPS:
         bar = _Bar()
-    res = sim.run(u=u or None, duration=duration, params=params or None, x0=args.x0, progress=bar)
+    # a netlist run before starts from its cached snapshot (no sympy)
+    res = simulate(args.file, fs, u=u or None, duration=duration, x0=args.x0, params=params or None,
+                   method=args.method, progress=bar)
     if args.out:
         if Path(args.out).suffix.lower() == ".wav":
             res.to_wav(args.out, args.signal)

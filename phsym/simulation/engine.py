@@ -16,7 +16,10 @@ import numpy as np
 
 from ..errors import SimulationError
 
-__all__ = ["RunArrays", "NewtonLoop", "DenseLinearLoop", "apply_x0", "newton_workspace", "STATUS"]
+__all__ = ["RECORD_LIMIT", "RunArrays", "NewtonLoop", "DenseLinearLoop", "apply_x0", "newton_workspace", "STATUS"]
+
+#: Efforts are recorded (for probes) when steps * size stays below this.
+RECORD_LIMIT = 20_000_000
 
 #: Status codes of the generated loop.
 STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular Newton Jacobian",
@@ -77,6 +80,10 @@ def newton_workspace(n_v: int, n_u: int, n_e: int) -> tuple:
             np.ones(m), np.zeros(mu), np.zeros(max(n_e, 1)), np.zeros(mu), np.zeros(m))
 
 
+def _plain(fn, types, *args):
+    return fn(*args)
+
+
 def _chunks(N: int, chunk: int, progress: Optional[Callable[[int, int], None]]):
     if chunk <= 0:
         chunk = max(1, N // 50) if progress else N
@@ -95,10 +102,15 @@ class NewtonLoop:
         Newton unknowns, ports, size of the effort vector.
     states, unknowns : sequence of str
         Names used in error messages.
+    aot : bool
+        ``module`` is an ahead-of-time compiled extension (:mod:`phsym.codegen.aot`),
+        whose functions do not check their argument types: every call is checked here.
     """
 
-    def __init__(self, module, n_v: int, n_u: int, n_e: int, states: Sequence[str], unknowns: Sequence[str]):
+    def __init__(self, module, n_v: int, n_u: int, n_e: int, states: Sequence[str], unknowns: Sequence[str],
+                 aot: bool = False):
         self.module = module
+        self.aot = bool(aot)
         self.n_v, self.n_u, self.n_e = int(n_v), int(n_u), int(n_e)
         self.states: List[str] = list(states)
         self.unknowns: List[str] = list(unknowns)
@@ -130,14 +142,19 @@ class NewtonLoop:
         """
         N = U.shape[0] - 1
         A = RunArrays.allocate(N, x, self.n_u, self.n_e, rec)
-        A.Hh[0] = self.module.energy(x, p)
+        call = _plain
+        if self.aot:
+            from ..codegen.aot import ENERGY_TYPES, RUN_TYPES, checked
+            call = checked
+        A.Hh[0] = call(self.module.energy, ENERGY_TYPES if self.aot else None, x, p)
         v = np.zeros(max(self.n_v, 1))
         inf = np.zeros(3, dtype=np.int64)
         ws = newton_workspace(self.n_v, self.n_u, self.n_e)
         t0 = time.perf_counter()
         for k0, k1 in _chunks(N, chunk, progress):
-            bad = self.module.run(x, v, U, p, xs, h, k0, k1, tol, maxit, flag, A.X, A.Y, A.Hh, A.Pd, A.Ps,
-                                  A.IT, A.FL, A.E, rec, inf, *ws)
+            bad = call(self.module.run, RUN_TYPES if self.aot else None, x, v, U, p, xs, float(h), int(k0),
+                       int(k1), float(tol), int(maxit), bool(flag), A.X, A.Y, A.Hh, A.Pd, A.Ps, A.IT, A.FL, A.E,
+                       bool(rec), inf, *ws)
             if bad >= 0:
                 st, qi = int(inf[1]), int(inf[2])
                 names = self.states if st == 4 else self.unknowns

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, Tuple
+from typing import Tuple
 
 import numpy as np
 import sympy as sp

@@ -49,12 +49,14 @@ class SimulationResult:
 
     Parameters
     ----------
-    model : Model
-        The simulated model (for labels and probe definitions).
+    model : Model or ModelSummary
+        The simulated model (for labels and probe definitions); after a warm
+        start a :class:`~phsym.simulation.warm.ModelSummary`.
     t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts : ndarray
         The arrays listed under Attributes (built by the simulator).
-    flows_matrix : scipy.sparse matrix
-        Numeric J, used to turn recorded efforts into flows for probes.
+    flows_matrix : scipy.sparse matrix or None
+        Numeric J, used to turn recorded efforts into flows for probes
+        (``None`` after a warm start, whose probe maps include it).
     info : dict
         Run description (see Attributes).
     """
@@ -110,9 +112,11 @@ class SimulationResult:
         return out
 
     def _probe(self, label: str) -> np.ndarray:
-        from .probes import probe_coefficients
         if self.efforts is None:
             raise SimulationError(f"{label}: efforts were not recorded (run with record_efforts=True)")
+        if hasattr(self.model, "probe_vector"):     # warm start: a ModelSummary
+            return self.efforts @ self.model.probe_vector(label)
+        from .probes import probe_coefficients
         ce, cf = probe_coefficients(self.model, label, self.info["values"])
         out = self.efforts @ ce
         if np.any(cf):

@@ -12,17 +12,15 @@ import scipy.sparse.linalg as spla
 from ..errors import SimulationError
 from ..codegen.generate import SCHEMES, generate
 from ..codegen import kernels as K
-from .engine import DenseLinearLoop, NewtonLoop, RunArrays, _chunks
+from .engine import RECORD_LIMIT, DenseLinearLoop, NewtonLoop, RunArrays, _chunks
 from .initial import resolve_x0, state_scales
 from .result import SimulationResult
 from .signals import input_array
 
-__all__ = ["Simulator", "simulator", "simulate", "DENSE_LIMIT"]
+__all__ = ["Simulator", "simulator", "DENSE_LIMIT"]
 
 #: Linear models with more unknowns than this use the sparse LU path.
 DENSE_LIMIT = 24
-#: Efforts are recorded (for probes) when steps * size stays below this.
-RECORD_LIMIT = 20_000_000
 
 
 def _pick_scheme(S, method: str, linear: bool) -> str:
@@ -320,7 +318,13 @@ class Simulator:
                                 Jn, info)
 
     def linear_engine(self, values) -> "_LinearEngine":
-        """Matrices of the linear scheme for parameter ``values`` (cached per parameter set)."""
+        """Matrices of the linear scheme for parameter ``values`` (cached per parameter set).
+
+        Parameters
+        ----------
+        values : mapping of sympy.Symbol to float
+            Parameter values (:meth:`Model.parameter_values`).
+        """
         pkey = tuple(sorted((str(k), v) for k, v in values.items()))
         eng = self._linear_cache.get(pkey)
         if eng is None:
@@ -351,22 +355,3 @@ class Simulator:
 def simulator(model, fs: float, method: str = "auto", **options) -> Simulator:
     """``model.simulator(fs, method, **options)`` (see :class:`Simulator`)."""
     return Simulator(model, fs, method, **options)
-
-
-def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None,
-             params: Optional[Mapping[str, float]] = None, method: str = "auto", **options) -> SimulationResult:
-    """One call: build (or load) the simulator and run it.
-
-    Parameters
-    ----------
-    model : Model, str or path
-        A model or a netlist file.
-    fs : float
-    u, duration, x0, params : see :meth:`Simulator.run`
-    method : str
-    **options : passed to :class:`Simulator`
-    """
-    if not hasattr(model, "structure"):
-        from ..model import load
-        model = load(model)
-    return Simulator(model, fs, method, **options).run(u=u, duration=duration, x0=x0, params=params)
