@@ -9,8 +9,11 @@ Models: series RLC (netlists/rlc.cir), diode clipper (netlists/diode_clipper.cir
 mass-spring-damper chains of 50 and 1000 cells (generated netlists).  For each:
 steps/s of phsym (compiled loop, warm), of a hand-written numba loop of the
 same scheme (where written) and of scipy's solve_ivp tuned to the same
-accuracy, plus the time to the first sample in a fresh process with an empty
-cache (cold) and with the cache filled by that run (warm).
+accuracy, plus the wall time of a fresh process (interpreter start included)
+to the first sample of ``phsym.simulate(file)``: with empty caches (cold),
+with the caches that run filled (warm: snapshot and numba cache), and for
+Newton models with the loop compiled ahead of time (the background build of
+:mod:`phsym.codegen.aot`, run in the foreground here).
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 from scipy.integrate import solve_ivp
-from scipy.signal import cont2discrete
+
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -116,33 +119,57 @@ def matched_ivp(rhs, y0, T, t_eval, target_err, ref, method="RK45", jac=None):
     return dt, rtol, err
 
 
-COLD_CHILD = r"""
+FIRST_CHILD = r"""
 import time
 t0 = time.perf_counter()
-import sys
-sys.path.insert(0, {root!r})
+import json
 import phsym
-from phsym.simulation import Simulator
-from phsym.simulation.examples import chain_netlist
-m = {model}
-sim = Simulator(m, 48000.0)
-res = sim.run(duration=1 / 48000.0, u={u})
-print(time.perf_counter() - t0)
+res = phsym.simulate({path!r}, 48000.0, duration=1 / 48000.0, u={u})
+t1 = time.perf_counter() - t0
+print(json.dumps({{"first": t1, "key": res.info.get("key"), "warm": bool(res.info.get("warm_start")),
+                  "compiled": res.info.get("compiled")}}))
 """
 
 
-def first_sample(model_expr, u_expr):
-    with tempfile.TemporaryDirectory() as d:
-        env = dict(os.environ, PHSYM_CACHE_DIR=str(Path(d) / "phsym"), NUMBA_CACHE_DIR=str(Path(d) / "numba"),
-                   PYTHONPATH=str(ROOT))
-        code = COLD_CHILD.format(root=str(ROOT), model=model_expr, u=u_expr)
-        times = []
-        for _ in range(2):
-            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-            if out.returncode != 0:
-                raise RuntimeError(out.stderr)
-            times.append(float(out.stdout.strip().splitlines()[-1]))
-        return times
+def _first(path, u_expr, env):
+    code = FIRST_CHILD.format(path=str(path), u=u_expr)
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr)
+    rec = json.loads(out.stdout.strip().splitlines()[-1])
+    rec["wall"] = wall
+    return rec
+
+
+def first_sample(netlist_text, u_expr):
+    """Process wall time to the first sample of ``phsym.simulate(file)``: cold
+    (empty caches), warm (numba cache and snapshot), warm with the
+    ahead-of-time extension (Newton models).  Best of 2 cold / 3 warm runs."""
+    cold, warm, aot = [], [], []
+    for rep in range(2):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "model.cir"
+            path.write_text(netlist_text)
+            env = dict(os.environ, PHSYM_CACHE_DIR=str(Path(d) / "phsym"),
+                       NUMBA_CACHE_DIR=str(Path(d) / "numba"), PYTHONPATH=str(ROOT), PHSYM_AOT="0")
+            first = _first(path, u_expr, env)
+            assert not first["warm"]
+            cold.append(first["wall"])
+            if rep:
+                continue
+            for _ in range(3):
+                rec = _first(path, u_expr, env)
+                warm.append(rec["wall"])
+                snapshot = rec["warm"]       # sparse linear models have no snapshot
+            if first["key"]:        # Newton loop: compile ahead of time, as the background build would
+                subprocess.run([sys.executable, "-m", "phsym.codegen.aot", first["key"]], env=env, check=True)
+                for _ in range(3):
+                    rec = _first(path, u_expr, env)
+                    assert rec["compiled"] == "ahead of time"
+                    aot.append(rec["wall"])
+    return min(cold), (min(warm), snapshot), (min(aot) if aot else float("nan"))
 
 
 # ------------------------------------------------------------------ cases
@@ -171,9 +198,9 @@ def bench_rlc(T):
     err = np.max(np.abs(ours[:ns + 1] - ref))
     ti, rtol, _ = matched_ivp(lambda tt, y: A @ y + B[:, 0] * np.sin(2 * np.pi * 1000 * tt), [0, 0], Ts, t[:ns + 1],
                               err, ref, method="RK45")
-    cold, warm = first_sample('phsym.load({!r})'.format(str(ROOT / "netlists" / "rlc.cir")), "None")
+    cold, warm, aot = first_sample((ROOT / "netlists" / "rlc.cir").read_text(), "None")
     return dict(model="series RLC (2 states, midpoint, linear path)", steps=N, phsym=N / tp, hand=N / th,
-                ivp=ns / ti, ivp_note=f"RK45 rtol={rtol:g}", cold=cold, warm=warm, err=err)
+                ivp=ns / ti, ivp_note=f"RK45 rtol={rtol:g}", cold=cold, warm=warm, aot=aot, err=err)
 
 
 def bench_clipper(T):
@@ -201,9 +228,9 @@ def bench_clipper(T):
     ref = solve_ivp(rhs, (0, Ts), [0.0], method="Radau", jac=jac, rtol=1e-12, atol=1e-22, t_eval=t[:ns + 1]).y.T
     err = np.max(np.abs(res.x[:ns + 1, :1] - ref))
     ti, rtol, _ = matched_ivp(rhs, [0.0], Ts, t[:ns + 1], err, ref, method="LSODA", jac=jac)
-    cold, warm = first_sample('phsym.load({!r})'.format(str(ROOT / "netlists" / "diode_clipper.cir")), "None")
+    cold, warm, aot = first_sample((ROOT / "netlists" / "diode_clipper.cir").read_text(), "None")
     return dict(model="diode clipper (1 state, discrete gradient, Newton)", steps=N, phsym=N / tp, hand=N / th,
-                ivp=ns / ti, ivp_note=f"LSODA rtol={rtol:g}", cold=cold, warm=warm, err=err / CC,
+                ivp=ns / ti, ivp_note=f"LSODA rtol={rtol:g}", cold=cold, warm=warm, aot=aot, err=err / CC,
                 iters=float(res.iterations.mean()))
 
 
@@ -248,19 +275,26 @@ def bench_chain(n, T):
     ref = solve_ivp(f, (0, Ts), np.zeros(2 * n), method="DOP853", rtol=1e-12, atol=1e-16, t_eval=t[:ns + 1]).y.T
     err = np.max(np.abs(ours[:ns + 1] - ref))
     ti, rtol, _ = matched_ivp(f, np.zeros(2 * n), Ts, t[:ns + 1], err, ref, method="RK45")
-    cold, warm = first_sample(f"phsym.parse(chain_netlist({n}))", "{'F1': 1.0, 'F2': 0.5}")
+    cold, warm, aot = first_sample(chain_netlist(n), "{'F1': 1.0, 'F2': 0.5}")
     return dict(model=f"{n}-cell chain ({2 * n} states, midpoint, {res.info['engine']})", steps=N, phsym=N / tp,
-                hand=hand, ivp=ns / ti, ivp_note=f"RK45 rtol={rtol:g}", cold=cold, warm=warm, err=err)
+                hand=hand, ivp=ns / ti, ivp_note=f"RK45 rtol={rtol:g}", cold=cold, warm=warm, aot=aot, err=err)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="shorter runs")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
+    ap.add_argument("--only", default="rlc,clipper,chain50,chain1000",
+                    help="comma-separated cases (default: rlc,clipper,chain50,chain1000)")
     a = ap.parse_args(argv)
     q = a.quick
-    cases = [(bench_rlc, (2.0 if q else 20.0,)), (bench_clipper, (1.0,)),
-             (bench_chain, (50, 0.5 if q else 2.0)), (bench_chain, (1000, 0.05 if q else 0.25))]
+    every = {"rlc": (bench_rlc, (2.0 if q else 20.0,)), "clipper": (bench_clipper, (1.0,)),
+             "chain50": (bench_chain, (50, 0.5 if q else 2.0)), "chain1000": (bench_chain, (1000, 0.05 if q else 0.25))}
+    names = [n.strip() for n in a.only.split(",") if n.strip()]
+    unknown = set(names) - set(every)
+    if unknown:
+        ap.error(f"unknown cases {sorted(unknown)}; choose from {', '.join(every)}")
+    cases = [every[n] for n in names]
     rows = []
     for f, args in cases:
         t0 = time.perf_counter()
@@ -268,13 +302,15 @@ def main(argv=None):
         print(f"# {rows[-1]['model']}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     if a.markdown:
         print("| model | steps | phsym steps/s | hand-written numba steps/s | phsym / hand | solve_ivp steps/s "
-              "(matched accuracy) | first sample cold [s] | warm [s] |")
-        print("|---|---|---|---|---|---|---|---|")
+              "(matched accuracy) | first sample cold [s] | warm [s] | warm, ahead of time [s] |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             hand = f"{r['hand']:.3g}" if r["hand"] else "n/a"
             ratio = f"{r['phsym'] / r['hand']:.2f}" if r["hand"] else "n/a"
             print(f"| {r['model']} | {r['steps']} | {r['phsym']:.3g} | {hand} | {ratio} | "
-                  f"{r['ivp']:.3g} ({r['ivp_note']}) | {r['cold']:.2f} | {r['warm']:.2f} |")
+                  f"{r['ivp']:.3g} ({r['ivp_note']}) | {r['cold']:.2f} | {r['warm'][0]:.2f}"
+                  + ("" if r["warm"][1] else " (no snapshot: symbolic path)") + " | "
+                  + ("n/a" if r["aot"] != r["aot"] else f"{r['aot']:.2f}") + " |")
     else:
         print(json.dumps(rows, indent=1, default=float))
 

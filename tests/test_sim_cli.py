@@ -63,3 +63,29 @@ def test_cache_info_and_clear(tmp_path, monkeypatch, capsys):
     assert "generated modules: 1" in capsys.readouterr().out
     assert _run(cli_cache, ["cache", "clear"]) == 0
     assert not (tmp_path / "phsym_gen_abc.py").exists()
+
+
+def test_simulate_twice_is_warm_and_identical(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path / "cache"))
+    net = tmp_path / "clip.cir"
+    net.write_text((NET / "diode_clipper.cir").read_text())
+    outs = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    for out in outs:
+        assert _run(cli_simulate, ["simulate", str(net), "--fs", "48k", "--duration", "1m", "--out", str(out),
+                                   "--quiet"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "warm start" not in lines[0] and "warm start" in lines[1]
+    assert outs[0].read_text() == outs[1].read_text()
+
+
+def test_cache_build_compiles_ahead_of_time(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path / "cache"))
+    net = tmp_path / "rlc.cir"
+    net.write_text((NET / "rlc.cir").read_text())
+    assert _run(cli_cache, ["cache", "build", str(net), "--fs", "48k"]) == 0
+    assert "no Newton loop" in capsys.readouterr().out     # linear: nothing to compile ahead of time
+    assert _run(cli_cache, ["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "warm-start snapshots: 1" in out and "ahead-of-time extensions: 0" in out
+    with pytest.raises(Exception, match="needs a netlist"):
+        _run(cli_cache, ["cache", "build"])

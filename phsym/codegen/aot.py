@@ -42,6 +42,10 @@ __all__ = ["AOT_PREFIX", "build", "status", "load", "start_background", "enabled
 AOT_PREFIX = "phsym_aot_"
 #: A lock older than this (seconds) belongs to a dead build.
 STALE_LOCK = 900.0
+#: At most this many background builds at once (a script simulating many
+#: netlists must not start a compiler per netlist); the others start later,
+#: from a warm run that finds no extension.
+MAX_BUILDS = 1
 
 _A1, _A2, _I1 = "f8[::1]", "f8[:, ::1]", "i8[::1]"
 #: Argument types of the generated ``run`` (see :mod:`phsym.codegen.generate`).
@@ -199,6 +203,10 @@ def start_background(key: str) -> bool:
         Whether a build process was started.
     """
     if not enabled() or status(key) != "absent":
+        return False
+    now = time.time()
+    running = [p for p in cache_dir().glob(f"{AOT_PREFIX}*.lock") if now - p.stat().st_mtime < STALE_LOCK]
+    if len(running) >= MAX_BUILDS:
         return False
     try:
         subprocess.Popen([sys.executable, "-m", "phsym.codegen.aot", key], stdin=subprocess.DEVNULL,

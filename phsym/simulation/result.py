@@ -307,14 +307,22 @@ class SimulationResult:
         return fig
 
     def summary(self) -> str:
-        """One line: steps, wall time, steps/s, max power-balance residual."""
+        """One line: steps, wall time, steps/s, max power-balance residual (numerical
+        dissipation for backward Euler), Newton iterations, and whether the run
+        started warm."""
         n = len(self.t_step)
         wall = self.info.get("wall_time", float("nan"))
         rate = n / wall if wall and wall > 0 else float("inf")
-        return (f"{self.model.name}: {n} steps ({self.info['scheme']}, {self.info['engine']}) in "
-                f"{wall:.3g} s ({rate:.3g} steps/s), max power-balance residual "
+        # backward Euler's residual is its numerical dissipation (>= 0), not an error
+        what = ("numerical dissipation" if self.info["scheme"] == "backward_euler"
+                else "power-balance residual")
+        text = (f"{self.model.name}: {n} steps ({self.info['scheme']}, {self.info['engine']}) in "
+                f"{wall:.3g} s ({rate:.3g} steps/s), max {what} "
                 f"{self.max_balance_error:.2e} (relative), "
                 f"Newton iterations max {int(np.max(self.iterations, initial=0))}")
+        if self.info.get("warm_start"):
+            text += f"; warm start ({self.info.get('compiled', 'cached matrices')})"
+        return text
 
     def __repr__(self) -> str:
         return f"<SimulationResult {self.summary()}>"

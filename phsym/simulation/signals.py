@@ -7,7 +7,45 @@ import numpy as np
 
 from ..errors import SimulationError
 
-__all__ = ["input_array"]
+__all__ = ["input_array", "grid_points", "check_steps"]
+
+
+def grid_points(duration: Optional[float], fs: float) -> Optional[int]:
+    """Grid points ``round(duration * fs) + 1`` (``None`` without a duration).
+
+    Parameters
+    ----------
+    duration : float or None
+        Simulated time in seconds (must be positive).
+    fs : float
+        Sample rate in Hz.
+    """
+    if duration is None:
+        return None
+    if not (float(duration) > 0):
+        raise SimulationError(f"duration must be positive, got {duration}")
+    return int(round(float(duration) * fs)) + 1
+
+
+def check_steps(U: np.ndarray, fs: float, duration: Optional[float]) -> int:
+    """Number of steps of the input grid ``U``; at least one.
+
+    Parameters
+    ----------
+    U : ndarray (N+1, n_u)
+        Inputs on the grid.
+    fs : float
+        Sample rate in Hz.
+    duration : float or None
+        The requested duration (for the message).
+    """
+    N = U.shape[0] - 1
+    if N < 1:
+        raise SimulationError(
+            f"the run needs at least one step: {U.shape[0]} input sample(s) at fs = {fs:g} Hz"
+            + (f", duration = {float(duration):g} s" if duration is not None else "")
+            + " (check the units of fs and duration: 48k = 48000, 10m = 0.01)")
+    return N
 
 
 def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,

@@ -15,7 +15,7 @@ from ..codegen import kernels as K
 from .engine import RECORD_LIMIT, DenseLinearLoop, NewtonLoop, RunArrays, _chunks
 from .initial import resolve_x0, state_scales
 from .result import SimulationResult
-from .signals import input_array
+from .signals import check_steps, grid_points, input_array
 
 __all__ = ["Simulator", "simulator", "DENSE_LIMIT"]
 
@@ -222,6 +222,7 @@ class Simulator:
         self.param_symbols = [p.symbol for p in model.netlist.parameters.values()]
         self._gen = generate(S, self.param_symbols, self.scheme) if engine == "newton" else None
         self._linear_cache: Dict[tuple, _LinearEngine] = {}
+        self._numbers: Dict[tuple, tuple] = {}
 
     @property
     def key(self) -> Optional[str]:
@@ -280,16 +281,8 @@ class Simulator:
         """
         model, S = self.model, self.model.structure
         values = model.parameter_values(params)
-        if duration is not None and not (float(duration) > 0):
-            raise SimulationError(f"duration must be positive, got {duration}")
-        n_points = None if duration is None else int(round(float(duration) * self.fs)) + 1
-        U = self.input_signals(u, n_points, values)
-        N = U.shape[0] - 1
-        if N < 1:
-            raise SimulationError(
-                f"the run needs at least one step: {U.shape[0]} input sample(s) at fs = {self.fs:g} Hz"
-                + (f", duration = {float(duration):g} s" if duration is not None else "")
-                + " (check the units of fs and duration: 48k = 48000, 10m = 0.01)")
+        U = self.input_signals(u, grid_points(duration, self.fs), values)
+        N = check_steps(U, self.fs, duration)
         x_init, x0_desc = resolve_x0(S, model.states, values, x0, U[0])
         rec = self.record_efforts
         if rec == "auto":
@@ -307,13 +300,13 @@ class Simulator:
                 A, wall = eng.dense_loop().run(x, U, self.h, rec, progress, chunk)
             E = (A.E if not eng.sparse else eng.efforts(A.X, U)) if rec else None
         else:
-            p = np.array([values[s] for s in self.param_symbols], dtype=float)
-            A, wall = self.newton_loop().run(x, U, p, state_scales(S, values), self.h, self.tol, self.maxit,
+            p, xs, _ = self._numeric(values)
+            A, wall = self.newton_loop().run(x, U, p, xs, self.h, self.tol, self.maxit,
                                              self.on_error == "flag", rec, progress, chunk)
             E = A.E if rec else None
         info["wall_time"] = wall
         info["failed_steps"] = int(np.count_nonzero(A.FL))
-        Jn = S.J_numeric(values)
+        Jn = self._numeric(values)[2]
         return SimulationResult(model, np.arange(N + 1) * self.h, A.X, U, A.Y, A.Hh, A.Pd, A.Ps, A.IT, A.FL, E,
                                 Jn, info)
 
@@ -331,6 +324,17 @@ class Simulator:
             eng = _LinearEngine(self.model.structure, values, self.h, self.scheme, self.linear_solver)
             self._linear_cache = {pkey: eng}
         return eng
+
+    def _numeric(self, values) -> tuple:
+        """``(p, xs, J)`` for ``values``, kept for the last parameter set: a short
+        run would otherwise spend a quarter of its time on sympy evaluations."""
+        pkey = tuple(sorted((str(k), v) for k, v in values.items()))
+        if pkey not in self._numbers:
+            S = self.model.structure
+            p = np.array([values[s] for s in self.param_symbols], dtype=float)
+            xs = state_scales(S, values) if self.engine == "newton" else None
+            self._numbers = {pkey: (p, xs, S.J_numeric(values))}
+        return self._numbers[pkey]
 
     def newton_loop(self) -> NewtonLoop:
         """The generated loop of this model and scheme (numbers only)."""

@@ -29,10 +29,9 @@ from typing import Callable, Dict, List, Mapping, NamedTuple, Optional
 
 import numpy as np
 
-from ..errors import SimulationError
 from .engine import RECORD_LIMIT, DenseLinearLoop, NewtonLoop, apply_x0
 from .result import SimulationResult
-from .signals import input_array
+from .signals import check_steps, grid_points, input_array
 
 __all__ = ["simulate", "ModelSummary", "Snapshot", "snapshot_key", "SNAPSHOT_PREFIX"]
 
@@ -298,9 +297,7 @@ class Snapshot:
                 _aot.start_background(m["key"])
         fs = float(m["fs"])
         h = 1.0 / fs
-        if duration is not None and not (float(duration) > 0):
-            raise SimulationError(f"duration must be positive, got {duration}")
-        n_points = None if duration is None else int(round(float(duration) * fs)) + 1
+        n_points = grid_points(duration, fs)
         waves = m["waveforms"]
 
         def waveform(i, t):
@@ -309,10 +306,7 @@ class Snapshot:
             from ..netlist.shapes import evaluate_shape
             return evaluate_shape(waves[i][0], np.asarray(waves[i][1]), t)
         U = input_array(m["inputs"], u, n_points, h, waveform)
-        N = U.shape[0] - 1
-        if N < 1:
-            raise SimulationError(f"the run needs at least one step: {U.shape[0]} input sample(s) at "
-                                  f"fs = {fs:g} Hz (check the units of fs and duration: 48k = 48000, 10m = 0.01)")
+        N = check_steps(U, fs, duration)
         x, x0_desc = apply_x0(a["x_ic"], m["x0"], m["states"], x0)
         rec = m["record_efforts"]
         rec = bool(N * m["n_e"] <= RECORD_LIMIT if rec == "auto" else rec)
