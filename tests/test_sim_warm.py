@@ -151,16 +151,16 @@ def test_cache_info_and_clear_cover_snapshots(cache, tmp_path):
 
 def test_aot_checked_rejects_wrong_arrays():
     with pytest.raises(TypeError, match="float64"):
-        aot.checked(lambda *a: 0, aot.ENERGY_TYPES, np.zeros(1, np.float32), np.zeros(2))
+        aot.checked(lambda *a: 0, aot.RUN_TYPES[:2], np.zeros(1, np.float32), np.zeros(2))
     with pytest.raises(TypeError, match="C-contiguous"):
-        aot.checked(lambda *a: 0, aot.ENERGY_TYPES, np.zeros(4)[::2], np.zeros(2))
+        aot.checked(lambda *a: 0, aot.RUN_TYPES[:2], np.zeros(4)[::2], np.zeros(2))
     with pytest.raises(TypeError, match="2 dimension"):
         aot.checked(lambda *a: 0, aot.RUN_TYPES[:3], np.zeros(1), np.zeros(1), np.zeros(3))
     ro = np.zeros(1)
     ro.flags.writeable = False
     with pytest.raises(TypeError, match="writeable"):
-        aot.checked(lambda *a: 0, aot.ENERGY_TYPES, ro, np.zeros(1))
-    assert aot.checked(lambda *a: 7, aot.ENERGY_TYPES, np.zeros(1), np.zeros(2)) == 7
+        aot.checked(lambda *a: 0, aot.RUN_TYPES[:2], ro, np.zeros(1))
+    assert aot.checked(lambda *a: 7, aot.RUN_TYPES[:2], np.zeros(1), np.zeros(2)) == 7
 
 
 _CHILD = r"""

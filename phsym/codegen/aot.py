@@ -51,7 +51,6 @@ _A1, _A2, _I1 = "f8[::1]", "f8[:, ::1]", "i8[::1]"
 #: Argument types of the generated ``run`` (see :mod:`phsym.codegen.generate`).
 RUN_TYPES = ([_A1, _A1, _A2, _A1, _A1, "f8", "i8", "i8", "f8", "i8", "b1", _A2, _A2, _A1, _A1, _A1, _I1, _I1,
               _A2, "b1", _I1] + [_A1, _A2, _I1] + [_A1] * 7)
-ENERGY_TYPES = [_A1, _A1]
 
 
 def _suffix() -> str:
@@ -169,7 +168,6 @@ def build(key: str) -> Path:
         cc.output_dir = str(tmp)
         cc.verbose = False
         cc.export("run", f"i8({', '.join(RUN_TYPES)})")(mod.run.py_func)
-        cc.export("energy", f"f8({', '.join(ENERGY_TYPES)})")(mod.energy.py_func)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             cc.compile()

@@ -113,7 +113,7 @@ def load_module(body: str, key: str):
 
 #: File-name prefixes of everything phsym keeps in the cache directory:
 #: generated modules, warm-start snapshots, ahead-of-time extensions.
-PREFIXES = (PREFIX, "phsym_run_", "phsym_aot_")
+PREFIXES = (PREFIX, "phsym_run_", "phsym_aot_", "phsym_lark_")
 
 
 def cache_info() -> Dict[str, object]:

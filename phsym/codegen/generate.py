@@ -17,7 +17,8 @@ only ``dx`` as Newton unknown.  The module contains
 * ``post(x, v, ub, p, xs, h, e, y)`` -- full effort vector, outputs, returns
   the dissipated power;
 * ``run(...)`` -- the whole compiled time loop (damped Newton, LU with partial
-  pivoting from :mod:`phsym.codegen.kernels`).
+  pivoting from :mod:`phsym.codegen.kernels`), the only function with a
+  Python entry point (the others are compiled as its callees).
 
 Parameters enter as the float64 array ``p`` (order of :attr:`GeneratedStep.parameters`),
 so changing them never regenerates or recompiles.  Sensitivities for
@@ -26,6 +27,7 @@ sympy derivatives of the same residual expressions (see ``docs/simulation.md``).
 """
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Tuple
@@ -161,43 +163,44 @@ def run(x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, IT, FL, E
         F, Jm, piv, d, vp, wt, ub, e, y, vold):
     # work arrays come from the caller: np.zeros/np.ones inside the loop
     # would compile their numpy overloads, about 0.7 s of cold start
-    nv = NV
-    nu = U.shape[1]
-    for i in range(nv):
+    Hh[k0] = energy(x, p)       # here, not from Python: energy needs no entry point
+    for i in range(@NV@):
         vold[i] = v[i]
     for k in range(k0, k1):
-        for i in range(nu):
-            ub[i] = UBAR
+        for i in range(@NU@):
+            ub[i] = @UBAR@
         # predictor: linear extrapolation of the previous two steps' unknowns
-        for i in range(nv):
+        for i in range(@NV@):
             tmp = v[i]
             v[i] = 2.0 * v[i] - vold[i]
             vold[i] = tmp
-        for i in range(NX):
+        for i in range(@NX@):
             wt[i] = 1.0 / (abs(x[i]) + xs[i])
         it = 0
         status = 0
         qi = -1
         rprev = 1e300
-        if nv > 0:
+        if @NV@ > 0:
             resjac(x, v, ub, p, xs, h, F, Jm)
             nrm = 0.0
-            for i in range(nv):
-                nrm += (F[i] * wt[i]) ** 2
+            for i in range(@NV@):
+                nrm += (F[i] * wt[i]) * (F[i] * wt[i])
             while True:
                 if not math.isfinite(nrm):
                     status = 2
-                    for i in range(nv):
-                        if not math.isfinite(F[i]):
+                    qi = -1
+                    for i in range(@NV@):
+                        if qi < 0 and not math.isfinite(F[i]):
                             qi = i
-                            break
                     break
-SOLVE                worst = 0.0
-                for i in range(nv):
-                    sc = abs(v[i]) + 1.0
-                    if i < NX:
-                        sc = abs(v[i]) + abs(x[i]) + xs[i]
-                    r = abs(d[i]) / sc
+@SOLVE@                worst = 0.0
+                for i in range(@NX@):
+                    r = abs(d[i]) / (abs(v[i]) + abs(x[i]) + xs[i])
+                    if not (r <= worst):
+                        worst = r
+                        qi = i
+                for i in range(@NX@, @NV@):
+                    r = abs(d[i]) / (abs(v[i]) + 1.0)
                     if not (r <= worst):
                         worst = r
                         qi = i
@@ -208,7 +211,7 @@ SOLVE                worst = 0.0
                     theta = worst / rprev
                     conv = theta / (1.0 - theta) * worst <= tol
                 rprev = worst
-                for i in range(nv):
+                for i in range(@NV@):
                     vp[i] = v[i]
                     v[i] += d[i]
                 it += 1
@@ -219,17 +222,17 @@ SOLVE                worst = 0.0
                     break
                 resjac(x, v, ub, p, xs, h, F, Jm)
                 nn = 0.0
-                for i in range(nv):
-                    nn += (F[i] * wt[i]) ** 2
+                for i in range(@NV@):
+                    nn += (F[i] * wt[i]) * (F[i] * wt[i])
                 lam = 1.0
                 while not (nn <= nrm) and lam > 1e-3:
                     lam *= 0.5
-                    for i in range(nv):
+                    for i in range(@NV@):
                         v[i] = vp[i] + lam * d[i]
                     resjac(x, v, ub, p, xs, h, F, Jm)
                     nn = 0.0
-                    for i in range(nv):
-                        nn += (F[i] * wt[i]) ** 2
+                    for i in range(@NV@):
+                        nn += (F[i] * wt[i]) * (F[i] * wt[i])
                 nrm = nn
         IT[k] = it
         if status != 0:
@@ -239,20 +242,20 @@ SOLVE                worst = 0.0
                 info[1] = status
                 info[2] = qi
                 return k
-            for i in range(nv):
+            for i in range(@NV@):
                 if not math.isfinite(v[i]):
                     v[i] = 0.0
         pdis = post(x, v, ub, p, xs, h, e, y)
         Pd[k] = pdis
         ps = 0.0
-        for i in range(nu):
+        for i in range(@NU@):
             Y[k, i] = y[i]
             ps += y[i] * ub[i]
         Ps[k] = ps
         if rec_e:
-            for i in range(NE):
+            for i in range(@NE@):
                 E[k, i] = e[i]
-        for i in range(NX):
+        for i in range(@NX@):
             x[i] += v[i]
             X[k + 1, i] = x[i]
         hk = energy(x, p)
@@ -261,7 +264,7 @@ SOLVE                worst = 0.0
             info[0] = k
             info[1] = 4
             info[2] = 0
-            for i in range(NX):
+            for i in range(@NX@):
                 if not math.isfinite(x[i]):
                     info[2] = i
             if not flag:
@@ -270,6 +273,45 @@ SOLVE                worst = 0.0
     return -1
 '''
 
+#: Loops over at most this many entries are written out (unrolled): a numba
+#: loop costs type inference and lowering far beyond its statements, and
+#: unrolling cut the clipper's cold compile by about a fifth.
+UNROLL = 4
+_FOR = re.compile(r"^(\s*)for i in range\((\d+)(?:, (\d+))?\):$")
+_I = re.compile(r"\bi\b")
+
+
+def _unroll(src: str) -> str:
+    """Write out ``for i in range(a[, b])`` loops with literal bounds and at most
+    :data:`UNROLL` iterations (bodies must not ``break``)."""
+    lines = src.split("\n")
+    out: List[str] = []
+    j = 0
+    while j < len(lines):
+        m = _FOR.match(lines[j])
+        if not m:
+            out.append(lines[j])
+            j += 1
+            continue
+        ind = m.group(1)
+        lo, hi = (int(m.group(2)), int(m.group(3))) if m.group(3) else (0, int(m.group(2)))
+        body = []
+        j += 1
+        while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > len(ind)):
+            body.append(lines[j])
+            j += 1
+        if hi - lo > UNROLL or any("break" in b for b in body):
+            out.append(lines[j - len(body) - 1])
+            out.extend(body)
+            continue
+        step = len(body[0]) - len(body[0].lstrip()) - len(ind) if body else 4
+        for k in range(lo, hi):
+            out.extend(_I.sub(str(k), b[step:]) if b.strip() else b for b in body)
+    return "\n".join(out)
+
+
+#: Functions only ``run`` calls: no CPython entry point (saves its compile).
+_CALLEE = '@njit(cache=True, error_model="numpy", no_cpython_wrapper=True)'
 
 _SOLVE_SCALAR = """                if Jm[0, 0] == 0.0:
                     status = 3
@@ -281,7 +323,7 @@ _SOLVE_LU = """                if not lu_factor(Jm, piv):
                     status = 3
                     qi = 0
                     break
-                for i in range(nv):
+                for i in range(@NV@):
                     d[i] = -F[i]
                 lu_solve(Jm, piv, d)
 """
@@ -484,24 +526,25 @@ def _generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str) -> Gen
     if nv > 1:   # a single unknown is a division: do not compile the LU kernels
         L += ["from phsym.codegen.kernels import lu_factor, lu_solve"]
     L += ["", f"UNKNOWNS = {names!r}", "",
-          "@njit(cache=True, error_model=\"numpy\")", "def energy(x, p):"]
+          _CALLEE, "def energy(x, p):"]
     unpack(L, ("x", "p"))
     _assign(L, [("hh", Hexpr)])
-    L += ["    return hh", "", "@njit(cache=True, error_model=\"numpy\")", "def resjac(x, v, ub, p, xs, h, F, Jm):"]
+    L += ["    return hh", "", _CALLEE, "def resjac(x, v, ub, p, xs, h, F, Jm):"]
     unpack(L, ("x", "xs", "v", "ub", "p"))
     # constant bounds: with Jm.shape (a run-time value, the caller owns Jm)
     # the loop costs the clipper 25 % of its speed
     L += [f"    for i in range({nv}):", f"        for j in range({nv}):",
           "            Jm[i, j] = 0.0"]
     _assign(L, [(f"F[{i}]", f) for i, f in enumerate(F)] + jac)
-    L += ["", "@njit(cache=True, error_model=\"numpy\")", "def post(x, v, ub, p, xs, h, e, y):"]
+    L += ["", _CALLEE, "def post(x, v, ub, p, xs, h, e, y):"]
     unpack(L, ("x", "xs", "v", "ub", "p"))
     _assign(L, [(f"e[{i}]", ex) for i, ex in enumerate(e)] + [(f"y[{i}]", ex) for i, ex in enumerate(ys)]
             + [("pd", pdiss)])
     L += ["    return pd"]
     ubar = "0.5 * (U[k, i] + U[k + 1, i])" if scheme != "backward_euler" else "U[k + 1, i]"
-    run = (_RUN_TEMPLATE.replace("NV", str(nv)).replace("NX", str(nx)).replace("NE", str(n_e))
-           .replace("UBAR", ubar).replace("SOLVE", _SOLVE_SCALAR if nv == 1 else _SOLVE_LU))
+    run = _RUN_TEMPLATE.replace("@SOLVE@", _SOLVE_SCALAR if nv == 1 else _SOLVE_LU)
+    run = _unroll(run.replace("@NV@", str(nv)).replace("@NX@", str(nx)).replace("@NE@", str(n_e))
+                  .replace("@NU@", str(nu)).replace("@UBAR@", ubar))
     body = "\n".join(L) + run
     key = cache_key(body, scheme)
     mod = load_module(body, key)

@@ -133,7 +133,14 @@ def split_logical_lines(text: str, file: Optional[str] = None) -> List[LogicalLi
 @lru_cache(maxsize=1)
 def _lark() -> lark.Lark:
     grammar = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
-    return lark.Lark(grammar, parser="lalr", propagate_positions=True)
+    # lark keeps the analysed LALR tables in our own cache directory (0.1 s
+    # of every cold start); lark checks the grammar hash and its version
+    try:
+        from ..codegen.cache import cache_dir
+        cache = str(cache_dir() / "phsym_lark_grammar.cache")
+        return lark.Lark(grammar, parser="lalr", propagate_positions=True, cache=cache)
+    except OSError:
+        return lark.Lark(grammar, parser="lalr", propagate_positions=True)
 
 
 def _convert(node) -> Item:

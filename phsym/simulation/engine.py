@@ -97,7 +97,7 @@ class NewtonLoop:
     Parameters
     ----------
     module : module
-        Generated module (``energy`` and ``run``, see :mod:`phsym.codegen.generate`).
+        Generated module (its ``run``, see :mod:`phsym.codegen.generate`).
     n_v, n_u, n_e : int
         Newton unknowns, ports, size of the effort vector.
     states, unknowns : sequence of str
@@ -144,9 +144,8 @@ class NewtonLoop:
         A = RunArrays.allocate(N, x, self.n_u, self.n_e, rec)
         call = _plain
         if self.aot:
-            from ..codegen.aot import ENERGY_TYPES, RUN_TYPES, checked
+            from ..codegen.aot import RUN_TYPES, checked
             call = checked
-        A.Hh[0] = call(self.module.energy, ENERGY_TYPES if self.aot else None, x, p)
         v = np.zeros(max(self.n_v, 1))
         inf = np.zeros(3, dtype=np.int64)
         ws = newton_workspace(self.n_v, self.n_u, self.n_e)

@@ -73,8 +73,8 @@ def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
         (named with the sample and the first step that uses it).
     """
     U = _build(list(names), u, n_points, h, waveform)
-    bad = np.argwhere(~np.isfinite(U))
-    if bad.size:
+    if not np.isfinite(U).all():
+        bad = np.argwhere(~np.isfinite(U))
         k, i = (int(v) for v in bad[0])
         step = max(k - 1, 0)        # first step that uses input sample k
         raise SimulationError(f"input {names[i]} is non-finite ({U[k, i]}) at sample {k}",

@@ -328,7 +328,7 @@ class Simulator:
     def _numeric(self, values) -> tuple:
         """``(p, xs, J)`` for ``values``, kept for the last parameter set: a short
         run would otherwise spend a quarter of its time on sympy evaluations."""
-        pkey = tuple(sorted((str(k), v) for k, v in values.items()))
+        pkey = tuple(values.items())     # same construction, same order: no sorting by name
         if pkey not in self._numbers:
             S = self.model.structure
             p = np.array([values[s] for s in self.param_symbols], dtype=float)
