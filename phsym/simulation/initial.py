@@ -29,7 +29,6 @@ def initial_from_ic(S: Structure, values: Mapping[sp.Symbol, float]) -> Tuple[np
     Linear storages are inverted directly, nonlinear ones by Newton
     (:func:`scipy.optimize.root`) on the storage's own gradient.
     """
-    import scipy.optimize as so  # lazy: about 0.2 s of import
     x0 = np.zeros(S.n_x)
     done: List[str] = []
     index = _storage_index(S)
@@ -46,6 +45,7 @@ def initial_from_ic(S: Structure, values: Mapping[sp.Symbol, float]) -> Tuple[np
         if st.is_quadratic:
             sol = np.linalg.solve(np.array(Jg(guess), dtype=float), target - np.array(g(guess), float))
         else:
+            import scipy.optimize as so  # only here: 0.2 s of every cold start otherwise
             # start where the gradient is nonzero-ish: scale by a unit-gradient state
             guess = np.array([max(abs(t), 1.0) * 1e-3 for t in target]) * np.sign(target + 1e-300)
             r = so.root(lambda z: np.array(g(z), float) - target, guess,
@@ -63,9 +63,10 @@ def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
     """Typical magnitude of each state: where its own gradient reaches 1 (unit effort).
 
     Used for Newton tolerances and the small-step branch of divided
-    differences; falls back to 1 when the gradient never reaches 1.
+    differences; falls back to 1 when the gradient never reaches 1.  The
+    crossing is bracketed by doubling and refined by bisection to 1e-6
+    (a scale needs no more, and scipy.optimize would cost 0.2 s to import).
     """
-    import scipy.optimize as so  # lazy: about 0.2 s of import
     subs = dict(values)
     out = np.ones(S.n_x)
     for i, (s, g) in enumerate(zip(S.states, S.gradients)):
@@ -82,7 +83,13 @@ def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
                 except (ValueError, OverflowError, ZeroDivisionError):
                     break
                 if np.isfinite(fv) and fv >= 0:
-                    val = so.brentq(f, lo, hi, xtol=1e-300, rtol=1e-6)
+                    while hi - lo > 1e-6 * hi:
+                        mid = 0.5 * (lo + hi)
+                        if f(mid) >= 0:
+                            hi = mid
+                        else:
+                            lo = mid
+                    val = hi
                     break
                 lo = hi
             if val is not None and np.isfinite(val) and val > 0:

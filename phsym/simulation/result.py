@@ -45,7 +45,9 @@ class SimulationResult:
     efforts : ndarray (N, n_e) or None
         Effort vector ``e`` of every step (when recorded); probes use it.
     info : dict
-        Scheme, engine, initial-state description, wall time, cache key...
+        Scheme, engine, initial-state description (``x0``), wall time, cache
+        key, parameter ``values`` (keyed by sympy symbol; by parameter name
+        after a warm start, which also sets ``warm_start`` and ``compiled``).
 
     Parameters
     ----------
