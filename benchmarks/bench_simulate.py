@@ -168,6 +168,23 @@ def first_sample(netlist_text, u_expr):
     return min(cold), (min(warm), snapshot), (min(aot) if aot else float("nan"))
 
 
+def repeat_first_sample(n):
+    """Cold and warm (numba cache) first samples of the clipper, ``n`` times in fresh caches."""
+    import statistics
+    text = (ROOT / "netlists" / "diode_clipper.cir").read_text()
+    cold, warm = [], []
+    for _ in range(n):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "model.cir"
+            path.write_text(text)
+            env = dict(os.environ, PHSYM_CACHE_DIR=str(Path(d) / "phsym"), NUMBA_CACHE_DIR=str(Path(d) / "numba"),
+                       PYTHONPATH=str(ROOT), PHSYM_AOT="0")
+            cold.append(_first(path, "None", env)["first"])
+            warm.append(_first(path, "None", env)["first"])
+    for name, v in (("cold", cold), ("warm (numba cache)", warm)):
+        print(f"{name}: {', '.join(f'{t:.2f}' for t in v)}; median {statistics.median(v):.2f} s")
+
+
 # ------------------------------------------------------------------ cases
 def bench_rlc(T):
     m = phsym.load(ROOT / "netlists" / "rlc.cir")
@@ -280,10 +297,15 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="shorter runs")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
+    ap.add_argument("--first-sample", type=int, default=0, metavar="N",
+                    help="only time N cold and warm first samples of the clipper (fresh caches each)")
     ap.add_argument("--only", default="rlc,clipper,chain50,chain1000",
                     help="comma-separated cases (default: rlc,clipper,chain50,chain1000)")
     a = ap.parse_args(argv)
     q = a.quick
+    if a.first_sample:
+        repeat_first_sample(a.first_sample)
+        return
     every = {"rlc": (bench_rlc, (2.0 if q else 20.0,)), "clipper": (bench_clipper, (1.0,)),
              "chain50": (bench_chain, (50, 0.5 if q else 2.0)), "chain1000": (bench_chain, (1000, 0.05 if q else 0.25))}
     names = [n.strip() for n in a.only.split(",") if n.strip()]
