@@ -207,3 +207,13 @@ def test_fresh_process_warm_start_and_ahead_of_time_loop(tmp_path):
         got = np.load(tmp_path / other)
         for k in ref.files:
             assert np.array_equal(ref[k], got[k]), (other, k)
+
+
+def test_corrupt_extension_is_removed(tmp_path, monkeypatch):
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
+    key = "0" * 24
+    _, ext, _, _ = aot._paths(key)
+    ext.write_bytes(b"not an ELF file")
+    assert aot.status(key) == "ready"
+    assert aot.load(key) is None
+    assert aot.status(key) == "absent"       # a later run builds it again

@@ -100,6 +100,11 @@ def load(key: str):
     try:
         return importlib.import_module(AOT_PREFIX + key)
     except ImportError:
+        # truncated or foreign file: remove it so that a later build replaces it
+        try:
+            ext.unlink()
+        except OSError:
+            pass
         return None
 
 
