@@ -79,13 +79,18 @@ def test_simulate_twice_is_warm_and_identical(tmp_path, capsys, monkeypatch):
 
 
 def test_cache_build_compiles_ahead_of_time(tmp_path, capsys, monkeypatch):
+    from phsym.simulation.examples import chain_netlist
     monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path / "cache"))
     net = tmp_path / "rlc.cir"
     net.write_text((NET / "rlc.cir").read_text())
     assert _run(cli_cache, ["cache", "build", str(net), "--fs", "48k"]) == 0
-    assert "no Newton loop" in capsys.readouterr().out     # linear: nothing to compile ahead of time
+    assert "compiled ahead of time" in capsys.readouterr().out
+    chain = tmp_path / "chain.cir"
+    chain.write_text(chain_netlist(20))          # sparse linear path: nothing to compile
+    assert _run(cli_cache, ["cache", "build", str(chain), "--fs", "1k"]) == 0
+    assert "no generated loop" in capsys.readouterr().out
     assert _run(cli_cache, ["cache", "info"]) == 0
     out = capsys.readouterr().out
-    assert "warm-start snapshots: 1" in out and "ahead-of-time extensions: 0" in out
+    assert "warm-start snapshots: 1" in out and "ahead-of-time extensions: 1" in out
     with pytest.raises(Exception, match="needs a netlist"):
         _run(cli_cache, ["cache", "build"])

@@ -168,28 +168,31 @@ import json, sys
 import numpy as np
 import phsym
 r = phsym.simulate({net!r}, 48000, duration=0.005)
-np.savez({out!r}, x=r.x, y=r.y, H=r.H, P_diss=r.P_diss, iterations=r.iterations, probe=r["v(out)"])
+np.savez({out!r}, x=r.x, y=r.y, H=r.H, P_diss=r.P_diss, iterations=r.iterations, probe=r[{probe!r}])
 print(json.dumps({{"warm": bool(r.info.get("warm_start")), "compiled": r.info.get("compiled"),
                   "key": r.info["key"], "balance": r.max_balance_error,
                   "imported": [m for m in ("sympy", "scipy", "networkx", "numba", "lark") if m in sys.modules]}}))
 """
 
 
-def _child(env, net, out):
-    code = _CHILD.format(net=str(net), out=str(out))
+def _child(env, net, out, probe):
+    code = _CHILD.format(net=str(net), out=str(out), probe=probe)
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def test_fresh_process_warm_start_and_ahead_of_time_loop(tmp_path):
-    """Cold, warm (numba cache, no sympy), then warm with the extension (no numba)."""
+@pytest.mark.parametrize("name,probe", [("diode_clipper.cir", "v(out)"), ("rlc.cir", "v(b)")])
+def test_fresh_process_warm_start_and_ahead_of_time_loop(tmp_path, name, probe):
+    """Cold, warm (numba cache, no sympy), then warm with the extension (no numba):
+    the generated Newton loop of the clipper, the unrolled linear loop of the RLC."""
     env = dict(os.environ, PHSYM_CACHE_DIR=str(tmp_path / "phsym"), PHSYM_AOT="0")
     env.setdefault("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
-    net = _copy(tmp_path, "diode_clipper.cir")
-    cold = _child(env, net, tmp_path / "cold.npz")
+    net = _copy(tmp_path, name)
+    cold = _child(env, net, tmp_path / "cold.npz", probe)
+    assert cold["key"]
     assert not cold["warm"] and "sympy" in cold["imported"]
-    warm = _child(env, net, tmp_path / "warm.npz")
+    warm = _child(env, net, tmp_path / "warm.npz", probe)
     assert warm["warm"] and warm["compiled"] == "numba cache"
     assert not {"sympy", "networkx", "lark"} & set(warm["imported"])
     # the background build's entry point, run in the foreground here
@@ -198,7 +201,7 @@ def test_fresh_process_warm_start_and_ahead_of_time_loop(tmp_path):
     if build.returncode != 0:
         pytest.fail("ahead-of-time build failed: "
                     + (tmp_path / "phsym" / f"phsym_aot_{cold['key']}.failed").read_text())
-    fast = _child(env, net, tmp_path / "aot.npz")
+    fast = _child(env, net, tmp_path / "aot.npz", probe)
     assert fast["warm"] and fast["compiled"] == "ahead of time"
     assert not {"sympy", "networkx", "lark", "numba", "scipy"} & set(fast["imported"])
     assert fast["balance"] < 1e-10

@@ -37,7 +37,7 @@ import numpy as np
 
 from .cache import PREFIX, cache_dir
 
-__all__ = ["AOT_PREFIX", "build", "status", "load", "start_background", "enabled", "checked"]
+__all__ = ["AOT_PREFIX", "RUN_TYPES", "LINEAR_TYPES", "TYPES", "build", "status", "load", "start_background", "enabled", "checked"]
 
 AOT_PREFIX = "phsym_aot_"
 #: A lock older than this (seconds) belongs to a dead build.
@@ -51,6 +51,10 @@ _A1, _A2, _I1 = "f8[::1]", "f8[:, ::1]", "i8[::1]"
 #: Argument types of the generated ``run`` (see :mod:`phsym.codegen.generate`).
 RUN_TYPES = ([_A1, _A1, _A2, _A1, _A1, "f8", "i8", "i8", "f8", "i8", "b1", _A2, _A2, _A1, _A1, _A1, _I1, _I1,
               _A2, "b1", _I1] + [_A1, _A2, _I1] + [_A1] * 7)
+#: Argument types of the unrolled linear ``run`` (see :mod:`phsym.codegen.linear_gen`).
+LINEAR_TYPES = [_A1, _A2, "i8", "i8", _A2, _A2, _A2, _A1, _A2, _A2, _A2, _A2, _A1, _A1, _A1, _A2, "b1"]
+#: Types by the ``KIND`` of a generated module.
+TYPES = {"newton": RUN_TYPES, "linear": LINEAR_TYPES}
 
 
 def _suffix() -> str:
@@ -172,7 +176,8 @@ def build(key: str) -> Path:
         cc = CC(AOT_PREFIX + key)
         cc.output_dir = str(tmp)
         cc.verbose = False
-        cc.export("run", f"i8({', '.join(RUN_TYPES)})")(mod.run.py_func)
+        types = TYPES[getattr(mod, "KIND", "newton")]
+        cc.export("run", f"i8({', '.join(types)})")(mod.run.py_func)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             cc.compile()

@@ -54,8 +54,7 @@ def _build(args: argparse.Namespace) -> int:
     res = simulate(args.file, fs, duration=1.0 / fs, method=args.method)
     key = res.info.get("key")
     if key is None:
-        print(f"{args.file}: {res.info['engine']} engine; the snapshot is stored (no Newton loop to "
-              "compile ahead of time)")
+        print(f"{args.file}: {res.info['engine']} engine: no generated loop to compile ahead of time")
         return 0
     from . import aot
     try:

@@ -534,7 +534,7 @@ def _generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str) -> Gen
         "import math", "from numba import njit"]
     if nv > 1:   # a single unknown is a division: do not compile the LU kernels
         L += ["from phsym.codegen.kernels import lu_factor, lu_solve"]
-    L += ["", f"UNKNOWNS = {names!r}", "", _CALLEE, "def resjac(x, v, ub, p, xs, h, F, Jm):"]
+    L += ["", 'KIND = "newton"', f"UNKNOWNS = {names!r}", "", _CALLEE, "def resjac(x, v, ub, p, xs, h, F, Jm):"]
     # constant bounds: with Jm.shape (a run-time value, the caller owns Jm)
     # the loop costs the clipper 25 % of its speed
     L += [f"    for i in range({nv}):", f"        for j in range({nv}):",

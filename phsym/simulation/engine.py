@@ -179,14 +179,31 @@ class DenseLinearLoop:
         Hessian of H (``H = x Q x / 2``).
     mid : bool
         Midpoint inputs ``(u_k + u_{k+1}) / 2`` (else ``u_{k+1}``, backward Euler).
+    aot : bool
+        Prefer the ahead-of-time compiled unrolled loop when the cache has one
+        (and start its background build when not); warm starts set this.
+
+    Attributes
+    ----------
+    key : str or None
+        Cache key of the unrolled loop module (``None``: generic kernel).
+    compiled : str
+        ``"ahead of time"``, ``"numba cache"`` or ``"numba kernel"`` after a run.
     """
 
     ARRAYS = ("G", "Yc", "Wc", "pw", "Q", "Ec")
 
-    def __init__(self, G, Yc, Wc, pw, Q, Ec, mid: bool):
+    def __init__(self, G, Yc, Wc, pw, Q, Ec, mid: bool, aot: bool = False):
         c = np.ascontiguousarray
         self.G, self.Yc, self.Wc, self.pw, self.Q, self.Ec = (c(a, dtype=float) for a in (G, Yc, Wc, pw, Q, Ec))
         self.mid = bool(mid)
+        self.aot = bool(aot)
+        self.compiled = ""
+        from ..codegen.linear_gen import MAX_UNROLLED, unrolled_source
+        nx, nz = self.G.shape
+        self.key: Optional[str] = None
+        if nx * nz <= MAX_UNROLLED:     # G is (nx, nx + nu)
+            self.key = unrolled_source(nx, nz - nx, self.Wc.shape[0], self.Ec.shape[0], self.mid)[1]
 
     def run(self, x: np.ndarray, U: np.ndarray, h: float, rec: bool,
             progress: Optional[Callable[[int, int], None]] = None, chunk: int = 0) -> Tuple[RunArrays, float]:
@@ -206,21 +223,32 @@ class DenseLinearLoop:
         chunk : int
             Steps per compiled call.
         """
-        from ..codegen.linear_gen import MAX_UNROLLED, unrolled_linear
         N = U.shape[0] - 1
         nx, nu = self.G.shape[0], U.shape[1]
         A = RunArrays.allocate(N, x, nu, self.Ec.shape[0], rec)
         A.Hh[0] = 0.5 * x @ (self.Q @ x)
-        args = (self.G, self.Yc, self.Wc, self.pw, self.Q, self.Ec, A.X, A.Y, A.Hh, A.Pd, A.Ps, A.E, rec)
-        unrolled = nx * (nx + nu) <= MAX_UNROLLED
+        args = (self.G, self.Yc, self.Wc, self.pw, self.Q, self.Ec, A.X, A.Y, A.Hh, A.Pd, A.Ps, A.E, bool(rec))
+        unrolled = self.key is not None
+        call = _plain
         if unrolled:
-            mod = unrolled_linear(nx, nu, self.Wc.shape[0], self.Ec.shape[0], self.mid)
+            from ..codegen import aot
+            mod = aot.load(self.key) if self.aot else None
+            if mod is not None:
+                call, self.compiled = aot.checked, "ahead of time"
+            else:
+                from ..codegen.linear_gen import unrolled_linear
+                mod = unrolled_linear(nx, nu, self.Wc.shape[0], self.Ec.shape[0], self.mid)
+                self.compiled = "numba cache"
+                if self.aot:
+                    aot.start_background(self.key)
         else:
             from ..codegen import kernels
+            self.compiled = "numba kernel"
+        from ..codegen.aot import LINEAR_TYPES
         t0 = time.perf_counter()
         for k0, k1 in _chunks(N, chunk, progress):
             if unrolled:
-                mod.run(x, U, k0, k1, *args)
+                call(mod.run, LINEAR_TYPES, x, U, int(k0), int(k1), *args)
                 bad = np.flatnonzero(~np.isfinite(A.Hh[k0 + 1:k1 + 1]))
                 bad = int(k0 + bad[0]) if bad.size else -1
             else:

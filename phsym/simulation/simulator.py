@@ -297,7 +297,9 @@ class Simulator:
             if eng.sparse:
                 A, wall = self._run_sparse(eng, x, U, progress, chunk)
             else:
-                A, wall = eng.dense_loop().run(x, U, self.h, rec, progress, chunk)
+                loop = eng.dense_loop()
+                A, wall = loop.run(x, U, self.h, rec, progress, chunk)
+                info["key"] = loop.key
             E = (A.E if not eng.sparse else eng.efforts(A.X, U)) if rec else None
         else:
             p, xs, _ = self._numeric(values)

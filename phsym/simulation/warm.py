@@ -198,8 +198,7 @@ class Snapshot:
             if eng.sparse:
                 return None
             loop = eng.dense_loop()
-            meta["engine"] = "linear-dense"
-            meta["mid"] = loop.mid
+            meta.update(engine="linear-dense", mid=loop.mid, key=loop.key)
             for name in DenseLinearLoop.ARRAYS:
                 arrays[name] = getattr(loop, name)
         else:
@@ -318,8 +317,9 @@ class Snapshot:
             A, wall = loop.run(x, U, a["p"], a["xs"], h, m["tol"], m["maxit"], m["on_error"] == "flag", rec,
                                progress, chunk)
         else:
-            loop = DenseLinearLoop(*(a[k] for k in DenseLinearLoop.ARRAYS), m["mid"])
+            loop = DenseLinearLoop(*(a[k] for k in DenseLinearLoop.ARRAYS), m["mid"], aot=True)
             A, wall = loop.run(x, U, h, rec, progress, chunk)
+            info["key"], info["compiled"] = loop.key, loop.compiled
         info["wall_time"] = wall
         info["failed_steps"] = int(np.count_nonzero(A.FL))
         return SimulationResult(self.summary(), np.arange(N + 1) * h, A.X, U, A.Y, A.Hh, A.Pd, A.Ps, A.IT, A.FL,
@@ -380,7 +380,7 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
             snap = Snapshot.capture(sim, str(model_path))
             if snap is not None:
                 snap.save(key)
-                if snap.meta["engine"] == "newton":
+                if snap.meta.get("key"):      # Newton loop or unrolled linear loop
                     from ..codegen import aot
                     aot.start_background(snap.meta["key"])
         except OSError:
