@@ -220,3 +220,11 @@ def test_corrupt_extension_is_removed(tmp_path, monkeypatch):
     assert aot.status(key) == "ready"
     assert aot.load(key) is None
     assert aot.status(key) == "absent"       # a later run builds it again
+
+
+def test_compile_time_is_reported_apart_from_stepping(cache, tmp_path):
+    for name in ("diode_clipper.cir", "rlc.cir"):
+        res = phsym.simulate(_copy(tmp_path, name), 48000, duration=0.001, warm_start=False)
+        assert res.info["compile_time"] >= 0.0 and res.info["wall_time"] > 0.0
+        res.info["compile_time"] = 1.5
+        assert "compiling or loading the loop took 1.5 s" in res.summary()

@@ -114,6 +114,7 @@ class NewtonLoop:
         self.n_v, self.n_u, self.n_e = int(n_v), int(n_u), int(n_e)
         self.states: List[str] = list(states)
         self.unknowns: List[str] = list(unknowns)
+        self.compile_time = 0.0
 
     def run(self, x: np.ndarray, U: np.ndarray, p: np.ndarray, xs: np.ndarray, h: float, tol: float,
             maxit: int, flag: bool, rec: bool, progress: Optional[Callable[[int, int], None]] = None,
@@ -142,18 +143,23 @@ class NewtonLoop:
         """
         N = U.shape[0] - 1
         A = RunArrays.allocate(N, x, self.n_u, self.n_e, rec)
-        call = _plain
+        call, types = _plain, None
         if self.aot:
             from ..codegen.aot import RUN_TYPES, checked
-            call = checked
+            call, types = checked, RUN_TYPES
         v = np.zeros(max(self.n_v, 1))
         inf = np.zeros(3, dtype=np.int64)
         ws = newton_workspace(self.n_v, self.n_u, self.n_e)
+
+        def steps(k0, k1):
+            return call(self.module.run, types, x, v, U, p, xs, float(h), int(k0), int(k1), float(tol), int(maxit),
+                        bool(flag), A.X, A.Y, A.Hh, A.Pd, A.Ps, A.IT, A.FL, A.E, bool(rec), inf, *ws)
+        t0 = time.perf_counter()
+        steps(0, 0)         # compiles or loads the loop (and sets H[0]): the wall time is stepping only
+        self.compile_time = time.perf_counter() - t0
         t0 = time.perf_counter()
         for k0, k1 in _chunks(N, chunk, progress):
-            bad = call(self.module.run, RUN_TYPES if self.aot else None, x, v, U, p, xs, float(h), int(k0),
-                       int(k1), float(tol), int(maxit), bool(flag), A.X, A.Y, A.Hh, A.Pd, A.Ps, A.IT, A.FL, A.E,
-                       bool(rec), inf, *ws)
+            bad = steps(k0, k1)
             if bad >= 0:
                 st, qi = int(inf[1]), int(inf[2])
                 names = self.states if st == 4 else self.unknowns
@@ -199,6 +205,7 @@ class DenseLinearLoop:
         self.mid = bool(mid)
         self.aot = bool(aot)
         self.compiled = ""
+        self.compile_time = 0.0
         from ..codegen.linear_gen import MAX_UNROLLED, unrolled_source
         nx, nz = self.G.shape
         self.key: Optional[str] = None
@@ -245,6 +252,12 @@ class DenseLinearLoop:
             from ..codegen import kernels
             self.compiled = "numba kernel"
         from ..codegen.aot import LINEAR_TYPES
+        t0 = time.perf_counter()
+        if unrolled:        # compile or load first: the wall time is stepping only
+            call(mod.run, LINEAR_TYPES, x, U, 0, 0, *args)
+        else:
+            kernels.run_linear_fused(x, U, 0, 0, self.mid, *args)
+        self.compile_time = time.perf_counter() - t0
         t0 = time.perf_counter()
         for k0, k1 in _chunks(N, chunk, progress):
             if unrolled:

@@ -45,8 +45,9 @@ class SimulationResult:
     efforts : ndarray (N, n_e) or None
         Effort vector ``e`` of every step (when recorded); probes use it.
     info : dict
-        Scheme, engine, initial-state description (``x0``), wall time, cache
-        key, parameter ``values`` (keyed by sympy symbol; by parameter name
+        Scheme, engine, initial-state description (``x0``), wall time of the
+        stepping (``wall_time``; compiling or loading the loop is
+        ``compile_time``), cache key, parameter ``values`` (keyed by sympy symbol; by parameter name
         after a warm start, which also sets ``warm_start`` and ``compiled``).
 
     Parameters
@@ -322,6 +323,8 @@ class SimulationResult:
                 f"{wall:.3g} s ({rate:.3g} steps/s), max {what} "
                 f"{self.max_balance_error:.2e} (relative), "
                 f"Newton iterations max {int(np.max(self.iterations, initial=0))}")
+        if self.info.get("compile_time", 0.0) >= 0.05:
+            text += f"; compiling or loading the loop took {self.info['compile_time']:.2g} s"
         if self.info.get("warm_start"):
             text += f"; warm start ({self.info.get('compiled', 'cached matrices')})"
         return text

@@ -299,12 +299,14 @@ class Simulator:
             else:
                 loop = eng.dense_loop()
                 A, wall = loop.run(x, U, self.h, rec, progress, chunk)
-                info["key"] = loop.key
+                info["key"], info["compile_time"] = loop.key, loop.compile_time
             E = (A.E if not eng.sparse else eng.efforts(A.X, U)) if rec else None
         else:
             p, xs, _ = self._numeric(values)
-            A, wall = self.newton_loop().run(x, U, p, xs, self.h, self.tol, self.maxit,
-                                             self.on_error == "flag", rec, progress, chunk)
+            loop = self.newton_loop()
+            A, wall = loop.run(x, U, p, xs, self.h, self.tol, self.maxit, self.on_error == "flag", rec, progress,
+                               chunk)
+            info["compile_time"] = loop.compile_time
             E = A.E if rec else None
         info["wall_time"] = wall
         info["failed_steps"] = int(np.count_nonzero(A.FL))

@@ -320,7 +320,7 @@ class Snapshot:
             loop = DenseLinearLoop(*(a[k] for k in DenseLinearLoop.ARRAYS), m["mid"], aot=True)
             A, wall = loop.run(x, U, h, rec, progress, chunk)
             info["key"], info["compiled"] = loop.key, loop.compiled
-        info["wall_time"] = wall
+        info["wall_time"], info["compile_time"] = wall, loop.compile_time
         info["failed_steps"] = int(np.count_nonzero(A.FL))
         return SimulationResult(self.summary(), np.arange(N + 1) * h, A.X, U, A.Y, A.Hh, A.Pd, A.Ps, A.IT, A.FL,
                                 A.E if rec else None, None, info)
