@@ -70,6 +70,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"phsym: error: {exc}", file=sys.stderr)
         return 1
+    except MemoryError:
+        print("phsym: error: out of memory (too many steps or too large a model for this machine; "
+              "check --fs and --duration units: 48k, 10m)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -94,3 +94,28 @@ def test_cache_build_compiles_ahead_of_time(tmp_path, capsys, monkeypatch):
     assert "warm-start snapshots: 1" in out and "ahead-of-time extensions: 1" in out
     with pytest.raises(Exception, match="needs a netlist"):
         _run(cli_cache, ["cache", "build"])
+
+
+@pytest.mark.parametrize("dtype,scale,tol", [(np.uint8, None, 1 / 127), (np.int16, 32768, 1 / 32768),
+                                             (np.int32, 2 ** 31, 1e-9), (np.float32, None, 1e-7)])
+def test_wav_input_scaling(tmp_path, dtype, scale, tol):
+    """Integer WAVs map to [-1, 1): 8-bit is unsigned with 128 as zero (RIFF convention)."""
+    fs = 8000
+    x = 0.9 * np.sin(2 * np.pi * 440 * np.arange(400) / fs)
+    if dtype == np.uint8:
+        raw = np.round(x * 128 + 128).astype(np.uint8)
+    elif scale:
+        raw = np.round(x * scale).astype(dtype)
+    else:
+        raw = x.astype(dtype)
+    wavfile.write(tmp_path / "in.wav", fs, raw)
+    got = cli_simulate.input_source(str(tmp_path / "in.wav"), fs)
+    np.testing.assert_allclose(got, x, rtol=0, atol=tol)
+
+
+def test_output_path_checked_before_running(tmp_path, capsys):
+    for out, msg in ((tmp_path / "r.xyz", "unsupported file type"), (tmp_path / "no" / "r.csv", "does not exist")):
+        with pytest.raises(Exception, match=msg):
+            _run(cli_simulate, ["simulate", str(NET / "rlc.cir"), "--fs", "48k", "--duration", "1m",
+                                "--out", str(out)])
+    assert "steps" not in capsys.readouterr().out          # nothing was simulated

@@ -3,7 +3,7 @@
 For a model and a scheme (backward Euler, implicit midpoint or discrete
 gradient) the step ``k -> k+1`` solves the residual ``F(v; x_k, ubar, p) = 0``
 for the unknowns ``v = (dx, w_implicit, lambda)`` (the layout of
-:func:`phsym.codegen.generate.generate`) and sets ``x_{k+1} = x_k + dx``.
+:func:`phsym.codegen.steps.generate`) and sets ``x_{k+1} = x_k + dx``.
 The outputs of the step are ``y_k = g(v, x_k, ubar, p)`` (collocated port
 outputs ``y(NAME)`` and probes ``v(node)``, ``i(R1)``, ...).
 
@@ -36,7 +36,7 @@ import numpy as np
 import sympy as sp
 
 from ..codegen.cache import cache_key, load_module
-from ..codegen.generate import SCHEMES, _assign, step_equations
+from ..codegen.steps import SCHEMES, _assign, step_equations
 from ..errors import IdentificationError
 from ..structure.dirac import Structure
 
@@ -113,7 +113,7 @@ def _expand_derived(model, free: Sequence[str]) -> Dict[sp.Symbol, sp.Expr]:
 
 def _equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]):
     """Symbolic residual, efforts and flows of one step: the simulator's own
-    equations (:func:`phsym.codegen.generate.step_equations`)."""
+    equations (:func:`phsym.codegen.steps.step_equations`)."""
     eq = step_equations(S, scheme, psub)
     return dict(X=eq.X, XS=eq.XS, UB=eq.UB, V=eq.V, h=eq.h, names=eq.names, F=eq.F, e=eq.e, Je=eq.Je)
 

@@ -58,8 +58,11 @@ def input_source(spec: str, fs: float):
         data = np.asarray(data)
         if data.ndim > 1:
             data = data[:, 0]
-        if data.dtype.kind in "iu":
-            data = data.astype(float) / float(np.iinfo(data.dtype).max)
+        if data.dtype.kind == "u":      # 8-bit WAV: unsigned, 128 is zero
+            half = (float(np.iinfo(data.dtype).max) + 1.0) / 2.0
+            data = (data.astype(float) - half) / half
+        elif data.dtype.kind == "i":    # full scale -1 .. 1 - 2**-(bits-1)
+            data = data.astype(float) / -float(np.iinfo(data.dtype).min)
         return np.asarray(data, dtype=float)
     if ".csv:" in low:
         path, col = spec.rsplit(":", 1)
@@ -109,9 +112,22 @@ class _Bar:
         self.stream.flush()
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    for opt, path, kinds in (("--out", args.out, (".csv", ".npz", ".wav")), ("--plot", args.plot, None)):
+        if not path:
+            continue
+        p = Path(path)
+        if kinds and p.suffix.lower() not in kinds:
+            raise SimulationError(f"{opt} {path}: unsupported file type {p.suffix or '(none)'}; "
+                                  f"use {', '.join(kinds)}")
+        if not p.parent.is_dir():
+            raise SimulationError(f"{opt} {path}: directory {p.parent} does not exist")
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym simulate``; returns the exit status."""
     from .warm import simulate
+    _check_outputs(args)        # before the run: a typo must not cost the simulation
     fs = _number(args.fs)
     duration = _number(args.duration) if args.duration else None
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}

@@ -97,7 +97,7 @@ class NewtonLoop:
     Parameters
     ----------
     module : module
-        Generated module (its ``run``, see :mod:`phsym.codegen.generate`).
+        Generated module (its ``run``, see :mod:`phsym.codegen.steps`).
     n_v, n_u, n_e : int
         Newton unknowns, ports, size of the effort vector.
     states, unknowns : sequence of str
@@ -298,9 +298,21 @@ def apply_x0(base: np.ndarray, base_desc: str, states: Sequence[str], x0) -> Tup
         for k, val in x0.items():
             if str(k).lower() not in lookup:
                 raise SimulationError(f"x0 names unknown state {k!r}; states: {', '.join(states)}")
-            base[lookup[str(k).lower()]] = float(val)
-        return base, "given by name (others from ICs)"
-    arr = np.asarray(x0, dtype=float).reshape(-1)
-    if arr.shape[0] != base.shape[0]:
-        raise SimulationError(f"x0 has {arr.shape[0]} entries, the model has {base.shape[0]} states")
-    return arr.copy(), "given"
+            try:
+                base[lookup[str(k).lower()]] = float(val)
+            except (TypeError, ValueError):
+                raise SimulationError(f"x0[{k!r}] is not a number: {val!r}") from None
+    try:
+        if isinstance(x0, Mapping):
+            out, desc = base, "given by name (others from ICs)"
+        else:
+            out, desc = np.asarray(x0, dtype=float).reshape(-1).copy(), "given"
+    except (TypeError, ValueError) as exc:
+        raise SimulationError(f"x0 is not numeric: {exc}") from None
+    if out.shape[0] != base.shape[0]:
+        raise SimulationError(f"x0 has {out.shape[0]} entries, the model has {base.shape[0]} states")
+    bad = np.flatnonzero(~np.isfinite(out))
+    if bad.size:
+        raise SimulationError(f"x0 is non-finite ({out[bad[0]]}) for state {states[bad[0]]}",
+                              quantity=states[bad[0]])
+    return out, desc

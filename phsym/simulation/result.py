@@ -8,7 +8,14 @@ import numpy as np
 
 from ..errors import SimulationError
 
-__all__ = ["SimulationResult"]
+__all__ = ["SimulationResult", "SignalError"]
+
+
+class SignalError(SimulationError, KeyError):
+    """An unknown signal label (a :class:`KeyError` too, as for any mapping)."""
+
+    def __str__(self) -> str:      # KeyError would print the message quoted
+        return SimulationError.__str__(self)
 
 
 class SimulationResult:
@@ -145,7 +152,8 @@ class SimulationResult:
             val = self._probe(key)
             self._cache[key] = val
             return val
-        raise KeyError(f"{key!r}: not a state, input, output or probe; known: {', '.join(self.labels())}")
+        raise SignalError(f"{key!r} is not a state, input, output or probe of {self.model.name}; known: "
+                          f"{', '.join(self.labels())}; other probes: v(NODE), v(N1,N2), i(ELEMENT), v(ELEMENT)")
 
     @property
     def probes(self) -> Dict[str, np.ndarray]:

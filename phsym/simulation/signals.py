@@ -7,7 +7,25 @@ import numpy as np
 
 from ..errors import SimulationError
 
-__all__ = ["input_array", "grid_points", "check_steps"]
+__all__ = ["input_array", "grid_points", "check_steps", "sample_rate"]
+
+
+def sample_rate(fs) -> float:
+    """``fs`` as a positive finite float, else a :class:`SimulationError`.
+
+    Parameters
+    ----------
+    fs : float or str
+        Sample rate in Hz.
+    """
+    try:
+        value = float(fs)
+    except (TypeError, ValueError):
+        raise SimulationError(f"sample rate must be a number in Hz, got {fs!r} "
+                              "(the command line takes 48k; Python takes 48000)") from None
+    if not (0 < value < float("inf")):
+        raise SimulationError(f"sample rate must be positive and finite, got {fs}")
+    return value
 
 
 def grid_points(duration: Optional[float], fs: float) -> Optional[int]:
@@ -22,9 +40,17 @@ def grid_points(duration: Optional[float], fs: float) -> Optional[int]:
     """
     if duration is None:
         return None
-    if not (float(duration) > 0):
-        raise SimulationError(f"duration must be positive, got {duration}")
-    return int(round(float(duration) * fs)) + 1
+    try:
+        d = float(duration)
+    except (TypeError, ValueError):
+        raise SimulationError(f"duration must be a number of seconds, got {duration!r}") from None
+    if not (0 < d < float("inf")):
+        raise SimulationError(f"duration must be positive and finite, got {duration}")
+    n = d * fs
+    if n > 1e12:
+        raise SimulationError(f"duration {d:g} s at {fs:g} Hz is {n:.3g} steps: too many to store "
+                              "(check the units: 10m = 0.01 s)")
+    return int(round(n)) + 1
 
 
 def check_steps(U: np.ndarray, fs: float, duration: Optional[float]) -> int:
@@ -84,7 +110,12 @@ def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
 
 def _build(names, u, n_points, h, waveform) -> np.ndarray:
     if u is not None and not isinstance(u, Mapping):
-        arr = np.asarray(u, dtype=float)
+        try:
+            arr = np.asarray(u, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise SimulationError(f"u is not numeric: {exc}") from None
+        if arr.ndim not in (1, 2):
+            raise SimulationError(f"u has shape {arr.shape}: give (samples, inputs) or one 1-D input")
         if arr.ndim == 1:
             arr = arr[:, None]
         if arr.shape[1] != len(names):
@@ -112,13 +143,22 @@ def _build(names, u, n_points, h, waveform) -> np.ndarray:
             if w is not None:
                 out[:, i] = w
             continue
-        if callable(src):
-            out[:, i] = np.broadcast_to(np.asarray(src(t), dtype=float), (n_points,))
-        elif np.ndim(src) == 0:
-            out[:, i] = float(src)
-        else:
-            arr = np.asarray(src, dtype=float).reshape(-1)
-            if arr.shape[0] < n_points:
-                raise SimulationError(f"input {name} has {arr.shape[0]} samples, the run needs {n_points}")
-            out[:, i] = arr[:n_points]
+        try:
+            if callable(src):
+                val = np.asarray(src(t), dtype=float)
+                if val.ndim > 1 or (val.ndim == 1 and val.shape[0] != n_points):
+                    raise SimulationError(f"input {name}: the function returned shape {val.shape} for "
+                                          f"{n_points} times (expected a scalar or ({n_points},))")
+                out[:, i] = val
+            elif np.ndim(src) == 0:
+                out[:, i] = float(src)
+            else:
+                arr = np.asarray(src, dtype=float)
+                if arr.ndim != 1:
+                    raise SimulationError(f"input {name} has shape {arr.shape}: give one 1-D array per input")
+                if arr.shape[0] < n_points:
+                    raise SimulationError(f"input {name} has {arr.shape[0]} samples, the run needs {n_points}")
+                out[:, i] = arr[:n_points]
+        except (TypeError, ValueError) as exc:
+            raise SimulationError(f"input {name} is not numeric: {exc}") from None
     return out

@@ -10,12 +10,12 @@ import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
 from ..errors import SimulationError
-from ..codegen.generate import SCHEMES, generate
+from ..codegen.steps import SCHEMES, generate
 from ..codegen import kernels as K
 from .engine import RECORD_LIMIT, DenseLinearLoop, NewtonLoop, RunArrays, _chunks
 from .initial import resolve_x0, state_scales
 from .result import SimulationResult
-from .signals import check_steps, grid_points, input_array
+from .signals import check_steps, grid_points, input_array, sample_rate
 
 __all__ = ["Simulator", "simulator", "DENSE_LIMIT"]
 
@@ -24,6 +24,8 @@ DENSE_LIMIT = 24
 
 
 def _pick_scheme(S, method: str, linear: bool) -> str:
+    if not isinstance(method, str):
+        raise SimulationError(f"method must be a string (auto or one of {', '.join(SCHEMES)}), got {method!r}")
     m = method.lower().replace("-", "_")
     aliases = {"dg": "discrete_gradient", "be": "backward_euler", "euler": "backward_euler",
                "trapezoidal": "midpoint", "tustin": "midpoint", "bilinear": "midpoint"}
@@ -199,9 +201,7 @@ class Simulator:
                  linear_solver: str = "auto"):
         S = model.structure
         self.model = model
-        self.fs = float(fs)
-        if not self.fs > 0:
-            raise SimulationError(f"sample rate must be positive, got {fs}")
+        self.fs = sample_rate(fs)
         self.h = 1.0 / self.fs
         linear = S.is_linear
         self.scheme = _pick_scheme(S, method, linear)
@@ -215,6 +215,8 @@ class Simulator:
             raise SimulationError("on_error must be 'raise' or 'flag'")
         self.engine = engine
         self.tol, self.maxit, self.on_error = float(tol), int(maxit), on_error
+        if not (0 < self.tol < 1) or self.maxit < 1:
+            raise SimulationError(f"Newton needs 0 < tol < 1 and maxit >= 1 (got tol={tol}, maxit={maxit})")
         self.record_efforts = record_efforts
         if linear_solver not in ("auto", "dense", "sparse"):
             raise SimulationError("linear_solver must be auto, dense or sparse")

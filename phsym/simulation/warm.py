@@ -31,7 +31,7 @@ import numpy as np
 
 from .engine import RECORD_LIMIT, DenseLinearLoop, NewtonLoop, apply_x0
 from .result import SimulationResult
-from .signals import check_steps, grid_points, input_array
+from .signals import check_steps, grid_points, input_array, sample_rate
 
 __all__ = ["simulate", "ModelSummary", "Snapshot", "snapshot_key", "SNAPSHOT_PREFIX"]
 
@@ -353,6 +353,7 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
     **options
         Passed to :class:`~phsym.simulation.Simulator`.
     """
+    fs = sample_rate(fs)
     is_file = isinstance(model, (str, os.PathLike)) and Path(model).suffix.lower() != ".json"
     eligible = (warm_start and is_file and not params
                 and not (isinstance(x0, str) and x0.lower() == "dc"))

@@ -161,8 +161,8 @@ def run(x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, IT, FL, E
     # work arrays come from the caller: np.zeros/np.ones inside the loop
     # would compile their numpy overloads, about 0.7 s of cold start
     @ENERGY:Hh[k0]@
-    for i in range(@NV@):
-        vold[i] = v[i]
+    # v and vold (the predictor's history) persist across calls, so a run in
+    # chunks (progress bars) steps exactly like one call
     for k in range(k0, k1):
         for i in range(@NU@):
             ub[i] = @UBAR@
