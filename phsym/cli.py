@@ -24,6 +24,10 @@ def _show(args: argparse.Namespace) -> int:
     from .model import load
     from .report import describe_json, describe_text
     model = load(args.file)
+    if not hasattr(model, "structure"):
+        from .errors import PhsymError
+        raise PhsymError(f"{args.file} is a saved LinearPHS (matrices E, J, R, Q, B), not a netlist: "
+                         "phsym show describes netlists; in Python, phsym.load() returns the LinearPHS")
     if args.latex:
         print(model.to_latex())
     elif args.json:

@@ -11,6 +11,7 @@ import sympy as sp
 from .components import Contribution, component_for, couple_inductors
 from .errors import StructureError
 from .graph import build_graph
+from .netlist.params import finite_value
 from .netlist.spec import Netlist
 from .structure.checks import check_structure
 from .structure.dirac import Structure
@@ -174,7 +175,13 @@ class Model:
                 else:
                     if not p.expression.free_symbols <= set(values):
                         continue
-                    values[p.symbol] = float(p.expression.subs(values))
+                    val = finite_value(p.expression, values)
+                    if val is None:
+                        given = ", ".join(f"{k}={v:g}" for k, v in over.items())
+                        raise StructureError(f"parameter {name} = {p.expression} is not a finite real number "
+                                             f"with {given or 'the defaults'}",
+                                             hint="choose override values inside the expression's domain")
+                    values[p.symbol] = val
                 del pending[name]
                 progressed = True
             if not pending or not progressed:

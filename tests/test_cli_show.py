@@ -41,3 +41,20 @@ def test_show_reports_structure_error(tmp_path, capsys):
 def test_console_entry_point_help():
     r = subprocess.run([sys.executable, "-m", "phsym.cli", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "show" in r.stdout
+
+
+def test_show_on_a_saved_linear_model_says_what_it_is(tmp_path, capsys):
+    import phsym
+    path = tmp_path / "rlc.json"
+    phsym.load(NET / "rlc.cir").linearize().save(path)
+    assert main(["show", str(path)]) == 1
+    assert "is a saved LinearPHS" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["", "* only a comment\n", ".param a=1\n.end\n"])
+def test_show_on_a_netlist_without_elements(tmp_path, capsys, text):
+    path = tmp_path / "empty.cir"
+    path.write_text(text)
+    assert main(["show", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:1:1: the netlist has no elements" in err and "hint:" in err

@@ -77,7 +77,7 @@ def test_malformed(tmp_path, text, line, column, fragment):
     assert err.file == str(path)
     source_line = text.split("\n")[line - 1]
     assert err.location.text == source_line
-    assert err.hint or "hint" not in str(err)
+    assert err.hint and f"hint: {err.hint}" in str(err)     # every malformed netlist says what to do
 
 
 def test_corpus_is_large_enough():

@@ -123,6 +123,20 @@ def test_source_free_resistive_network_is_trivial_but_valid():
     m = phsym.parse("R1 0 a 1\nR2 0 a 1\nD1 a 0\n")
     assert all(m.check().values())
     # the diode sees the parallel resistance 1/2
-    assert m.explicit.R[0, 0] == sp.Rational(1, 1) * m.explicit.R[0, 0]
     vals = m.parameter_values()
     assert abs(float(m.explicit.R[0, 0].subs(vals)) - 0.5) < 1e-15
+
+
+def test_override_that_makes_a_derived_parameter_non_finite():
+    m = phsym.parse(".param a=2 b={1/(a-1)} c={sqrt(a)}\nV1 x 0\nR1 x 0 {b}\nR2 x 0 {c}\n")
+    assert abs(m.parameter_values()[m.parameter_symbols["b"]] - 1.0) < 1e-15
+    with pytest.raises(StructureError, match=r"parameter c = sqrt\(a\) is not a finite real number with a=-1"):
+        m.parameter_values({"a": -1.0})
+    with pytest.raises(StructureError, match="parameter b"):
+        m.parameter_values({"a": 1.0})
+
+
+def test_byte_order_mark_is_ignored(tmp_path):
+    path = tmp_path / "bom.cir"
+    path.write_bytes("\ufeffV1 a 0\nR1 a 0 1k\n".encode("utf-8"))
+    assert phsym.load(path).inputs == ["V1"]

@@ -204,7 +204,8 @@ def build_element(stmt: Statement, kind: str, kw: Optional[Word], ctx: Context) 
             raise NetlistError(f"unknown keyword '{it.key.text}' for {kind} '{stmt.head.text}'",
                                stmt.loc(it), hint=f"accepted keywords: {accepted}")
         if key in given:
-            raise NetlistError(f"keyword '{it.key.text}' given twice", stmt.loc(it))
+            raise NetlistError(f"keyword '{it.key.text}' given twice", stmt.loc(it),
+                               hint="keywords are case-insensitive; keep one")
         given[key] = it
     values: Dict[str, sp.Expr] = {}
     refs: Tuple[str, ...] = ()

@@ -166,7 +166,7 @@ class _Parser:
                 value = value * rhs
             else:
                 if rhs.is_zero:
-                    raise self.error("division by zero", op_tok)
+                    raise self.error("division by zero", op_tok, hint="the divisor evaluates to zero; check the parameter values")
                 value = value / rhs
         return value
 

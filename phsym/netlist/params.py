@@ -16,7 +16,7 @@ from .numbers import looks_numeric, parse_number
 from .source import Statement, Word
 from .spec import Parameter
 
-__all__ = ["Names", "ParamTable", "word_expr", "resolve_global_params"]
+__all__ = ["Names", "ParamTable", "word_expr", "resolve_global_params", "finite_value"]
 
 
 class Names(Mapping):
@@ -46,8 +46,16 @@ class Names(Mapping):
         return len(self._exact)
 
 
-def _finite(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> Optional[float]:
-    """Evaluate ``expr`` with ``values``; None when not a finite real number."""
+def finite_value(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> Optional[float]:
+    """Evaluate ``expr`` with ``values``; None when not a finite real number.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        Expression in parameter symbols.
+    values : mapping of sympy.Symbol to float
+        Values of those symbols.
+    """
     try:
         num = complex(expr.xreplace({s: sp.Float(values[s]) for s in expr.free_symbols}).evalf())
     except (TypeError, ValueError, KeyError, ArithmeticError, RecursionError):
@@ -85,7 +93,7 @@ class ParamTable:
         return self.add(name, value, location, derived)
 
     def evaluate(self, expr: sp.Expr, location: Optional[Location], what: str) -> float:
-        value = _finite(expr, self.defaults)
+        value = finite_value(expr, self.defaults)
         if value is None:
             raise NetlistError(f"value of '{what}' is not a finite real number ({expr})",
                                location, hint="check the expression and the parameter defaults")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from ..errors import NetlistError
+from ..errors import Location, NetlistError
 from .elements import DIODE_DEFAULTS, Context, Model
 from .params import Names, ParamTable, resolve_global_params, word_expr
 from .source import Assign, Call, Statement, Word, read_statements
@@ -52,7 +52,8 @@ def _models(stmts: List[Statement], table: ParamTable, names: Names) -> Dict[str
                                     "elements their values directly")
         key = name_word.text.lower()
         if key in models:
-            raise NetlistError(f"model '{name_word.text}' is defined twice", stmt.loc(name_word))
+            raise NetlistError(f"model '{name_word.text}' is defined twice", stmt.loc(name_word),
+                               hint="give each .model its own name")
         given: Dict[str, Assign] = {}
         for a in args:
             if not isinstance(a, Assign):
@@ -62,7 +63,8 @@ def _models(stmts: List[Statement], table: ParamTable, names: Names) -> Dict[str
                 raise NetlistError(f"unknown diode model parameter '{a.key.text}'", stmt.loc(a),
                                    hint="accepted: IS, N, VT")
             if k in given:
-                raise NetlistError(f"model parameter '{a.key.text}' given twice", stmt.loc(a))
+                raise NetlistError(f"model parameter '{a.key.text}' given twice", stmt.loc(a),
+                                   hint="parameter names are case-insensitive; keep one")
             given[k] = a
         symbols = {}
         for k, default in DIODE_DEFAULTS.items():
@@ -216,6 +218,10 @@ def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
     models = _models(model_stmts, table, names)
     elements: List[ElementSpec] = []
     expand(element_stmts, Context(table, names, models), names, subckts, [], elements)
+    if not elements:
+        lines = text.split("\n")
+        raise NetlistError("the netlist has no elements", Location(file, 1, 1, lines[0] if lines else "", 0),
+                           hint="add elements, one per line, e.g. 'V1 in 0 SIN(0 1 1k)' and 'R1 in 0 1k'")
     _check_elements(elements)
     probes = _probes(probe_stmts, elements)
     parameters = {p.name: p for p in table.params.values()}
@@ -226,7 +232,7 @@ def load_netlist(path) -> Netlist:
     """Read the netlist file at ``path`` (UTF-8) and parse it."""
     name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")     # tolerate a byte-order mark
     except UnicodeDecodeError as exc:
         raise NetlistError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:

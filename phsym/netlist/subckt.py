@@ -55,7 +55,8 @@ def _definition(stmt: Statement) -> Subckt:
             if not key.text or not (key.text[0].isalpha() or key.text[0] == "_"):
                 raise NetlistError(f"invalid parameter name '{key.text}'", stmt.loc(it.key))
             if key.text.lower() in seen_params:
-                raise NetlistError(f"subcircuit parameter '{key.text}' given twice", stmt.loc(key))
+                raise NetlistError(f"subcircuit parameter '{key.text}' given twice", stmt.loc(key),
+                                   hint="keep one definition")
             seen_params.add(key.text.lower())
             params.append((key, it.value))
             continue
@@ -67,7 +68,8 @@ def _definition(stmt: Statement) -> Subckt:
             raise NetlistError("the datum node cannot be a subcircuit port", stmt.loc(it),
                                hint="the datum 0 is global; use it inside the subcircuit directly")
         if it.text in ports:
-            raise NetlistError(f"port '{it.text}' listed twice", stmt.loc(it))
+            raise NetlistError(f"port '{it.text}' listed twice", stmt.loc(it),
+                               hint="each port node appears once in the .subckt line")
         ports.append(it.text)
     return Subckt(name, ports, params, [], stmt)
 
@@ -167,7 +169,8 @@ def _instance(stmt: Statement, ctx: Context, global_names: Names, subckts: Dict[
             raise NetlistError(f"subcircuit '{sub.name}' has no parameter '{a.key.text}'",
                                stmt.loc(a), hint=f"its parameters: {accepted}")
         if key in given:
-            raise NetlistError(f"parameter '{a.key.text}' given twice", stmt.loc(a))
+            raise NetlistError(f"parameter '{a.key.text}' given twice", stmt.loc(a),
+                               hint="keep one value")
         given[key] = a
     names = Names(global_names)
     for key_word, default in sub.params:
