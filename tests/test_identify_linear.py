@@ -295,3 +295,36 @@ def test_user_initial_matrices_and_validation(truth, data):
         LinearPHSEstimator(3).fit(np.r_[t[:-1], t[-1] + 1.0], u, y)   # non-uniform grid
     with pytest.raises(IdentificationError):
         LinearPHSEstimator(3).predict(t, u)                          # not fitted
+
+
+@pytest.mark.parametrize("scheme,method", [("euler", "euler"), ("midpoint", "bilinear")])
+def test_simulation_equals_scipy_discretisation(scheme, method):
+    """The estimator's simulator against scipy.signal: explicit Euler is
+    cont2discrete(euler); the midpoint rule with averaged inputs has the
+    bilinear (Tustin) transfer function, so from rest the outputs agree."""
+    from scipy.signal import cont2discrete, dlsim
+    from phsym.identify.linear_estimator import LinearPHSEstimator
+    s = msd_chain(3, 2)
+    h = 0.01
+    t = np.arange(400) * h
+    u = np.column_stack([np.sin(3 * t), np.cos(5 * t) * (t > 0.5)])
+    A = (s.J - s.R) @ s.Q
+    C = s.B.T @ s.Q
+    y = LinearPHSEstimator.simulate(s, t, u, None, scheme)
+    Ad, Bd, Cd, Dd, _ = cont2discrete((A, s.B, C, np.zeros((2, 2))), h, method=method)
+    _, yref, _ = dlsim((Ad, Bd, Cd, Dd, h), u)
+    np.testing.assert_allclose(y, yref, rtol=0, atol=1e-12 * np.abs(yref).max())
+
+
+def test_prediction_input_checks():
+    from phsym.identify.linear_estimator import LinearPHSEstimator
+    s = msd_chain(2, 1)
+    t = np.arange(10) * 0.1
+    with pytest.raises(IdentificationError, match="u has 3 columns"):
+        LinearPHSEstimator.simulate(s, t, np.zeros((10, 3)))
+    with pytest.raises(IdentificationError, match="x0 must be 4 finite numbers"):
+        LinearPHSEstimator.simulate(s, t, np.zeros(10), x0=np.zeros(7))
+    t_nan = t.copy()
+    t_nan[-1] = np.nan
+    with pytest.raises(IdentificationError, match="time sample 9 is not finite"):
+        LinearPHSEstimator.simulate(s, t_nan, np.zeros(10))

@@ -183,6 +183,12 @@ def test_covariance_matches_monte_carlo_spread(dc):
         est_std.append([est.std_[k] for k in DC_TRUE])
         lo, hi = est.confidence_intervals_["L"]
         assert lo < est.params_["L"] < hi
+        # log-parameter interval p exp(+-q sd/p), q the Student-t quantile (scipy)
+        from scipy.stats import t as student
+        q = student.ppf(0.975, (dc["t"].size - 1) * len(DC_OUT) - len(DC_TRUE))
+        p = est.params_["L"]
+        np.testing.assert_allclose([lo, hi], [p * np.exp(-q * est.std_["L"] / p), p * np.exp(q * est.std_["L"] / p)],
+                                   rtol=1e-10)
     emp = np.std(np.array(draws), axis=0, ddof=1)
     pred = np.mean(np.array(est_std), axis=0)
     ratio = emp / pred
@@ -266,3 +272,28 @@ def test_cli_fit_end_to_end(dc, tmp_path, capsys):
     assert lo < doc["params"]["L"] < hi
     assert png.stat().st_size > 1000
     assert main(["fit", str(NET / "dc_network.cir"), str(csv), "--free", "L", "--outputs", "v(n9)"]) == 2
+
+
+@pytest.mark.parametrize("kw,msg", [
+    ({"free": []}, "non-empty list"),
+    ({"confidence": 1.5}, r"confidence must lie in \(0, 1\)"),
+    ({"log_params": ["C9"]}, "not free"),
+    ({"x0": "bogus"}, "x0 must be an array"),
+    ({"x0": [1.0]}, "x0 has 1 entries"),
+    ({"x0": {"zz": 1.0}}, "unknown state 'zz'"),
+])
+def test_estimator_argument_errors(dc, kw, msg):
+    """Bad arguments are named, not reported as a simulation failure at the start values."""
+    args = {"free": ["L"], "outputs": ["y(VG)"]}
+    args.update(kw)
+    n = 50
+    est = ParameterEstimator(dc["model"], args.pop("free"), args.pop("outputs"), **args)
+    with pytest.raises(phsym.IdentificationError, match=msg):
+        est.fit(dc["t"][:n], {"VG": dc["u"][:n]}, dc["y"]["y(VG)"][:n])
+
+
+def test_time_column_with_nan_is_named(dc):
+    t = dc["t"][:50].copy()
+    t[-1] = np.nan
+    with pytest.raises(phsym.IdentificationError, match="time sample 49 is not finite"):
+        ParameterEstimator(dc["model"], ["L"], ["y(VG)"]).fit(t, {"VG": dc["u"][:50]}, dc["y"]["y(VG)"][:50])

@@ -53,7 +53,8 @@ def _assignments(text: Optional[str]) -> Dict[str, float]:
         if "=" not in item:
             raise ValueError(f"expected NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
-        out[k.strip()] = float(v)
+        from ..netlist.numbers import parse_number
+        out[k.strip()] = parse_number(v.strip())     # SPICE suffixes, as in simulate --param
     return out
 
 
@@ -66,7 +67,8 @@ def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time", default="t", help="name of the time column (default: t)")
     p.add_argument("--method", default="backward_euler",
                    choices=("backward_euler", "midpoint", "discrete_gradient"), help="time-stepper")
-    p.add_argument("--x0", default="zero", help="initial state: zero (netlist ICs), dc or estimate")
+    p.add_argument("--x0", default="zero", choices=("zero", "dc", "estimate"),
+                   help="initial state: zero (netlist ICs), dc or estimate")
     p.add_argument("--init", default=None, help="start values NAME=VALUE,... (default: netlist values)")
     p.add_argument("--starts", type=int, default=1, help="number of optimiser starts (default 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the extra starts")

@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     model = est.model_
     model.inputs, model.outputs = list(inputs), list(outputs)
     yp = est.predict(t, u)
-    err = float(np.max(np.abs(yp - y)) / max(np.max(np.abs(y)), 1e-300))
+    err = est.score(t, u, y)
     summary = {"order": args.order, "iterations": est.n_iter_, "cost": est.cost_,
                "rel_max_error": err, "fit_time_s": round(est.fit_time_, 3)}
     if args.out:

@@ -232,16 +232,20 @@ class LinearPHSEstimator:
         t = np.asarray(t, dtype=float).reshape(-1)
         h = uniform_step(t)
         u = _as2d(u, "u", t.size)
+        if u.shape[1] != model.B.shape[1]:
+            raise IdentificationError(f"u has {u.shape[1]} columns, the model has {model.B.shape[1]} inputs")
         if not np.allclose(model.E, np.eye(model.n_states)):
             raise IdentificationError("only systems with E = I can be simulated here")
         x0 = np.zeros(model.n_states) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
+        if x0.shape[0] != model.n_states or not np.all(np.isfinite(x0)):
+            raise IdentificationError(f"x0 must be {model.n_states} finite numbers, got shape {x0.shape}")
         return simulate(model.J, model.R, model.Q, model.B, x0, u, h, scheme)[1]
 
     def _check_params(self, m: int) -> tuple:
         n = int(self.n_states)
         if n < 1:
             raise ValueError("n_states must be positive")
-        free = tuple(self.free)
+        free = (self.free,) if isinstance(self.free, str) else tuple(self.free)     # "x0" is one block
         bad = [b for b in free if b not in BLOCKS]
         if bad:
             raise ValueError(f"unknown blocks {bad}; choose from {BLOCKS}")
@@ -377,10 +381,7 @@ class LinearPHSEstimator:
         """
         t0 = time.perf_counter()
         t = np.asarray(t, dtype=float).reshape(-1)
-        try:
-            h = uniform_step(t)
-        except ValueError as exc:
-            raise IdentificationError(str(exc)) from None
+        h = uniform_step(t)
         u = _as2d(u, "u", t.size)
         y = _as2d(y, "y", t.size)
         if u.shape[1] != y.shape[1]:
@@ -460,4 +461,6 @@ class LinearPHSEstimator:
         """
         yp = self.predict(t, u)
         y = _as2d(y, "y", yp.shape[0])
+        if y.shape != yp.shape:
+            raise IdentificationError(f"y has {y.shape[1]} columns, the model has {yp.shape[1]} outputs")
         return float(np.max(np.abs(yp - y)) / max(np.max(np.abs(y)), 1e-300))

@@ -219,7 +219,7 @@ class ParameterEstimator:
                  tol: float = 1e-12, maxit: int = 200, verbose: int = 0,
                  callback: Optional[Callable[[int, float, Dict[str, float]], None]] = None):
         self.model = model
-        self.free = list(free)
+        self.free = [free] if isinstance(free, str) else list(free)     # one name, not its letters
         self.outputs = None if outputs is None else list(outputs)
         self.method = method
         self.data_average = data_average
@@ -295,6 +295,14 @@ class ParameterEstimator:
 
     def _names(self) -> Dict[str, str]:
         lookup = {n.lower(): n for n in self._model().parameters}
+        if not self.free:
+            raise IdentificationError(f"free must be a non-empty list of parameter names, got {self.free!r}",)
+        if not 0 < float(self.confidence) < 1:
+            raise IdentificationError(f"confidence must lie in (0, 1), got {self.confidence}")
+        if not isinstance(self.log_params, (str, bool)):
+            unknown = {str(n).lower() for n in self.log_params} - {str(f).lower() for f in self.free}
+            if unknown:
+                raise IdentificationError(f"log_params names {sorted(unknown)}, which are not free: {self.free}")
         out = {}
         for f in self.free:
             if f.lower() not in lookup:
@@ -305,14 +313,9 @@ class ParameterEstimator:
         return out
 
     def _grid(self, t: ArrayLike) -> Tuple[np.ndarray, float]:
+        from .linear_simulation import uniform_step
         t = np.asarray(t, float).reshape(-1)
-        if t.shape[0] < 3:
-            raise IdentificationError("need at least 3 samples")
-        dt = np.diff(t)
-        h = float(np.mean(dt))
-        if not h > 0 or np.max(np.abs(dt - h)) > 1e-6 * h:
-            raise IdentificationError("t must be uniformly sampled and increasing")
-        return t, h
+        return t, uniform_step(t, min_samples=3)
 
     def _values(self, pvals: Mapping[str, float]):
         over = dict(self.fixed or {})
@@ -469,6 +472,9 @@ class ParameterEstimator:
         if estimate:
             xg, _ = self._initial_state(self._values(start), U[0], None, self._xs, h, step, self.x0_guess)
             z_start = xg / self._xs
+        elif not (isinstance(self.x0, str) and self.x0.lower() == "dc"):
+            # a bad x0 must be reported as such, not as a simulation failure at every start
+            self._initial_state(self._values(start), U[0], None, self._xs, h, step, self.x0)
         # weights
         if isinstance(self.weights, str):
             if self.weights == "std":
