@@ -2,11 +2,118 @@
 from __future__ import annotations
 
 import csv
-from typing import Dict, List, Sequence
+import sys
+import time
+from typing import Dict, List, Mapping, Optional, Sequence, TextIO
 
 import numpy as np
 
-__all__ = ["read_csv_columns"]
+__all__ = ["read_csv_columns", "split_names", "ProgressBar", "plot_data_and_fit"]
+
+
+def split_names(text: Optional[str]) -> List[str]:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]`` (``None`` -> ``[]``).
+
+    Parameters
+    ----------
+    text : str or None
+        Comma-separated names.
+    """
+    return [s.strip() for s in (text or "").split(",") if s.strip()]
+
+
+class ProgressBar:
+    """Text progress bar on stderr: ``[#####.....] 12/100 steps, cost 1.2e-04, 3.1 s, eta 22 s``.
+
+    Parameters
+    ----------
+    total : int, optional
+        Expected count (a call may give it instead).
+    unit : str
+        What is counted ("steps", "iterations", "evaluations").
+    stream : file-like, optional
+        Output stream (default ``sys.stderr``).
+    width : int
+        Bar width in characters.
+    eta : bool
+        Show the estimated time left (off when ``total`` is only a cap, as
+        for an optimiser's iteration limit).
+    """
+
+    def __init__(self, total: Optional[int] = None, unit: str = "steps", stream: Optional[TextIO] = None,
+                 width: int = 30, eta: bool = True):
+        self.total = total
+        self.eta = eta
+        self.unit = unit
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        self.t0 = time.perf_counter()
+        self._open = False
+
+    def __call__(self, done: int, total: Optional[int] = None, cost: Optional[float] = None) -> None:
+        """Redraw after ``done`` of ``total``, optionally showing the current cost.
+
+        Parameters
+        ----------
+        done : int
+            Count so far.
+        total : int, optional
+            Expected count (default: the constructor's).
+        cost : float, optional
+            Current objective value.
+        """
+        total = max(int(total or self.total or 1), 1)
+        frac = min(max(done / total, 0.0), 1.0)
+        filled = int(frac * self.width)
+        el = time.perf_counter() - self.t0
+        eta = el / frac - el if frac > 0 else 0.0
+        text = f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} {self.unit}"
+        if cost is not None:
+            text += f", cost {cost:.4e}"
+        self.stream.write(text + f", {el:.1f} s" + (f", eta {eta:.1f} s" if self.eta else ""))
+        self.stream.flush()
+        self._open = True
+
+    def close(self) -> None:
+        """End the bar's line (once)."""
+        if self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open = False
+
+
+def plot_data_and_fit(path: str, t: np.ndarray, data: Mapping[str, np.ndarray], fit: Mapping[str, np.ndarray],
+                      xlabel: str, fit_labels: Optional[Mapping[str, str]] = None) -> None:
+    """One panel per signal: measured data (dots) and the fitted model's output.
+
+    Parameters
+    ----------
+    path : str
+        Image file to write.
+    t : ndarray
+        Sample times.
+    data, fit : mapping of str to ndarray
+        Measured and fitted signals by name (same keys).
+    xlabel : str
+        Label of the time axis.
+    fit_labels : mapping of str to str, optional
+        Legend text of each fitted curve (default "fit").
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = list(data)
+    fig, axes = plt.subplots(len(names), 1, figsize=(8, 2.5 * len(names)), squeeze=False)
+    for j, name in enumerate(names):
+        ax = axes[j, 0]
+        ax.plot(t, data[name], "k.", ms=2, label="data")
+        ax.plot(t, fit[name], label=(fit_labels or {}).get(name, "fit"))
+        ax.set_ylabel(name)
+        ax.legend(loc="upper right")
+    axes[-1, 0].set_xlabel(xlabel)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def read_csv_columns(path: str, columns: Sequence[str]) -> Dict[str, np.ndarray]:

@@ -119,3 +119,19 @@ def test_output_path_checked_before_running(tmp_path, capsys):
             _run(cli_simulate, ["simulate", str(NET / "rlc.cir"), "--fs", "48k", "--duration", "1m",
                                 "--out", str(out)])
     assert "steps" not in capsys.readouterr().out          # nothing was simulated
+
+
+def test_progress_bar_text():
+    import io
+    from phsym.clitools import ProgressBar
+    out = io.StringIO()
+    bar = ProgressBar(200, unit="evaluations (max)", stream=out, width=10, eta=False)
+    bar(50, cost=1.5e-3)
+    bar.close()
+    bar.close()                        # ends the line once
+    text = out.getvalue()
+    assert "[##........] 50/200 evaluations (max), cost 1.5000e-03" in text and "eta" not in text
+    assert text.endswith("s\n") and text.count("\n") == 1
+    out = io.StringIO()
+    ProgressBar(stream=out, width=4)(3, 4)
+    assert "[###.] 3/4 steps" in out.getvalue() and "eta" in out.getvalue()

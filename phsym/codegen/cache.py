@@ -21,7 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List
 
-__all__ = ["cache_dir", "cache_key", "load_module", "cache_info", "clear_cache", "BUILD_LOG", "PREFIXES"]
+__all__ = ["cache_dir", "cache_key", "load_module", "cache_info", "clear_cache", "atomic_write", "BUILD_LOG",
+           "PREFIXES"]
 
 PREFIX = "phsym_gen_"
 
@@ -52,17 +53,31 @@ def _checksum(body: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def _write(path: Path, body: str) -> None:
-    text = f"# phsym-checksum: {_checksum(body)}\n" + body
+def atomic_write(path: Path, write) -> None:
+    """Write ``path`` through a temporary file in its directory and :func:`os.replace`,
+    so that readers never see a partial file.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        Destination.
+    write : callable(binary file)
+        Writes the contents.
+    """
     fd, tmp = tempfile.mkstemp(prefix=path.stem + ".", suffix=".tmp", dir=str(path.parent))
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _write(path: Path, body: str) -> None:
+    text = f"# phsym-checksum: {_checksum(body)}\n" + body
+    atomic_write(path, lambda fh: fh.write(text.encode()))
 
 
 def _valid(path: Path) -> bool:

@@ -18,33 +18,13 @@ import argparse
 import json
 import sys
 import warnings
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 
-from ..clitools import read_csv_columns
-from .cli_identify import ProgressBar
+from ..clitools import ProgressBar, plot_data_and_fit, read_csv_columns, split_names as _names
 
 __all__ = ["add_parser", "build_parser", "run", "main"]
-
-
-def _names(text: Optional[str]) -> List[str]:
-    """Split a comma list, keeping commas inside parentheses (``v(a,b)``)."""
-    if not text:
-        return []
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            if cur.strip():
-                out.append(cur.strip())
-            cur = ""
-            continue
-        depth += ch == "("
-        depth -= ch == ")"
-        cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
 
 
 def _assignments(text: Optional[str]) -> Dict[str, float]:
@@ -133,11 +113,11 @@ def run(args: argparse.Namespace) -> int:
     u = {c: cols[c] for c in inputs}
     y = {c: cols[c] for c in outputs}
     x0: Any = None if args.x0.lower() in ("zero", "none", "ic") else args.x0.lower()
-    bar = None if args.quiet else ProgressBar(args.max_nfev * max(args.starts, 1))
+    bar = None if args.quiet else ProgressBar(args.max_nfev * max(args.starts, 1), unit="evaluations (max)", eta=False)
     est = ParameterEstimator(model, _names(args.free), outputs, method=args.method, initial=init or None,
                              x0=x0, n_starts=args.starts, random_state=args.seed, max_nfev=args.max_nfev,
                              confidence=args.confidence,
-                             callback=(lambda k, cost, p: bar(k, bar.total, cost)) if bar else None)
+                             callback=(lambda k, cost, p: bar(k, cost=cost)) if bar else None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UnidentifiableParameterWarning)
         try:
@@ -163,21 +143,9 @@ def run(args: argparse.Namespace) -> int:
         with open(args.out, "w") as fh:
             json.dump(doc, fh, indent=2)
     if args.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
         yp = est.predict(t, u)
-        fig, axes = plt.subplots(len(outputs), 1, figsize=(8, 2.5 * len(outputs)), squeeze=False)
-        for j, name in enumerate(outputs):
-            ax = axes[j, 0]
-            ax.plot(t, y[name], "k.", ms=2, label="data")
-            ax.plot(t, yp[name], label=f"fit (NRMS {est.nrms_[name]:.3g})")
-            ax.set_ylabel(name)
-            ax.legend(loc="upper right")
-        axes[-1, 0].set_xlabel(args.time)
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=100)
-        plt.close(fig)
+        plot_data_and_fit(args.plot, t, y, {n: yp[n] for n in outputs}, args.time,
+                          {n: f"fit (NRMS {est.nrms_[n]:.3g})" for n in outputs})
     return 0
 
 

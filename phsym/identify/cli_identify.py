@@ -14,52 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, TextIO
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..clitools import read_csv_columns
+from ..clitools import ProgressBar, plot_data_and_fit, read_csv_columns, split_names as _names
 
-__all__ = ["add_parser", "build_parser", "run", "main", "ProgressBar"]
-
-
-class ProgressBar:
-    """Minimal text progress bar: ``[#####.....] 12/100 cost 1.23e-04``.
-
-    Parameters
-    ----------
-    total : int
-        Number of iterations expected.
-    stream : file-like, optional
-        Output stream (default ``sys.stderr``).
-    width : int
-        Bar width in characters.
-    """
-
-    def __init__(self, total: int, stream: Optional[TextIO] = None, width: int = 30):
-        self.total = max(int(total), 1)
-        self.stream = stream if stream is not None else sys.stderr
-        self.width = width
-        self.t0 = time.perf_counter()
-
-    def __call__(self, k: int, total: int, cost: float) -> None:
-        frac = min(max(k / self.total, 0.0), 1.0)
-        filled = int(round(frac * self.width))
-        bar = "#" * filled + "." * (self.width - filled)
-        dt = time.perf_counter() - self.t0
-        self.stream.write(f"\r[{bar}] {k:>4d}/{self.total} cost {cost:.4e} {dt:6.1f}s")
-        self.stream.flush()
-
-    def close(self) -> None:
-        """Finish the line."""
-        self.stream.write("\n")
-        self.stream.flush()
-
-
-def _names(text: str) -> List[str]:
-    return [s.strip() for s in text.split(",") if s.strip()]
+__all__ = ["add_parser", "build_parser", "run", "main"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -126,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     t = cols[args.time]
     u = np.column_stack([cols[c] for c in inputs])
     y = np.column_stack([cols[c] for c in outputs])
-    bar = None if args.quiet else ProgressBar(args.max_iter)
+    bar = None if args.quiet else ProgressBar(args.max_iter, unit="iterations (max)", eta=False)
     est = LinearPHSEstimator(args.order, free=tuple(_names(args.free)), init=args.init,
                              r_rank=args.rank, scheme=args.scheme, optimizer=args.optimizer,
                              max_iter=args.max_iter, random_state=args.seed, progress=bar)
@@ -151,21 +113,14 @@ def run(args: argparse.Namespace) -> int:
             Path(str(args.out) + ".x0.json").write_text(json.dumps(est.x0_.tolist()))
         summary["model"] = str(args.out)
     if args.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(len(outputs), 1, figsize=(8, 2.5 * len(outputs)), squeeze=False)
-        for j, name in enumerate(outputs):
-            ax = axes[j, 0]
-            ax.plot(t, y[:, j], "k--", label="data")
-            ax.plot(t, yp[:, j], label="fit")
-            ax.set_ylabel(name)
-            ax.legend(loc="upper right")
-        axes[-1, 0].set_xlabel(args.time)
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=100)
-        plt.close(fig)
+        plot_data_and_fit(args.plot, t, {n: y[:, j] for j, n in enumerate(outputs)},
+                          {n: yp[:, j] for j, n in enumerate(outputs)}, args.time)
         summary["plot"] = str(args.plot)
+    if err >= 0.5:
+        print(f"phsym identify: warning: the model explains little of the outputs (relative max error "
+              f"{err:.2g}). The model class has no feedthrough (y = B^T Q x): an output with a direct input "
+              "term, such as a source's current through a series resistor, cannot be fitted; try another "
+              "output or a higher --order.", file=sys.stderr)
     print(json.dumps(summary))
     return 0
 

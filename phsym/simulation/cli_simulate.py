@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from pathlib import Path
 from typing import Any, Dict
 
 import numpy as np
 
+from ..clitools import ProgressBar
 from ..errors import SimulationError
 
 __all__ = ["add_parser", "run", "input_source"]
@@ -96,22 +95,6 @@ def _pairs(items, what) -> Dict[str, str]:
     return out
 
 
-class _Bar:
-    def __init__(self, stream=sys.stderr, width=40):
-        self.stream, self.width, self.t0 = stream, width, time.perf_counter()
-
-    def __call__(self, done: int, total: int) -> None:
-        frac = done / max(total, 1)
-        n = int(frac * self.width)
-        el = time.perf_counter() - self.t0
-        eta = el / frac - el if frac > 0 else 0.0
-        self.stream.write(f"\r[{'#' * n}{'.' * (self.width - n)}] {100 * frac:5.1f}% "
-                          f"{done}/{total} steps, {el:.1f} s, eta {eta:.1f} s")
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
 def _check_outputs(args: argparse.Namespace) -> None:
     for opt, path, kinds in (("--out", args.out, (".csv", ".npz", ".wav")), ("--plot", args.plot, None)):
         if not path:
@@ -135,10 +118,14 @@ def run(args: argparse.Namespace) -> int:
     steps = int(round(duration * fs)) if duration else None
     bar = None
     if not args.quiet and steps is not None and steps >= PROGRESS_STEPS:
-        bar = _Bar()
+        bar = ProgressBar(unit="steps")
     # a netlist run before starts from its cached snapshot (no sympy)
-    res = simulate(args.file, fs, u=u or None, duration=duration, x0=args.x0, params=params or None,
-                   method=args.method, progress=bar)
+    try:
+        res = simulate(args.file, fs, u=u or None, duration=duration, x0=args.x0, params=params or None,
+                       method=args.method, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     if args.out:
         if Path(args.out).suffix.lower() == ".wav":
             res.to_wav(args.out, args.signal)

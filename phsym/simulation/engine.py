@@ -3,7 +3,7 @@
 Nothing here touches sympy or scipy: a :class:`NewtonLoop` drives the
 generated module of a model and scheme, a :class:`DenseLinearLoop` the fused
 matrices of a linear model.  The symbolic :class:`Simulator` builds them from a
-model; a warm start (:mod:`phsym.simulation.snapshot`) rebuilds them from the
+model; a warm start (:mod:`phsym.simulation.warm`) rebuilds them from the
 cache, which is how a cached netlist simulates without importing sympy.
 """
 from __future__ import annotations

@@ -161,7 +161,7 @@ class _LinearEngine:
         """Efforts of every step recomputed from the recorded states (sparse path)."""
         ub = 0.5 * (U[:-1] + U[1:]) if self.mid else U[1:]
         rhs = self.Kx @ X[:-1].T + self.Ku @ ub.T
-        V = self.lu.solve(np.asarray(rhs)) if self.sparse else None
+        V = self.lu.solve(np.asarray(rhs))
         return (self.Ex @ X[:-1].T + self.Ev @ V + self.Eu @ ub.T).T
 
 

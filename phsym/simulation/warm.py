@@ -23,7 +23,6 @@ import importlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional
 
@@ -230,16 +229,8 @@ class Snapshot:
         key : str
             See :func:`snapshot_key`.
         """
-        path = self.file(key)
-        fd, tmp = tempfile.mkstemp(prefix=path.stem + ".", suffix=".tmp", dir=str(path.parent))
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, meta=np.array(json.dumps(self.meta)), **self.arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        from ..codegen.cache import atomic_write
+        atomic_write(self.file(key), lambda fh: np.savez(fh, meta=np.array(json.dumps(self.meta)), **self.arrays))
 
     @classmethod
     def load(cls, key: str) -> Optional["Snapshot"]:
