@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import SimulationError
 
-__all__ = ["RECORD_LIMIT", "RunArrays", "NewtonLoop", "DenseLinearLoop", "apply_x0", "newton_workspace", "STATUS"]
+__all__ = ["RECORD_LIMIT", "RunArrays", "NewtonLoop", "DenseLinearLoop", "SparseLinearLoop", "apply_x0", "newton_workspace", "STATUS"]
 
 #: Efforts are recorded (for probes) when steps * size stays below this.
 RECORD_LIMIT = 20_000_000
@@ -258,20 +258,92 @@ class DenseLinearLoop:
         else:
             kernels.run_linear_fused(x, U, 0, 0, self.mid, *args)
         self.compile_time = time.perf_counter() - t0
+
+        def steps(k0, k1):
+            if not unrolled:
+                return kernels.run_linear_fused(x, U, k0, k1, self.mid, *args)
+            call(mod.run, LINEAR_TYPES, x, U, int(k0), int(k1), *args)
+            bad = np.flatnonzero(~np.isfinite(A.Hh[k0 + 1:k1 + 1]))
+            return int(k0 + bad[0]) if bad.size else -1
+        return A, _linear_steps(steps, N, h, progress, chunk)
+
+
+class SparseLinearLoop:
+    """Linear scheme with sparse LU factors (scipy's ``splu``), for large models:
+    the unknowns of a step solve ``M v = Kx x_k + Ku ubar_k`` (see
+    :mod:`phsym.codegen.kernels`), so the cost per step grows with the nonzeros.
+
+    Parameters
+    ----------
+    csr : dict of str to tuple
+        ``(indptr, indices, data)`` of ``Kx, Ku, Yx, Yv, Yu, Q`` (CSR) and of the
+        factors ``L, U`` (CSC).
+    perm_r, perm_c : ndarray of int64
+        Row and column permutations of the factorisation.
+    pd_w : ndarray
+        Slopes of the linear dissipations.
+    pd_idx : ndarray of int64
+        Positions of the dissipative variables among the unknowns.
+    mid : bool
+        Midpoint inputs (else backward Euler's end-of-step inputs).
+    n_e : int
+        Size of the effort vector.
+    """
+
+    ORDER = ("Kx", "Ku", "L", "U", "perm", "Yx", "Yv", "Yu", "Q")
+
+    def __init__(self, csr, perm_r, perm_c, pd_w, pd_idx, mid: bool, n_e: int):
+        self.csr, self.perm_r, self.perm_c = csr, perm_r, perm_c
+        self.pd_w, self.pd_idx, self.mid, self.n_e = pd_w, pd_idx, bool(mid), int(n_e)
+        self.compile_time = 0.0
+
+    def energy(self, x: np.ndarray) -> float:
+        """H(x) = x Q x / 2 with the CSR Hessian."""
+        ptr, idx, dat = self.csr["Q"]
+        qx = np.array([dat[ptr[i]:ptr[i + 1]] @ x[idx[ptr[i]:ptr[i + 1]]] for i in range(x.shape[0])])
+        return 0.5 * float(x @ qx)
+
+    def run(self, x: np.ndarray, U: np.ndarray, h: float,
+            progress: Optional[Callable[[int, int], None]] = None, chunk: int = 0) -> Tuple[RunArrays, float]:
+        """Step from ``x`` (overwritten) over ``U`` (efforts are not recorded here).
+
+        Parameters
+        ----------
+        x : ndarray
+            Initial state.
+        U : ndarray (N+1, n_u)
+            Inputs on the grid.
+        h : float
+            Step (for error messages).
+        progress : callable(done, total), optional
+        chunk : int
+            Steps per compiled call.
+        """
+        from ..codegen import kernels
+        N = U.shape[0] - 1
+        A = RunArrays.allocate(N, x, U.shape[1], self.n_e, False)
+        A.Hh[0] = self.energy(x)
+        c = self.csr
+        args = (*c["Kx"], *c["Ku"], *c["L"], *c["U"], self.perm_r, self.perm_c, *c["Yx"], *c["Yv"], *c["Yu"],
+                *c["Q"], self.pd_w, self.pd_idx, A.X, A.Y, A.Hh, A.Pd, A.Ps)
         t0 = time.perf_counter()
-        for k0, k1 in _chunks(N, chunk, progress):
-            if unrolled:
-                call(mod.run, LINEAR_TYPES, x, U, int(k0), int(k1), *args)
-                bad = np.flatnonzero(~np.isfinite(A.Hh[k0 + 1:k1 + 1]))
-                bad = int(k0 + bad[0]) if bad.size else -1
-            else:
-                bad = kernels.run_linear_fused(x, U, k0, k1, self.mid, *args)
-            if bad >= 0:
-                raise SimulationError("non-finite state (unstable or overflowing)", step=int(bad),
-                                      time=(bad + 1) * h, quantity="H")
-            if progress:
-                progress(k1, N)
-        return A, time.perf_counter() - t0
+        kernels.run_linear_sparse(x, U, 0, 0, self.mid, *args)     # compile or load first
+        self.compile_time = time.perf_counter() - t0
+        return A, _linear_steps(lambda k0, k1: kernels.run_linear_sparse(x, U, k0, k1, self.mid, *args),
+                                N, h, progress, chunk)
+
+
+def _linear_steps(steps, N: int, h: float, progress, chunk: int) -> float:
+    """Run ``steps(k0, k1)`` (first failed step or -1) chunk by chunk; returns the wall time."""
+    t0 = time.perf_counter()
+    for k0, k1 in _chunks(N, chunk, progress):
+        bad = steps(k0, k1)
+        if bad >= 0:
+            raise SimulationError("non-finite state (unstable or overflowing)", step=int(bad),
+                                  time=(bad + 1) * h, quantity="H")
+        if progress:
+            progress(k1, N)
+    return time.perf_counter() - t0
 
 
 def apply_x0(base: np.ndarray, base_desc: str, states: Sequence[str], x0) -> Tuple[np.ndarray, str]:

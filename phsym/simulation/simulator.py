@@ -1,7 +1,6 @@
 """The :class:`Simulator`: structure-preserving time stepping of a :class:`~phsym.model.Model`."""
 from __future__ import annotations
 
-import time
 from typing import Callable, Dict, Mapping, Optional, Union
 
 import numpy as np
@@ -11,8 +10,7 @@ import scipy.sparse.linalg as spla
 
 from ..errors import SimulationError
 from ..codegen.steps import SCHEMES, generate
-from ..codegen import kernels as K
-from .engine import RECORD_LIMIT, DenseLinearLoop, NewtonLoop, RunArrays, _chunks
+from .engine import RECORD_LIMIT, DenseLinearLoop, NewtonLoop, SparseLinearLoop
 from .initial import resolve_x0, state_scales
 from .result import SimulationResult
 from .signals import check_steps, grid_points, input_array, sample_rate
@@ -109,6 +107,7 @@ class _LinearEngine:
         self.mid = scheme != "backward_euler"
         self.M = M
         self._fused = None
+        self._sparse_loop = None
         if self.sparse:
             try:
                 self.lu = spla.splu(M, permc_spec="COLAMD")
@@ -141,21 +140,23 @@ class _LinearEngine:
             self._fused = DenseLinearLoop(G, Yc, V[self.pd_idx], self.pd_w, d(self.Q), Ec, self.mid)
         return self._fused
 
-    def run_sparse(self, x, U, k0, k1, X, Y, Hh, Pd, Ps):
-        """Sparse-LU steps ``k0 .. k1-1``; returns the first failed step or -1."""
-        lu = self.lu
-        L, Uf = lu.L.tocsc(), lu.U.tocsc()
+    def sparse_loop(self) -> SparseLinearLoop:
+        """The sparse-LU update as a :class:`SparseLinearLoop` (arrays built once)."""
+        if self._sparse_loop is None:
+            lu = self.lu
 
-        def c(A):
-            A = A.tocsr()
-            return A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data.astype(float)
+            def c(A):
+                A = A.tocsr()
+                return A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data.astype(float)
 
-        def cc(A):
-            return A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data.astype(float)
-        return K.run_linear_sparse(x, U, k0, k1, self.mid, *c(self.Kx), *c(self.Ku), *cc(L), *cc(Uf),
-                                   lu.perm_r.astype(np.int64), lu.perm_c.astype(np.int64),
-                                   *c(self.Yx), *c(self.Yv), *c(self.Yu), *c(self.Q), self.pd_w, self.pd_idx,
-                                   X, Y, Hh, Pd, Ps)
+            def cc(A):
+                A = A.tocsc()
+                return A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data.astype(float)
+            csr = {"Kx": c(self.Kx), "Ku": c(self.Ku), "L": cc(lu.L), "U": cc(lu.U), "Yx": c(self.Yx),
+                   "Yv": c(self.Yv), "Yu": c(self.Yu), "Q": c(self.Q)}
+            self._sparse_loop = SparseLinearLoop(csr, lu.perm_r.astype(np.int64), lu.perm_c.astype(np.int64),
+                                                 self.pd_w, self.pd_idx, self.mid, self.Ex.shape[0])
+        return self._sparse_loop
 
     def efforts(self, X, U):
         """Efforts of every step recomputed from the recorded states (sparse path)."""
@@ -297,7 +298,7 @@ class Simulator:
             eng = self.linear_engine(values)
             info["engine"] = "linear-sparse" if eng.sparse else "linear-dense"
             if eng.sparse:
-                A, wall = self._run_sparse(eng, x, U, progress, chunk)
+                A, wall = eng.sparse_loop().run(x, U, self.h, progress, chunk)
             else:
                 loop = eng.dense_loop()
                 A, wall = loop.run(x, U, self.h, rec, progress, chunk)
@@ -346,20 +347,6 @@ class Simulator:
         """The generated loop of this model and scheme (numbers only)."""
         g = self._gen
         return NewtonLoop(g.module, g.n_v, g.n_u, g.n_e, self.model.states, g.unknowns)
-
-    def _run_sparse(self, eng, x, U, progress, chunk):
-        N = U.shape[0] - 1
-        A = RunArrays.allocate(N, x, U.shape[1], self.model.structure.size, False)
-        A.Hh[0] = 0.5 * x @ (eng.Q @ x)
-        t0 = time.perf_counter()
-        for k0, k1 in _chunks(N, chunk, progress):
-            bad = eng.run_sparse(x, U, k0, k1, A.X, A.Y, A.Hh, A.Pd, A.Ps)
-            if bad >= 0:
-                raise SimulationError("non-finite state (unstable or overflowing)", step=int(bad),
-                                      time=(bad + 1) * self.h, quantity="H")
-            if progress:
-                progress(k1, N)
-        return A, time.perf_counter() - t0
 
 
 def simulator(model, fs: float, method: str = "auto", **options) -> Simulator:
