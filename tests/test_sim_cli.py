@@ -32,6 +32,21 @@ def test_simulate_expression_param_csv(tmp_path, capsys):
     data = np.genfromtxt(out, delimiter=",", names=True)
     np.testing.assert_allclose(data["V1"], np.sin(2 * np.pi * 1000 * data["t"]), atol=1e-12)
     assert (tmp_path / "r.png").exists()
+    # the override took effect: the charge follows the series RLC with R = 22 (closed-form
+    # state-space, bilinear transform = midpoint rule with averaged inputs), not R = 10
+    from scipy.signal import cont2discrete
+    R, L, C, h = 22.0, 1e-3, 1e-6, 1 / 48000
+    A = np.array([[-R / L, -1 / C], [1 / L, 0.0]])          # x = (phi_L1, q_C1)
+    Ad, Bd, _, _, _ = cont2discrete((A, np.array([[1.0], [0.0]]), np.eye(2), np.zeros((2, 1))), h, "bilinear")
+    x = np.zeros(2)
+    q = [0.0]
+    u = data["V1"]
+    M = np.linalg.inv(np.eye(2) - h / 2 * A)
+    for k in range(len(u) - 1):        # midpoint: (I - hA/2) x+ = (I + hA/2) x + h B (u_k + u_k+1)/2
+        x = M @ ((np.eye(2) + h / 2 * A) @ x + h * np.array([1.0, 0.0]) * 0.5 * (u[k] + u[k + 1]))
+        q.append(x[1])
+    np.testing.assert_allclose(data["q_C1"], q, rtol=1e-9, atol=1e-18)
+    np.testing.assert_allclose(Ad, M @ (np.eye(2) + h / 2 * A), rtol=1e-12)   # same map as scipy's Tustin
 
 
 def test_simulate_wav_and_csv_inputs(tmp_path, capsys):

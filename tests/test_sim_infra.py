@@ -141,16 +141,30 @@ def test_result_api(tmp_path, clipper_sim):
     assert np.isnan(df["v(out)"].iloc[0]) and df["q_C1"].iloc[0] == res.x[0, 0]
     np.testing.assert_allclose(df["v(out)"].to_numpy()[1:], res["v(out)"])
     res.save(tmp_path / "r.csv")
+    import csv
+    with open(tmp_path / "r.csv") as fh:
+        header = next(csv.reader(fh))
     back = np.loadtxt(tmp_path / "r.csv", delimiter=",", skiprows=1)
     assert back.shape[0] == len(res.t) and back[0, 0] == 0.0
+    # every column round-trips exactly (%.17g), step quantities after the t = 0 row
+    np.testing.assert_array_equal(back[:, header.index("t")], res.t)
+    np.testing.assert_array_equal(back[:, header.index("q_C1")], res["q_C1"])
+    np.testing.assert_array_equal(back[1:, header.index("v(out)")], res["v(out)"])
+    assert np.isnan(back[0, header.index("v(out)")])
     res.save(tmp_path / "r.npz")
-    assert "v(out)" in np.load(tmp_path / "r.npz").files
+    npz = np.load(tmp_path / "r.npz")
+    np.testing.assert_array_equal(npz["v(out)"], res["v(out)"])
+    np.testing.assert_array_equal(npz["H"], res.H)
     res.to_wav(tmp_path / "r.wav", "v(out)")
     from scipy.io import wavfile
     fs, data = wavfile.read(tmp_path / "r.wav")
-    assert fs == 48000 and len(data) == len(t)
+    assert fs == 48000 and len(data) == len(t) and data.dtype == np.float32
+    ref = res["v(out)"] / np.max(np.abs(res["v(out)"]))       # peak-normalised float32
+    np.testing.assert_allclose(data, ref, rtol=0, atol=1e-7)
     res.plot(path=tmp_path / "r.png")
-    assert (tmp_path / "r.png").stat().st_size > 0
+    import matplotlib.image as mpimg
+    img = mpimg.imread(tmp_path / "r.png")
+    assert img.ndim == 3 and img.shape[0] > 200 and np.std(img[..., :3]) > 0.05   # drawn, not blank
     s = res.summary()
     assert "steps" in s and "power-balance" in s
 
