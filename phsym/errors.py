@@ -121,17 +121,28 @@ class StructureError(PhsymError):
         Names of the elements involved (also listed in the message).
     hint : str, optional
         Suggested fix.
+    location : Location, optional
+        Netlist line of the first element named (set by :class:`phsym.Model`).
     """
 
-    def __init__(self, message: str, elements: Iterable[str] = (), hint: str = ""):
+    def __init__(self, message: str, elements: Iterable[str] = (), hint: str = "",
+                 location: Optional[Location] = None):
+        self.message = message
         self.elements: tuple[str, ...] = tuple(elements)
         self.hint = hint
-        text = message
+        self.location = location
+        text = f"{location.describe()}: {message}" if location else message
         if self.elements:
             text += " [elements: " + ", ".join(self.elements) + "]"
+        if location is not None and location.text:
+            text += "\n" + location.excerpt()
         if hint:
             text += f"\nhint: {hint}"
         super().__init__(text)
+
+    def at(self, location: Optional[Location]) -> "StructureError":
+        """The same error placed at ``location`` (the netlist line of its first element)."""
+        return StructureError(self.message, self.elements, self.hint, location)
 
 
 class SimulationError(PhsymError):

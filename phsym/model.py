@@ -47,6 +47,17 @@ class Model:
     """
 
     def __init__(self, netlist: Netlist):
+        try:
+            self._build(netlist)
+        except StructureError as exc:
+            if exc.location is not None or not exc.elements:
+                raise
+            # point at the netlist line of the first element the error names
+            where = {e.name.lower(): e.location for e in netlist.elements}
+            loc = next((where[n.lower()] for n in exc.elements if where.get(n.lower()) is not None), None)
+            raise exc.at(loc) from None
+
+    def _build(self, netlist: Netlist) -> None:
         self.netlist = netlist
         self._symbols = {p.symbol: p for p in netlist.parameters.values()}
         defaults = {p.symbol: float(p.default) for p in netlist.parameters.values()}

@@ -140,3 +140,17 @@ def test_byte_order_mark_is_ignored(tmp_path):
     path = tmp_path / "bom.cir"
     path.write_bytes("\ufeffV1 a 0\nR1 a 0 1k\n".encode("utf-8"))
     assert phsym.load(path).inputs == ["V1"]
+
+
+@pytest.mark.parametrize("text,line,elem", [("V1 a 0 1\nV2 a 0 2\nR1 a 0 1k\n", 2, "V2"),
+                                            ("V1 a 0 1\nR1 a 0 0\n", 2, "R1"),
+                                            ("V1 a 0 1\nR1 a 0 1k\nR2 b c 1k\n", 3, "R2")])
+def test_structure_errors_point_at_the_netlist_line(tmp_path, text, line, elem):
+    path = tmp_path / "bad.cir"
+    path.write_text(text)
+    with pytest.raises(StructureError) as info:
+        phsym.load(path)
+    e = info.value
+    assert (e.location.file, e.location.line, e.location.column) == (str(path), line, 1)
+    assert str(e).startswith(f"{path}:{line}:1: ") and text.split("\n")[line - 1] in str(e)
+    assert elem in e.elements and e.hint
