@@ -74,6 +74,11 @@ class Model:
             for attr in ("branches", "storages", "dissipations", "ports", "twoports"):
                 getattr(contrib, attr).extend(getattr(c, attr))
         storages = couple_inductors(contrib.storages, couplings, specs)
+        for st in storages:
+            for ic in st.initial:
+                if ic is not None and finite_value(sp.sympify(ic), defaults) is None:
+                    raise StructureError(f"initial condition IC={ic} is not a finite real number",
+                                         list(st.elements), hint="check the IC expression and the parameters it uses")
         for k in couplings:
             kval = float(sp.sympify(k.values["k"]).subs(defaults))
             if not -1 < kval < 1:

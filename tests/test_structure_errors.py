@@ -154,3 +154,13 @@ def test_structure_errors_point_at_the_netlist_line(tmp_path, text, line, elem):
     assert (e.location.file, e.location.line, e.location.column) == (str(path), line, 1)
     assert str(e).startswith(f"{path}:{line}:1: ") and text.split("\n")[line - 1] in str(e)
     assert elem in e.elements and e.hint
+
+
+def test_initial_condition_must_be_finite():
+    with pytest.raises(StructureError, match=r"IC=1/\(a - 1\) is not a finite real number") as info:
+        phsym.parse(".param a=1\nV1 x 0 1\nR1 x y 1k\nC1 y 0 1u IC={1/(a-1)}\n")
+    assert info.value.location.line == 4
+    m = phsym.parse(".param a=2\nV1 x 0 1\nR1 x y 1k\nC1 y 0 1u IC={sqrt(a-1)}\n")
+    assert m.simulator(1000).run(duration=0.002).x[0, 0] == pytest.approx(1e-6)     # q = C u_C
+    with pytest.raises(phsym.SimulationError, match="IC=sqrt"):
+        m.simulator(1000).run(duration=0.002, params={"a": 0.0})

@@ -23,6 +23,15 @@ def _storage_index(S: Structure) -> Dict[sp.Symbol, int]:
     return {s: i for i, s in enumerate(S.states)}
 
 
+def _ic_value(ic, values, st) -> float:
+    from ..netlist.params import finite_value
+    val = finite_value(sp.sympify(ic), values)
+    if val is None:
+        raise SimulationError(f"initial condition IC={ic} of {', '.join(st.elements)} is not a finite real "
+                              "number with these parameter values", quantity=str(st.states[0]))
+    return val
+
+
 def initial_from_ic(S: Structure, values: Mapping[sp.Symbol, float]) -> Tuple[np.ndarray, List[str]]:
     """States whose gradient dH/dx equals the netlist IC (zero elsewhere).
 
@@ -37,7 +46,7 @@ def initial_from_ic(S: Structure, values: Mapping[sp.Symbol, float]) -> Tuple[np
         if all(ic is None for ic in st.initial):
             continue
         idx = [index[s] for s in st.states]
-        target = np.array([0.0 if ic is None else float(_x(sp.sympify(ic), subs)) for ic in st.initial])
+        target = np.array([0.0 if ic is None else _ic_value(ic, subs, st) for ic in st.initial])
         grads = [_x(sp.diff(st.hamiltonian, s), subs) for s in st.states]
         g = sp.lambdify([list(st.states)], grads, "math")
         Jg = sp.lambdify([list(st.states)], sp.Matrix(grads).jacobian(list(st.states)).tolist(), "math")
