@@ -1,10 +1,26 @@
 """Exception and warning hierarchy of phsym.
 
 Every error phsym raises on purpose derives from :class:`PhsymError`, so a
-caller can catch one type.  Errors about user input carry enough context to
-fix the input: netlist errors show file, line, column, the offending text and a
-hint; structure errors name the elements involved; simulation errors name the
-step, the time and the offending quantity.
+caller can catch one type; each also derives from the built-in exception a
+caller would catch without knowing phsym (as lark's
+``ConfigurationError(LarkError, ValueError)``)::
+
+    PhsymError
+    ├── NetlistError           (ValueError)    netlist text: file, line, column, hint
+    ├── StructureError         (ValueError)    topology or values: the elements involved
+    ├── SimulationError        (RuntimeError)  a run failed: step, time, quantity
+    │   ├── SimulationInputError (ValueError)  bad arguments of a run (fs, u, x0, method...)
+    │   └── SignalError          (KeyError)    unknown signal label of a result
+    └── IdentificationError    (ValueError)    inconsistent data or estimator settings
+
+    PhsymWarning (UserWarning)
+    ├── NetlistWarning         suspicious but legal netlist input
+    └── CacheWarning           a damaged cache entry was removed and rebuilt
+
+Errors about user input carry enough context to fix the input: netlist
+errors show file, line, column, the offending text and a hint; structure
+errors name the elements involved; simulation errors name the step, the time
+and the offending quantity.
 """
 from __future__ import annotations
 
@@ -17,9 +33,12 @@ __all__ = [
     "NetlistError",
     "StructureError",
     "SimulationError",
+    "SimulationInputError",
+    "SignalError",
     "IdentificationError",
     "PhsymWarning",
     "NetlistWarning",
+    "CacheWarning",
 ]
 
 
@@ -64,7 +83,7 @@ class PhsymError(Exception):
     """Base class of every error raised by phsym."""
 
 
-class NetlistError(PhsymError):
+class NetlistError(PhsymError, ValueError):
     """A netlist cannot be read: syntax, unknown names, bad values.
 
     Parameters
@@ -110,7 +129,7 @@ class NetlistError(PhsymError):
         return "\n".join(parts)
 
 
-class StructureError(PhsymError):
+class StructureError(PhsymError, ValueError):
     """The circuit topology or a constitutive law admits no well-posed PHS.
 
     Parameters
@@ -145,7 +164,7 @@ class StructureError(PhsymError):
         return StructureError(self.message, self.elements, self.hint, location)
 
 
-class SimulationError(PhsymError):
+class SimulationError(PhsymError, RuntimeError):
     """A simulation could not proceed (Newton failure, non-finite values, bad input).
 
     Parameters
@@ -176,7 +195,19 @@ class SimulationError(PhsymError):
         super().__init__(text)
 
 
-class IdentificationError(PhsymError):
+class SimulationInputError(SimulationError, ValueError):
+    """An argument of a simulation is invalid (rate, duration, inputs, initial
+    state, scheme, options); raised before any step is taken."""
+
+
+class SignalError(SimulationError, KeyError):
+    """An unknown signal label (a :class:`KeyError` too, as for any mapping)."""
+
+    def __str__(self) -> str:      # KeyError would print the message quoted
+        return SimulationError.__str__(self)
+
+
+class IdentificationError(PhsymError, ValueError):
     """Identification input is inconsistent or an estimator cannot proceed."""
 
 
@@ -186,6 +217,11 @@ class PhsymWarning(UserWarning):
 
 class NetlistWarning(PhsymWarning):
     """Suspicious but legal netlist input (e.g. ``1M`` meaning milli)."""
+
+
+class CacheWarning(PhsymWarning):
+    """A damaged cache entry (truncated or garbled file) was removed and rebuilt;
+    the result is the same as with a clean cache."""
 
 
 def names(items: Sequence[str]) -> str:

@@ -10,24 +10,12 @@ from ..errors import IdentificationError
 from ..structure.linear import LinearPHS
 from .linear_optim import Objective, lbfgs, riemannian_cg
 from .linear_param import BLOCKS, FlatMap, Point, R_of, skew, sym
-from .linear_simulation import SCHEMES, simulate, uniform_step
+from .data import as_2d, uniform_step
+from .linear_simulation import SCHEMES, simulate
 
 __all__ = ["LinearPHSEstimator"]
 
 InitSpec = Union[str, Mapping[str, Any]]
-
-
-def _as2d(a: Any, name: str, N: Optional[int] = None) -> np.ndarray:
-    arr = np.asarray(a, dtype=float)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise IdentificationError(f"{name} must have shape (N, m), got {arr.shape}")
-    if N is not None and arr.shape[0] != N:
-        raise IdentificationError(f"{name} has {arr.shape[0]} samples, t has {N}")
-    if not np.all(np.isfinite(arr)):
-        raise IdentificationError(f"{name} contains non-finite values")
-    return np.ascontiguousarray(arr)
 
 
 class LinearPHSEstimator:
@@ -231,7 +219,7 @@ class LinearPHSEstimator:
         """
         t = np.asarray(t, dtype=float).reshape(-1)
         h = uniform_step(t)
-        u = _as2d(u, "u", t.size)
+        u = as_2d(u, "u", t.size)
         if u.shape[1] != model.B.shape[1]:
             raise IdentificationError(f"u has {u.shape[1]} columns, the model has {model.B.shape[1]} inputs")
         if not np.allclose(model.E, np.eye(model.n_states)):
@@ -382,8 +370,8 @@ class LinearPHSEstimator:
         t0 = time.perf_counter()
         t = np.asarray(t, dtype=float).reshape(-1)
         h = uniform_step(t)
-        u = _as2d(u, "u", t.size)
-        y = _as2d(y, "y", t.size)
+        u = as_2d(u, "u", t.size)
+        y = as_2d(y, "y", t.size)
         if u.shape[1] != y.shape[1]:
             raise IdentificationError("a port-Hamiltonian model needs as many outputs as inputs "
                                       f"(got {u.shape[1]} inputs, {y.shape[1]} outputs)")
@@ -460,7 +448,7 @@ class LinearPHSEstimator:
             Measured outputs to compare with the prediction.
         """
         yp = self.predict(t, u)
-        y = _as2d(y, "y", yp.shape[0])
+        y = as_2d(y, "y", yp.shape[0])
         if y.shape != yp.shape:
             raise IdentificationError(f"y has {y.shape[1]} columns, the model has {yp.shape[1]} outputs")
         return float(np.max(np.abs(yp - y)) / max(np.max(np.abs(y)), 1e-300))

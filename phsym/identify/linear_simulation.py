@@ -22,43 +22,13 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..errors import IdentificationError
+from .data import uniform_step
 from .linear_kernels import affine_recurrence, lu_solve, mm, mtm
 
 __all__ = ["SCHEMES", "discretize", "input_sequence", "quadrature_weights",
            "simulate", "cost_and_gradient", "uniform_step"]
 
 SCHEMES = ("midpoint", "euler")
-
-
-def uniform_step(t: np.ndarray, rtol: float = 1e-6, min_samples: int = 2) -> float:
-    """Step of a uniform, increasing time grid.
-
-    Parameters
-    ----------
-    t : array_like
-        Sample times.
-    rtol : float
-        Allowed relative deviation of a step from the mean step.
-    min_samples : int
-        Fewest samples accepted.
-
-    Raises
-    ------
-    IdentificationError
-        Too few samples, non-finite times, or a grid that is not uniform and increasing.
-    """
-    t = np.asarray(t, dtype=float).reshape(-1)
-    if t.size < min_samples:
-        raise IdentificationError(f"need at least {min_samples} time samples, got {t.size}")
-    bad = np.flatnonzero(~np.isfinite(t))
-    if bad.size:
-        raise IdentificationError(f"time sample {bad[0]} is not finite ({t[bad[0]]})")
-    d = np.diff(t)
-    h = float(np.mean(d))
-    # written so that NaN fails too
-    if not (h > 0) or not (np.max(np.abs(d - h)) <= rtol * h):
-        raise IdentificationError("time samples must be strictly increasing and uniformly spaced")
-    return h
 
 
 def _check_scheme(scheme: str) -> None:

@@ -313,7 +313,7 @@ class ParameterEstimator:
         return out
 
     def _grid(self, t: ArrayLike) -> Tuple[np.ndarray, float]:
-        from .linear_simulation import uniform_step
+        from .data import uniform_step
         t = np.asarray(t, float).reshape(-1)
         return t, uniform_step(t, min_samples=3)
 

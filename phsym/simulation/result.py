@@ -6,17 +6,9 @@ from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from ..errors import SimulationError
+from ..errors import SignalError, SimulationError
 
 __all__ = ["SimulationResult", "SignalError"]
-
-
-class SignalError(SimulationError, KeyError):
-    """An unknown signal label (a :class:`KeyError` too, as for any mapping)."""
-
-    def __str__(self) -> str:      # KeyError would print the message quoted
-        return SimulationError.__str__(self)
-
 
 class SimulationResult:
     """Output of :meth:`phsym.simulation.Simulator.run`.
