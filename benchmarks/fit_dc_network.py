@@ -55,12 +55,12 @@ def record(model, rng, truth: str):
     x0 = np.array([THETA["C1"] * rng.uniform(-2, 2), THETA["L"] * rng.uniform(-0.3, 0.3),
                    THETA["C2"] * rng.uniform(-2, 2)])
     if truth == "be":
-        res = model.simulator(1 / TS, "backward_euler").run(u={"VG": u_fun(t)}, x0=x0)
+        res = phsym.Simulator(model, 1 / TS, "backward_euler").run(u={"VG": u_fun(t)}, x0=x0)
         y = {k: np.concatenate([[np.nan], res[k]]) for k in OUT3}
     else:
         sub = 20
         tf = np.arange((len(t) - 1) * sub + 1) * (TS / sub)
-        res = model.simulator(sub / TS, "midpoint").run(u={"VG": u_fun(tf)}, x0=x0)
+        res = phsym.Simulator(model, sub / TS, "midpoint").run(u={"VG": u_fun(tf)}, x0=x0)
         # midpoint step values live at step midpoints: average neighbours to get grid values
         y = {}
         for k in OUT3:

@@ -27,7 +27,7 @@ Ts = 0.005
 t = np.arange(10001) * Ts
 phases = rng.uniform(0, 2 * np.pi, 40)
 u = sum(np.sin(2 * np.pi * (i + 1) * 0.1 * t + phases[i]) for i in range(40))
-res = model.simulator(1 / Ts, "backward_euler").run(u={"VG": u}, x0=[0.005, 0.1, -0.01])
+res = phsym.Simulator(model, 1 / Ts, "backward_euler").run(u={"VG": u}, x0=[0.005, 0.1, -0.01])
 labels = ["y(VG)", "v(n1)", "v(n2)"]
 clean = {k: np.concatenate([[res[k][0]], res[k]]) for k in labels}   # sample 0 is not fitted
 

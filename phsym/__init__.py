@@ -1,77 +1,34 @@
 """phsym: port-Hamiltonian modelling from netlists.
 
-Pipeline (one subpackage per stage): netlist text -> :mod:`phsym.netlist`
--> graph (:mod:`phsym.graph`) -> structure (:mod:`phsym.structure`) ->
-discretisation and code generation (:mod:`phsym.codegen`) -> simulation
-(:mod:`phsym.simulation`) -> identification (:mod:`phsym.identify`).
+Pipeline (one subpackage per stage; each imports only the stages before it):
+components (:mod:`phsym.components`, the element vocabulary) -> netlist text
+(:mod:`phsym.netlist`) -> topology (:mod:`phsym.graph`) -> structure
+(:mod:`phsym.structure`) -> model (:mod:`phsym.model`) -> code generation
+(:mod:`phsym.codegen`) -> simulation (:mod:`phsym.simulation`) ->
+identification (:mod:`phsym.identify`); shared infrastructure in
+:mod:`phsym.common` and :mod:`phsym.errors`.  See docs/architecture.md.
+
+Every subpackage and public name is an attribute of this package, imported
+on first use (sympy, scipy and numba take about a second to import, and a
+warm simulation of a cached netlist needs none of them).
 """
-from .errors import (IdentificationError, NetlistError, NetlistWarning,
-                     PhsymError, PhsymWarning, SimulationError, StructureError)
+from .common.lazy import attach
+from .errors import (CacheWarning, IdentificationError, NetlistError, NetlistWarning, PhsymError,
+                     PhsymWarning, SignalError, SimulationError, SimulationInputError, StructureError)
 
 __version__ = "0.1.0"
 
-# Imported on first use: sympy, scipy and networkx take about a second to
-# import, and a warm simulation of a cached netlist needs none of them.
-_LAZY = {"Model": "model", "parse": "model", "load": "model", "LinearPHS": "structure.linear"}
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'phsym' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
-
-
-def simulate(model, fs: float, u=None, duration=None, x0=None, params=None,
-             method: str = "auto", progress=None, warm_start: bool = True, **options):
-    """Simulate a model or netlist file in one call.
-
-    A netlist file simulated before (same text, rate, method and options, no
-    parameter overrides) starts warm: from a cached snapshot, without
-    building the symbolic model (see :mod:`phsym.simulation.warm`).
-
-    Parameters
-    ----------
-    model : Model, str or pathlib.Path
-        A model, or the path of a netlist.
-    fs : float
-        Sampling rate in Hz.
-    u : array_like or dict, optional
-        Inputs (see :meth:`phsym.simulation.Simulator.run`); netlist
-        waveforms are the default.
-    duration : float, optional
-        Length in seconds (needed when no input array fixes it).
-    x0 : array_like, dict or "dc", optional
-        Initial state.
-    params : dict, optional
-        Parameter overrides by name.
-    method : str
-        Scheme (see :meth:`Model.simulator`).
-    progress : callable(done, total), optional
-        Called after each chunk of steps.
-    warm_start : bool
-        Use and fill the warm-start snapshot cache (default True).
-    **options
-        Passed to :class:`phsym.simulation.Simulator`.
-
-    Returns
-    -------
-    phsym.simulation.SimulationResult
-    """
-    from .simulation.warm import simulate as _simulate
-    return _simulate(model, fs, u=u, duration=duration, x0=x0, params=params, method=method,
-                     progress=progress, warm_start=warm_start, **options)
-
+__getattr__, __dir__ = attach(
+    __name__,
+    submodules=["common", "components", "netlist", "graph", "structure", "model", "codegen", "simulation",
+                "identify", "report", "cli", "benchmarks"],
+    attributes={"Model": "model", "parse": "model", "load": "model", "LinearPHS": "structure.linear",
+                "Simulator": "simulation.simulator", "SimulationResult": "simulation.result",
+                "simulate": "simulation.run", "UnidentifiableParameterWarning": "identify.warnings"})
 
 __all__ = [
     "__version__",
-    "PhsymError", "NetlistError", "StructureError", "SimulationError",
-    "IdentificationError", "PhsymWarning", "NetlistWarning",
-    "Model", "parse", "load", "simulate", "LinearPHS",
+    "PhsymError", "NetlistError", "StructureError", "SimulationError", "SimulationInputError", "SignalError",
+    "IdentificationError", "PhsymWarning", "NetlistWarning", "CacheWarning", "UnidentifiableParameterWarning",
+    "Model", "parse", "load", "simulate", "Simulator", "SimulationResult", "LinearPHS",
 ]

@@ -8,24 +8,19 @@ from typing import Dict, List, Mapping, Optional, Union
 import numpy as np
 import sympy as sp
 
-from .components import Contribution, component_for, couple_inductors
+from .components import REGISTRY, Contribution, couple_inductors
 from .errors import StructureError
 from .graph import build_graph
-from .netlist.params import finite_value
+from .netlist.params import evaluate_parameters, finite_value
+from .netlist.parser import load_netlist, parse_netlist
 from .netlist.spec import Netlist
-from .structure.checks import check_structure
+from .structure.checks import check_structure, latex_model
 from .structure.dirac import Structure
 from .structure.forms import DescriptorForm, ExplicitForm, descriptor, explicit, linearize
 from .structure.linear import LinearPHS
 from .structure.wellposed import check_regular
 
 __all__ = ["Model", "parse", "load"]
-
-#: Values that must be positive (ratios: non-zero) for each kind.
-_POSITIVE = {"resistor": ("R",), "capacitor": ("C",), "inductor": ("L",), "mass": ("m",),
-             "spring": ("k",), "damper": ("c",), "inertia": ("J",), "torsion": ("k",),
-             "rdamper": ("c",), "transformer": ("n",), "gyrator": ("r",),
-             "diode": ("Is", "N", "Vt")}
 
 
 class Model:
@@ -41,9 +36,11 @@ class Model:
     netlist : Netlist
         The parsed netlist.
     graph : networkx.MultiDiGraph
-        Branch graph (see :func:`phsym.graph.build_graph`).
+        Branch graph with its normal tree (see :func:`phsym.graph.build_graph`).
     structure : Structure
         Dirac-form structure (see :mod:`phsym.structure.dirac`).
+    defaults : dict of sympy.Symbol to float
+        Default value of every parameter symbol.
     """
 
     def __init__(self, netlist: Netlist):
@@ -59,54 +56,38 @@ class Model:
 
     def _build(self, netlist: Netlist) -> None:
         self.netlist = netlist
-        self._symbols = {p.symbol: p for p in netlist.parameters.values()}
         defaults = {p.symbol: float(p.default) for p in netlist.parameters.values()}
-        self._defaults = defaults
+        self.defaults: Dict[sp.Symbol, float] = defaults
         contrib = Contribution()
-        couplings = []
-        specs = {}
         for spec in netlist.elements:
-            specs[spec.name.lower()] = spec
-            if spec.kind == "coupling":
-                couplings.append(spec)
-                continue
-            c = component_for(spec, defaults).contribute()
-            for attr in ("branches", "storages", "dissipations", "ports", "twoports"):
-                getattr(contrib, attr).extend(getattr(c, attr))
-        storages = couple_inductors(contrib.storages, couplings, specs)
+            contrib.extend(REGISTRY[spec.kind](spec, defaults).contribute())
+        storages = couple_inductors(contrib.storages, contrib.couplings)
         for st in storages:
             for ic in st.initial:
                 if ic is not None and finite_value(sp.sympify(ic), defaults) is None:
                     raise StructureError(f"initial condition IC={ic} is not a finite real number",
                                          list(st.elements), hint="check the IC expression and the parameters it uses")
-        for k in couplings:
-            kval = float(sp.sympify(k.values["k"]).subs(defaults))
-            if not -1 < kval < 1:
-                raise StructureError(f"coupling coefficient of {k.name} is {kval}; it must lie in (-1, 1) "
-                                     "for a positive definite inductance matrix", [k.name])
-        self._positive = [(spec.name, key, sp.sympify(spec.values[key]))
-                          for spec in netlist.elements
-                          for key in _POSITIVE.get(spec.kind, ())
-                          if key in spec.values and spec.law is None]
+        # declared constraints (positive R, C, ...; |k| < 1) at every parameter set
+        self._checked = [(spec.name, v, sp.sympify(spec.values[v.key]))
+                         for spec in netlist.elements for v in REGISTRY[spec.kind].values
+                         if v.check is not None and v.key in spec.values]
         self._check_values(defaults)
         self.graph = build_graph(contrib.branches)
-        self.structure = Structure(contrib.branches, storages, contrib.dissipations,
-                                   contrib.ports, contrib.twoports)
+        self.structure = Structure(self.graph, storages, contrib.dissipations, contrib.ports, contrib.twoports)
         check_regular(self.structure, defaults)
 
     def _check_values(self, values: Mapping[sp.Symbol, float]) -> None:
-        """Physical values that must be positive (R, C, L, m, k, c, J) or non-zero (ratios)."""
-        for name, key, expr in self._positive:
+        """Declared constraints of the element values (see :class:`~phsym.components.Value`)."""
+        for name, decl, expr in self._checked:
             val = expr.xreplace({s: sp.Float(values[s]) for s in expr.free_symbols if s in values})
             try:
                 v = float(val)
             except (TypeError, ValueError):
-                raise StructureError(f"value {key} of {name} is not a real number: {val}", [name]) from None
-            bad = (v == 0) if key in ("n", "r") else not (v > 0)
-            if bad or not np.isfinite(v):
-                need = "non-zero" if key in ("n", "r") else "positive"
-                raise StructureError(f"value {key} of {name} must be {need}, got {v:g}", [name],
-                                     hint="a zero or negative value has no passive meaning; "
+                raise StructureError(f"value {decl.key} of {name} is not a real number: {val}", [name]) from None
+            problem = decl.problem(v)
+            if problem:
+                raise StructureError(f"value {decl.key} of {name} {problem}", [name],
+                                     hint="such a value has no passive meaning; "
                                           "remove the element or use a nonlinear law")
 
     # ------------------------------------------------------------ naming
@@ -170,41 +151,8 @@ class Model:
         StructureError
             For an unknown parameter name.
         """
-        params = dict(params or {})
-        lookup = {n.lower(): n for n in self.netlist.parameters}
-        over: Dict[str, float] = {}
-        for key, val in params.items():
-            name = lookup.get(str(key).lower())
-            if name is None:
-                raise StructureError(f"unknown parameter {key!r}",
-                                     hint="known parameters: " + ", ".join(sorted(self.netlist.parameters)))
-            over[name] = float(val)
-        values: Dict[sp.Symbol, float] = {}
-        pending = dict(self.netlist.parameters)
-        for _ in range(len(pending) + 1):
-            progressed = False
-            for name, p in list(pending.items()):
-                if name in over:
-                    values[p.symbol] = over[name]
-                elif p.expression is None:
-                    values[p.symbol] = float(p.default)
-                else:
-                    if not p.expression.free_symbols <= set(values):
-                        continue
-                    val = finite_value(p.expression, values)
-                    if val is None:
-                        given = ", ".join(f"{k}={v:g}" for k, v in over.items())
-                        raise StructureError(f"parameter {name} = {p.expression} is not a finite real number "
-                                             f"with {given or 'the defaults'}",
-                                             hint="choose override values inside the expression's domain")
-                    values[p.symbol] = val
-                del pending[name]
-                progressed = True
-            if not pending or not progressed:
-                break
-        if pending:
-            raise StructureError("cyclic parameter definitions: " + ", ".join(sorted(pending)))
-        if over:
+        values = evaluate_parameters(self.netlist.parameters, params, error=StructureError)
+        if params:
             self._check_values(values)
         return values
 
@@ -212,7 +160,7 @@ class Model:
     @cached_property
     def explicit(self) -> Optional[ExplicitForm]:
         """Explicit PHS (see :func:`phsym.structure.forms.explicit`), or ``None``."""
-        return explicit(self.structure, self._defaults)
+        return explicit(self.structure, self.defaults)
 
     def descriptor(self) -> DescriptorForm:
         """Symbolic pH-DAE ``E xi' = (J - R) z(xi) + B u`` (linear dissipation)."""
@@ -220,7 +168,7 @@ class Model:
 
     def check(self) -> Dict[str, bool]:
         """Structure checks (see :func:`phsym.structure.checks.check_structure`)."""
-        return check_structure(self)
+        return check_structure(self.structure, self.defaults, self.explicit)
 
     def linearize(self, x0: Optional[np.ndarray] = None, u0: Optional[np.ndarray] = None,
                   params: Optional[Mapping[str, float]] = None) -> LinearPHS:
@@ -243,30 +191,9 @@ class Model:
         """
         return linearize(self.structure, self.parameter_values(params), x0, u0)
 
-    def simulator(self, fs: float, method: str = "auto", **options):
-        """Build a passivity-preserving simulator of this model.
-
-        Parameters
-        ----------
-        fs : float
-            Sampling rate in Hz (step ``h = 1/fs``).
-        method : {"auto", "discrete_gradient", "midpoint", "backward_euler"}
-            Scheme; ``auto`` picks midpoint for linear models and the
-            discrete gradient otherwise (backward Euler for index-2 DAEs).
-        **options
-            See :class:`phsym.simulation.Simulator`.
-
-        Returns
-        -------
-        phsym.simulation.Simulator
-        """
-        from .simulation import Simulator
-        return Simulator(self, fs, method, **options)
-
     def to_latex(self) -> str:
         """LaTeX of H and the Dirac form ``[dx/dt; f_w; 0; -y] = J [dH/dx; e_w; lambda; u]``."""
-        from .structure.checks import latex_model
-        return latex_model(self)
+        return latex_model(self.structure)
 
     def __repr__(self) -> str:
         S = self.structure
@@ -284,7 +211,6 @@ def parse(text: str, file: Optional[str] = None) -> Model:
     file : str, optional
         File name used in error messages.
     """
-    from .netlist import parse_netlist
     return Model(parse_netlist(text, file=file))
 
 
@@ -298,5 +224,4 @@ def load(path: Union[str, Path]):
     path = Path(path)
     if path.suffix.lower() == ".json":
         return LinearPHS.load(path)
-    from .netlist import load_netlist
     return Model(load_netlist(path))

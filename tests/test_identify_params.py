@@ -42,7 +42,7 @@ def dc():
     t = np.arange(2001) * Ts
     u = multisine(t, np.random.default_rng(1))
     x0 = np.array([0.01, 0.2, -0.01])
-    res = m.simulator(1 / Ts, "backward_euler").run(u={"VG": u}, x0=x0)
+    res = phsym.Simulator(m, 1 / Ts, "backward_euler").run(u={"VG": u}, x0=x0)
     return {"model": m, "t": t, "u": u, "x0": x0, "y": sampled(res, DC_OUT)}
 
 
@@ -52,7 +52,7 @@ def clipper():
     fs = 48000.0
     t = np.arange(241) / fs
     u = 4.0 * np.sin(2 * np.pi * 1000 * t)
-    res = m.simulator(fs, "discrete_gradient").run(u={"Vin": u})
+    res = phsym.Simulator(m, fs, "discrete_gradient").run(u={"Vin": u})
     return {"model": m, "t": t, "u": u, "y": sampled(res, ["v(out)"])}
 
 
@@ -95,7 +95,7 @@ def test_sensitivities_dc_network_match_finite_differences_and_simulator(dc):
     U = dc["u"][:401, None]
     step, Y = _fd_check(m, list(DC_TRUE), DC_OUT, "backward_euler", U, 0.005, dc["x0"].copy(), extra_x0=True)
     # the compiled sensitivity loop reproduces phsym's simulator
-    res = m.simulator(200.0, "backward_euler").run(u={"VG": U[:, 0]}, x0=dc["x0"])
+    res = phsym.Simulator(m, 200.0, "backward_euler").run(u={"VG": U[:, 0]}, x0=dc["x0"])
     for j, lab in enumerate(DC_OUT):
         np.testing.assert_allclose(Y[:, j], res[lab], rtol=0, atol=1e-12)
 

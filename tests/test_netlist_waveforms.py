@@ -5,7 +5,7 @@ import sympy as sp
 
 from phsym.errors import NetlistError
 from phsym.netlist import parse_netlist
-from phsym.netlist.spec import Waveform
+from phsym.components import Waveform
 from phsym.netlist.waveforms import PULSE_EDGE, evaluate_waveform
 
 

@@ -265,8 +265,8 @@ def test_clipper_survives_hard_input_steps():
     Is, N, Vt, Rs = 2.52e-9, 1.752, 0.02585, 2.2e3
     for amp in (5.0, 100.0):
         u = {"Vin": np.full(t.size, amp)}
-        be = m.simulator(48000, method="backward_euler").run(u=u)
-        dg = m.simulator(48000, method="discrete_gradient").run(u=u)
+        be = phsym.Simulator(m, 48000, method="backward_euler").run(u=u)
+        dg = phsym.Simulator(m, 48000, method="discrete_gradient").run(u=u)
         assert dg.iterations.max() > 50 and be.iterations.max() > 20   # genuinely hard steps
         assert dg.max_balance_error <= 1e-10
         assert np.all(be.balance <= 1e-10 * be.power_scale)            # BE only dissipates

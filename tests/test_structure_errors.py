@@ -161,6 +161,6 @@ def test_initial_condition_must_be_finite():
         phsym.parse(".param a=1\nV1 x 0 1\nR1 x y 1k\nC1 y 0 1u IC={1/(a-1)}\n")
     assert info.value.location.line == 4
     m = phsym.parse(".param a=2\nV1 x 0 1\nR1 x y 1k\nC1 y 0 1u IC={sqrt(a-1)}\n")
-    assert m.simulator(1000).run(duration=0.002).x[0, 0] == pytest.approx(1e-6)     # q = C u_C
+    assert phsym.Simulator(m, 1000).run(duration=0.002).x[0, 0] == pytest.approx(1e-6)     # q = C u_C
     with pytest.raises(phsym.SimulationError, match="IC=sqrt"):
-        m.simulator(1000).run(duration=0.002, params={"a": 0.0})
+        phsym.Simulator(m, 1000).run(duration=0.002, params={"a": 0.0})

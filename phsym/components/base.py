@@ -15,8 +15,14 @@ from typing import Optional, Tuple
 
 import sympy as sp
 
-__all__ = ["Branch", "Storage", "Dissipation", "Port", "TwoPort", "Contribution",
+__all__ = ["Branch", "Storage", "Dissipation", "Port", "TwoPort", "Coupling", "Contribution",
            "EFFORT", "FLOW"]
+
+# Tree-selection priorities (lower = preferred in the spanning tree).  The
+# order gives the explicit PHS whenever one exists: sources fixing an across
+# variable and effort storages in the tree, flow storages and sources fixing
+# a through variable in the links.
+P_SOURCE_ACROSS, P_STORE_EFFORT, P_CCR, P_LINEAR, P_TWOPORT, P_VCR, P_STORE_FLOW, P_SOURCE_THROUGH = range(8)
 
 #: Storage port whose *across* variable is the gradient of H (capacitor-like).
 EFFORT = "effort"
@@ -171,12 +177,44 @@ class TwoPort:
     ratio: sp.Expr
 
 
+@dataclass(frozen=True)
+class Coupling:
+    """Magnetic coupling ``k`` of two linear inductors (merged into one storage
+    by :func:`phsym.components.coupling.couple_inductors`).
+
+    Attributes
+    ----------
+    element : str
+        The coupling element.
+    inductors : tuple of str
+        The two inductor names.
+    k : sympy.Expr
+        Coupling coefficient, ``-1 < k < 1``.
+    """
+
+    element: str
+    inductors: Tuple[str, str]
+    k: sp.Expr
+
+
 @dataclass
 class Contribution:
-    """What one element adds to a model."""
+    """What elements add to a model (lists of the records above)."""
 
     branches: list = field(default_factory=list)
     storages: list = field(default_factory=list)
     dissipations: list = field(default_factory=list)
     ports: list = field(default_factory=list)
     twoports: list = field(default_factory=list)
+    couplings: list = field(default_factory=list)
+
+    def extend(self, other: "Contribution") -> None:
+        """Append the records of ``other``.
+
+        Parameters
+        ----------
+        other : Contribution
+            Another element's contribution.
+        """
+        for name in ("branches", "storages", "dissipations", "ports", "twoports", "couplings"):
+            getattr(self, name).extend(getattr(other, name))

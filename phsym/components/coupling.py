@@ -1,19 +1,45 @@
 """Magnetic coupling of inductors (``K1 L1 L2 k``)."""
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import Dict, List, Sequence
 
 import sympy as sp
 
 from ..errors import StructureError
-from ..netlist.spec import ElementSpec
-from .base import FLOW, Storage
+from .base import FLOW, Contribution, Coupling, Storage
+from .component import Component, Value, register
 
-__all__ = ["couple_inductors"]
+__all__ = ["MutualInductance", "couple_inductors"]
 
 
-def couple_inductors(storages: List[Storage], couplings: Sequence[ElementSpec],
-                     specs: dict) -> List[Storage]:
+@register
+class MutualInductance(Component):
+    """Coupling ``K1 L1 L2 k`` of two linear inductors (``-1 < k < 1``).
+
+    The mutual inductance is ``M = k sqrt(L1 L2)``; coupled inductors form
+    one storage with a non-separable energy (see :func:`couple_inductors`).
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("V1 a 0\\nL1 a 0 1m\\nL2 b 0 4m\\nR1 b 0 10\\nK1 L1 L2 0.5\\n")
+    >>> m.structure.storages[0].elements
+    ('L1', 'L2')
+    """
+
+    kind = "coupling"
+    letters = ("K",)
+    terminals = ()
+    refs = ("inductor", "inductor")
+    values = (Value("k", "", "coupling coefficient", main=True, check="unit"),)
+    summary = "magnetic coupling of two linear inductors"
+
+    def contribute(self) -> Contribution:
+        a, b = self.spec.refs
+        return Contribution(couplings=[Coupling(self.name, (a, b), self.value("k"))])
+
+
+def couple_inductors(storages: List[Storage], couplings: Sequence[Coupling]) -> List[Storage]:
     """Merge coupled inductors into multi-port storages.
 
     Inductors linked by ``K`` elements (transitively) form one storage with
@@ -25,10 +51,8 @@ def couple_inductors(storages: List[Storage], couplings: Sequence[ElementSpec],
     ----------
     storages : list of Storage
         Storages of all elements (one per element so far).
-    couplings : sequence of ElementSpec
-        The ``K`` elements.
-    specs : dict
-        Element name (lower case) -> ElementSpec.
+    couplings : sequence of Coupling
+        The coupling records.
 
     Returns
     -------
@@ -38,53 +62,50 @@ def couple_inductors(storages: List[Storage], couplings: Sequence[ElementSpec],
     if not couplings:
         return storages
     by_elem = {s.elements[0].lower(): s for s in storages if len(s.elements) == 1}
-    parent = {}
+    parent: Dict[str, str] = {}
 
-    def find(a):
+    def find(a: str) -> str:
         while parent.get(a, a) != a:
             a = parent[a]
         return a
 
-    pairs = []
     for k in couplings:
-        names = [r.lower() for r in k.refs]
-        if len(names) != 2 or names[0] == names[1]:
-            raise StructureError(f"coupling {k.name} must name two different inductors", [k.name])
+        names = [r.lower() for r in k.inductors]
         for n in names:
-            spec = specs.get(n)
-            if spec is None or spec.kind != "inductor":
-                raise StructureError(f"coupling {k.name} refers to {n!r}, which is not an inductor",
-                                     [k.name])
-            if spec.law is not None:
-                raise StructureError(f"coupling {k.name}: inductor {spec.name} has a nonlinear law; "
-                                     "only linear inductors can be coupled", [k.name, spec.name])
+            st = by_elem.get(n)
+            if st is None or st.port_types != (FLOW,) or not st.states[0].name.startswith("phi_"):
+                raise StructureError(f"coupling {k.element} refers to {n!r}, which is not an inductor",
+                                     [k.element])
+            if not st.is_quadratic:
+                raise StructureError(f"coupling {k.element}: inductor {st.elements[0]} has a nonlinear law; "
+                                     "only linear inductors can be coupled", [k.element, st.elements[0]])
         a, b = find(names[0]), find(names[1])
         if a != b:
             parent[a] = b
-        pairs.append((names[0], names[1], sp.sympify(k.values["k"]), k.name))
-    groups = {}
-    for n in {p for pr in pairs for p in pr[:2]}:
+    groups: Dict[str, List[str]] = {}
+    order = [s.elements[0].lower() for s in storages]
+    for n in sorted({n.lower() for k in couplings for n in k.inductors}, key=order.index):
         groups.setdefault(find(n), []).append(n)
-    merged_names = set()
+    merged = set()
     out = []
     for members in groups.values():
-        members.sort(key=lambda n: [s.elements[0].lower() for s in storages].index(n))
         idx = {n: i for i, n in enumerate(members)}
-        Ls = [sp.sympify(specs[n].values["L"]) for n in members]
+        sts = [by_elem[n] for n in members]
+        # L of a linear inductor from its energy: d2H/dphi2 = 1/L
+        Ls = [1 / sp.diff(st.hamiltonian, st.states[0], 2) for st in sts]
         Lm = sp.diag(*Ls)
-        for a, b, kval, kname in pairs:
+        for k in couplings:
+            a, b = (n.lower() for n in k.inductors)
             if a in idx:
                 i, j = idx[a], idx[b]
                 if Lm[i, j] != 0:
-                    raise StructureError(f"inductors {a} and {b} are coupled twice", [kname])
-                Lm[i, j] = Lm[j, i] = kval * sp.sqrt(Ls[i] * Ls[j])
-        sts = [by_elem[n] for n in members]
-        phi = sp.Matrix([s.states[0] for s in sts])
-        Gamma = Lm.inv()
-        H = sp.expand((phi.T * Gamma * phi)[0, 0] / 2)
-        out.append(Storage(tuple(s.elements[0] for s in sts), tuple(phi), H,
-                           tuple(s.branches[0] for s in sts), (FLOW,) * len(sts),
-                           tuple(s.initial[0] for s in sts), quadratic=True))
-        merged_names.update(members)
-    rest = [s for s in storages if not (len(s.elements) == 1 and s.elements[0].lower() in merged_names)]
+                    raise StructureError(f"inductors {a} and {b} are coupled twice", [k.element])
+                Lm[i, j] = Lm[j, i] = k.k * sp.sqrt(Ls[i] * Ls[j])
+        phi = sp.Matrix([st.states[0] for st in sts])
+        H = sp.expand((phi.T * Lm.inv() * phi)[0, 0] / 2)
+        out.append(Storage(tuple(st.elements[0] for st in sts), tuple(phi), H,
+                           tuple(st.branches[0] for st in sts), (FLOW,) * len(sts),
+                           tuple(st.initial[0] for st in sts), quadratic=True))
+        merged.update(members)
+    rest = [s for s in storages if not (len(s.elements) == 1 and s.elements[0].lower() in merged)]
     return rest + out

@@ -6,44 +6,19 @@ and defining both is an error); the spelling of the definition is kept.
 from __future__ import annotations
 
 import cmath
-from typing import Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import sympy as sp
 
+from ..common.names import NameTable
 from ..errors import Location, NetlistError
 from .expressions import parse_expression_at
 from .numbers import looks_numeric, parse_number
 from .source import Statement, Word
 from .spec import Parameter
 
-__all__ = ["Names", "ParamTable", "word_expr", "resolve_global_params", "finite_value"]
-
-
-class Names(Mapping):
-    """Case-insensitive name -> sympy object mapping (exact-case names win)."""
-
-    def __init__(self, base: Optional["Names"] = None):
-        self._exact: Dict[str, sp.Expr] = dict(base._exact) if base else {}
-        self._lower: Dict[str, sp.Expr] = dict(base._lower) if base else {}
-
-    def set(self, name: str, value: sp.Expr, exact_only: bool = False) -> None:
-        self._exact[name] = value
-        if not exact_only:
-            self._lower[name.lower()] = value
-
-    def __getitem__(self, name: str) -> sp.Expr:
-        if name in self._exact:
-            return self._exact[name]
-        return self._lower[name.lower()]
-
-    def __contains__(self, name) -> bool:  # type: ignore[override]
-        return isinstance(name, str) and (name in self._exact or name.lower() in self._lower)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._exact)
-
-    def __len__(self) -> int:
-        return len(self._exact)
+__all__ = ["ParamTable", "word_expr", "resolve_global_params", "finite_value", "evaluate_parameters",
+           "expand_derived", "dependency_order"]
 
 
 def finite_value(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> Optional[float]:
@@ -117,8 +92,143 @@ def word_expr(word: Word, stmt: Statement, names: Mapping[str, sp.Expr]) -> sp.E
                                 "or a {expression}") from None
 
 
+class _Cycle(Exception):
+    """A dependency cycle (internal; callers turn it into their own error)."""
+
+    def __init__(self, keys: List[str]):
+        super().__init__(" -> ".join(keys))
+        self.keys = keys
+
+
+def dependency_order(deps: Mapping[str, Sequence[str]]) -> List[str]:
+    """Keys ordered so that each follows its dependencies (iterative depth-first search).
+
+    Parameters
+    ----------
+    deps : mapping of str to sequence of str
+        Key -> the keys it depends on (unknown keys are ignored).
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    _Cycle
+        With the keys of a cycle, first key repeated at the end.
+    """
+    order: List[str] = []
+    state: Dict[str, int] = {}          # 1: on the path, 2: done
+    for root in deps:
+        if state.get(root):
+            continue
+        path, stack = [root], [iter(deps[root])]
+        state[root] = 1
+        while stack:
+            dep = next(stack[-1], None)
+            if dep is None:
+                done = path.pop()
+                stack.pop()
+                state[done] = 2
+                order.append(done)
+            elif dep in deps and state.get(dep) == 1:
+                raise _Cycle(path[path.index(dep):] + [dep])
+            elif dep in deps and not state.get(dep):
+                state[dep] = 1
+                path.append(dep)
+                stack.append(iter(deps[dep]))
+    return order
+
+
+def _parameter_deps(parameters: Mapping[str, Parameter]) -> Dict[str, List[str]]:
+    by_symbol = {p.symbol: name for name, p in parameters.items()}
+    return {name: ([by_symbol[s] for s in sorted(p.expression.free_symbols, key=str) if s in by_symbol]
+                   if p.expression is not None else [])
+            for name, p in parameters.items()}
+
+
+def evaluate_parameters(parameters: Mapping[str, Parameter],
+                        overrides: Optional[Mapping[str, float]] = None,
+                        error: type = NetlistError) -> Dict[sp.Symbol, float]:
+    """Numeric value of every parameter symbol.
+
+    Overridden parameters take the given value; derived parameters
+    (``.param b={2*a}``) follow their definition unless overridden
+    themselves; the others keep their default.
+
+    Parameters
+    ----------
+    parameters : mapping of str to Parameter
+        The netlist's parameters by name.
+    overrides : mapping of str to float, optional
+        Values by parameter name (case-insensitive).
+    error : type
+        Exception class for unknown names, cycles and values outside the
+        domain of a definition.
+
+    Returns
+    -------
+    dict of sympy.Symbol to float
+    """
+    table = NameTable(parameters, what="parameter")
+    over: Dict[str, float] = {}
+    for key, val in (overrides or {}).items():
+        name = table.spelling(str(key))
+        if name is None:
+            raise error(f"unknown parameter {key!r}; known parameters: {', '.join(sorted(parameters))}")
+        try:
+            over[name] = float(val)
+        except (TypeError, ValueError):
+            raise error(f"value of parameter {name} is not a number: {val!r}") from None
+    try:
+        order = dependency_order(_parameter_deps(parameters))
+    except _Cycle as cyc:
+        raise error("cyclic parameter definitions: " + " -> ".join(cyc.keys)) from None
+    values: Dict[sp.Symbol, float] = {}
+    for name in order:
+        p = parameters[name]
+        if name in over:
+            values[p.symbol] = over[name]
+        elif p.expression is None:
+            values[p.symbol] = float(p.default)
+        else:
+            val = finite_value(p.expression, values)
+            if val is None:
+                given = ", ".join(f"{k}={v:g}" for k, v in over.items())
+                raise error(f"parameter {name} = {p.expression} is not a finite real number "
+                            f"with {given or 'the defaults'}")
+            values[p.symbol] = val
+    return values
+
+
+def expand_derived(parameters: Mapping[str, Parameter], keep: Sequence[str] = ()) -> Dict[sp.Symbol, sp.Expr]:
+    """Derived parameters (except those in ``keep``) as expressions of the independent ones.
+
+    Substituting them makes a derivative with respect to a base parameter
+    follow the netlist's ``.param b={2*a}`` definitions (chain rule).
+
+    Parameters
+    ----------
+    parameters : mapping of str to Parameter
+        The netlist's parameters by name.
+    keep : sequence of str
+        Names treated as independent even if derived (case-insensitive).
+
+    Returns
+    -------
+    dict of sympy.Symbol to sympy.Expr
+    """
+    kept = {k.lower() for k in keep}
+    out: Dict[sp.Symbol, sp.Expr] = {}
+    for name in dependency_order(_parameter_deps(parameters)):
+        p = parameters[name]
+        if p.expression is not None and name.lower() not in kept:
+            out[p.symbol] = sp.sympify(p.expression).xreplace(out)
+    return out
+
+
 def resolve_global_params(defs: List[Tuple[Word, Word, Statement]], table: ParamTable,
-                          names: Names) -> None:
+                          names: NameTable) -> None:
     """Define all ``.param`` parameters (any order; detects cycles).
 
     ``defs`` holds (name word, value word, statement) triples.  On return the
@@ -145,33 +255,13 @@ def resolve_global_params(defs: List[Tuple[Word, Word, Statement]], table: Param
     by_symbol = {s: k for k, s in symbols.items()}
     deps = {k: [by_symbol[s] for s in sorted(e.free_symbols, key=str) if s in by_symbol]
             for k, e in exprs.items()}
-    order: List[str] = []
-    state: Dict[str, int] = {}  # 1 visiting, 2 done
-
-    def visit(key: str, path: List[str]) -> None:
-        # iterative-safe enough: depth bounded by the number of parameters
-        if state.get(key) == 2:
-            return
-        if state.get(key) == 1:
-            cycle = path[path.index(key):] + [key]
-            name, stmt = seen[cycle[0]]
-            raise NetlistError("cyclic parameter definitions: "
-                               + " -> ".join(seen[c][0].text for c in cycle), stmt.loc(name),
-                               hint="a parameter cannot depend on itself, directly or indirectly")
-        state[key] = 1
-        for dep in deps[key]:
-            visit(dep, path + [key])
-        state[key] = 2
-        order.append(key)
-
-    import sys
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 3 * len(defs) + 200))
     try:
-        for key in exprs:
-            visit(key, [])
-    finally:
-        sys.setrecursionlimit(limit)
+        order = dependency_order(deps)
+    except _Cycle as cyc:
+        name, stmt = seen[cyc.keys[0]]
+        raise NetlistError("cyclic parameter definitions: " + " -> ".join(seen[c][0].text for c in cyc.keys),
+                           stmt.loc(name),
+                           hint="a parameter cannot depend on itself, directly or indirectly") from None
     for key in order:
         name, stmt = seen[key]
         value_word = next(v for n, v, s in defs if n is name)

@@ -12,69 +12,72 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from ..common.names import NameTable
 from ..errors import Location, NetlistError
-from .elements import DIODE_DEFAULTS, Context, Model
-from .params import Names, ParamTable, resolve_global_params, word_expr
+from ..components import DATUM, REGISTRY, ElementSpec
+from .elements import Context, ModelCard
+from .params import ParamTable, resolve_global_params, word_expr
 from .source import Assign, Call, Statement, Word, read_statements
-from .spec import DATUM, ElementSpec, Netlist, ProbeSpec
+from .spec import Netlist, ProbeSpec
 from .subckt import collect_subckts, expand
 
 __all__ = ["parse_netlist", "load_netlist", "DOT_COMMANDS"]
 
 DOT_COMMANDS = (".title", ".param", ".model", ".subckt", ".ends", ".probe", ".end")
-_MODEL_KEYS = {"is": "Is", "n": "N", "vt": "Vt"}
 
 
-def _models(stmts: List[Statement], table: ParamTable, names: Names) -> Dict[str, Model]:
-    models: Dict[str, Model] = {}
-    usage = ".model NAME D(IS=2.52n N=1.752 [VT=25.85m])"
+def _models(stmts: List[Statement], table: ParamTable, names: NameTable) -> Dict[str, ModelCard]:
+    """``.model NAME TYPE(KEY=value ...)`` cards; the types and keys are those the
+    component kinds declare (:attr:`Component.model`, :attr:`Value.model_key`)."""
+    models: Dict[str, ModelCard] = {}
+    types = sorted({c.model for c in REGISTRY.values() if c.model})
+    usage = ".model NAME TYPE(KEY=value ...) with TYPE one of " + ", ".join(types)
     for stmt in stmts:
         items = list(stmt.items)
         if not items or not (isinstance(items[0], Word) and items[0].kind == "word"):
             raise NetlistError(".model needs a name and a type", stmt.loc(stmt.head), hint=usage)
         name_word = items.pop(0)
         if not items:
-            raise NetlistError(f".model {name_word.text} needs a type", stmt.loc(name_word),
-                               hint=usage)
+            raise NetlistError(f".model {name_word.text} needs a type", stmt.loc(name_word), hint=usage)
         type_item = items.pop(0)
         if isinstance(type_item, Call):
             type_word, args = type_item.name, list(type_item.args)
             if items:
-                raise NetlistError("unexpected text after the model parameters",
-                                   stmt.loc(items[0]), hint=usage)
+                raise NetlistError("unexpected text after the model parameters", stmt.loc(items[0]), hint=usage)
         elif isinstance(type_item, Word) and type_item.kind == "word":
             type_word, args = type_item, items
         else:
             raise NetlistError("expected a model type", stmt.loc(type_item), hint=usage)
-        if type_word.text.lower() != "d":
-            raise NetlistError(f"unsupported model type '{type_word.text}'", stmt.loc(type_word),
-                               hint="only diode models (D) are supported; give other "
-                                    "elements their values directly")
+        kinds = REGISTRY.by_model(type_word.text)
+        if not kinds:
+            raise NetlistError(f"unsupported model type '{type_word.text}'", stmt.loc(type_word), hint=usage)
         key = name_word.text.lower()
         if key in models:
             raise NetlistError(f"model '{name_word.text}' is defined twice", stmt.loc(name_word),
                                hint="give each .model its own name")
+        declared = {(v.model_key or v.key).lower(): v for c in kinds for v in c.values}
         given: Dict[str, Assign] = {}
         for a in args:
             if not isinstance(a, Assign):
                 raise NetlistError("expected KEY=VALUE in .model", stmt.loc(a), hint=usage)
-            k = _MODEL_KEYS.get(a.key.text.lower())
-            if k is None:
-                raise NetlistError(f"unknown diode model parameter '{a.key.text}'", stmt.loc(a),
-                                   hint="accepted: IS, N, VT")
-            if k in given:
+            v = declared.get(a.key.text.lower())
+            if v is None:
+                accepted = ", ".join((v.model_key or v.key).upper() for v in declared.values())
+                raise NetlistError(f"unknown {kinds[0].kind} model parameter '{a.key.text}'",
+                                   stmt.loc(a), hint=f"accepted: {accepted}")
+            if v.key in given:
                 raise NetlistError(f"model parameter '{a.key.text}' given twice", stmt.loc(a),
                                    hint="parameter names are case-insensitive; keep one")
-            given[k] = a
+            given[v.key] = a
         symbols = {}
-        for k, default in DIODE_DEFAULTS.items():
-            pname = f"{name_word.text}.{k}"
-            if k in given:
-                expr = word_expr(given[k].value, stmt, names)
-                symbols[k] = table.add_value(pname, expr, stmt.loc(given[k].value))
-            else:
-                symbols[k] = table.add(pname, default, stmt.loc(name_word))
-        models[key] = Model(name_word.text, symbols, stmt.loc(name_word))
+        for v in declared.values():
+            pname = f"{name_word.text}.{v.key}"
+            if v.key in given:
+                expr = word_expr(given[v.key].value, stmt, names)
+                symbols[v.key] = table.add_value(pname, expr, stmt.loc(given[v.key].value))
+            elif v.default is not None:
+                symbols[v.key] = table.add(pname, v.default, stmt.loc(name_word))
+        models[key] = ModelCard(name_word.text, kinds[0].model, symbols, stmt.loc(name_word))
     return models
 
 
@@ -90,24 +93,24 @@ def _check_elements(elements: List[ElementSpec]) -> None:
                                     "names are case-insensitive")
         by_name[key] = el
     for el in elements:
-        if el.kind != "coupling":
-            continue
+        kinds = REGISTRY[el.kind].refs
         resolved = []
-        for k, ref in enumerate(el.refs):
+        for k, (ref, want) in enumerate(zip(el.refs, kinds)):
             target = by_name.get(ref.lower())
             loc = el.arg_locations.get(f"ref{k}", el.location)
+            usage = REGISTRY[el.kind].usage()
             if target is None:
-                raise NetlistError(f"coupling '{el.name}' refers to unknown element "
-                                   f"'{ref}'", loc, hint="K<name> L1 L2 VALUE names two inductors")
-            if target.kind != "inductor":
-                raise NetlistError(f"coupling '{el.name}' refers to '{target.name}', which is a "
-                                   f"{target.kind}, not an inductor", loc,
-                                   hint="K<name> L1 L2 VALUE names two inductors")
+                raise NetlistError(f"{el.kind} '{el.name}' refers to unknown element '{ref}'", loc, hint=usage)
+            if target.kind != want:
+                raise NetlistError(f"{el.kind} '{el.name}' refers to '{target.name}', which is a "
+                                   f"{target.kind}, not {'an' if want[0] in 'aeiou' else 'a'} {want}", loc,
+                                   hint=usage)
             resolved.append(target.name)
-        if resolved[0].lower() == resolved[1].lower():
-            raise NetlistError(f"coupling '{el.name}' couples '{resolved[0]}' with itself",
+        if len({r.lower() for r in resolved}) < len(resolved):
+            raise NetlistError(f"{el.kind} '{el.name}' names '{resolved[0]}' twice",
                                el.arg_locations.get("ref1", el.location))
-        object.__setattr__(el, "refs", tuple(resolved))
+        if resolved:
+            object.__setattr__(el, "refs", tuple(resolved))
 
 
 def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSpec]:
@@ -213,7 +216,7 @@ def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
         else:
             element_stmts.append(stmt)
     table = ParamTable()
-    names = Names()
+    names: NameTable = NameTable(what="parameter")
     resolve_global_params(param_defs, table, names)
     models = _models(model_stmts, table, names)
     elements: List[ElementSpec] = []

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
+from ..common.names import NameTable
 from ..errors import NetlistError
-from .elements import Context, build_element, canonical_node, element_kind
-from .params import Names, word_expr
+from .elements import SUBCKT, Context, build_element, canonical_node, element_kind
+from .params import word_expr
 from .source import Assign, Call, Statement, Word
 
 __all__ = ["Subckt", "collect_subckts", "expand", "MAX_ELEMENTS"]
@@ -129,7 +130,7 @@ def collect_subckts(statements: List[Statement]
     return top, subckts, hoisted
 
 
-def _instance(stmt: Statement, ctx: Context, global_names: Names, subckts: Dict[str, Subckt],
+def _instance(stmt: Statement, ctx: Context, global_names: NameTable, subckts: Dict[str, Subckt],
               stack: List[str], out: list) -> None:
     positional: List[Word] = []
     overrides: List[Assign] = []
@@ -172,7 +173,7 @@ def _instance(stmt: Statement, ctx: Context, global_names: Names, subckts: Dict[
             raise NetlistError(f"parameter '{a.key.text}' given twice", stmt.loc(a),
                                hint="keep one value")
         given[key] = a
-    names = Names(global_names)
+    names = global_names.copy()
     for key_word, default in sub.params:
         pname = prefix + key_word.text
         if key_word.text.lower() in given:
@@ -187,13 +188,13 @@ def _instance(stmt: Statement, ctx: Context, global_names: Names, subckts: Dict[
     expand(sub.body, inner, global_names, subckts, stack + [sub.name.lower()], out)
 
 
-def expand(statements: List[Statement], ctx: Context, global_names: Names,
+def expand(statements: List[Statement], ctx: Context, global_names: NameTable,
            subckts: Dict[str, Subckt], stack: List[str], out: list) -> None:
     """Append the flattened elements of ``statements`` to ``out``."""
     for stmt in statements:
         kind, kw = element_kind(stmt)
         ctx.register(stmt)
-        if kind == "subckt":
+        if kind == SUBCKT:
             _instance(stmt, ctx, global_names, subckts, stack, out)
         else:
             out.append(build_element(stmt, kind, kw, ctx))

@@ -14,7 +14,7 @@
   the first and after the last point.
 
 >>> import numpy as np, sympy as sp
->>> from phsym.netlist.spec import Waveform
+>>> from phsym.components import Waveform
 >>> evaluate_waveform(Waveform("pwl", tuple(map(sp.Float, (0, 0, 1, 2)))), np.array([0.5, 3.0]))
 array([1., 2.])
 """
@@ -27,7 +27,7 @@ import sympy as sp
 
 from ..errors import NetlistError
 from .shapes import PULSE_EDGE, evaluate_shape
-from .spec import Waveform
+from ..components.element import Waveform
 
 __all__ = ["evaluate_waveform", "waveform_arguments", "PULSE_EDGE", "WAVEFORM_ARITY"]
 

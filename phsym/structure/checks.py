@@ -1,15 +1,13 @@
 """Structure checks and LaTeX output of a model."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict
+from typing import Dict, Mapping, Optional
 
 import numpy as np
 import sympy as sp
 
-from .forms import _dense
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..model import Model
+from .dirac import Structure
+from .forms import ExplicitForm
 
 __all__ = ["check_structure", "branch_powers", "latex_model"]
 
@@ -19,9 +17,16 @@ def _lin(expr_map, e, f):
                sp.Integer(0))
 
 
-def branch_powers(model: "Model", e, f) -> Dict[str, sp.Expr]:
-    """Received power ``v * i`` of every branch given effort/flow vectors."""
-    S = model.structure
+def branch_powers(S: Structure, e, f) -> Dict[str, sp.Expr]:
+    """Received power ``v * i`` of every branch given effort/flow vectors.
+
+    Parameters
+    ----------
+    S : Structure
+        The structure.
+    e, f : sequence of sympy.Expr
+        Effort and flow vectors.
+    """
     out = {}
     for k, b in enumerate(S.branches):
         across, through = S.branch_map(k)
@@ -29,8 +34,18 @@ def branch_powers(model: "Model", e, f) -> Dict[str, sp.Expr]:
     return out
 
 
-def check_structure(model: "Model") -> Dict[str, bool]:
-    """Run the structure checks of a model.
+def check_structure(S: Structure, values: Mapping[sp.Symbol, float],
+                    ex: Optional[ExplicitForm] = None) -> Dict[str, bool]:
+    """Run the structure checks.
+
+    Parameters
+    ----------
+    S : Structure
+        The structure.
+    values : mapping of sympy.Symbol to float
+        Parameter values for the numeric checks.
+    ex : ExplicitForm, optional
+        Its explicit form, when one exists.
 
     Returns
     -------
@@ -48,8 +63,7 @@ def check_structure(model: "Model") -> Dict[str, bool]:
           ``dH/dt = grad H . dx/dt``, ``P_diss`` summed over the dissipative
           branches and ``y`` from the port rows.
     """
-    S = model.structure
-    vals = model._defaults
+    vals = dict(values)
     out: Dict[str, bool] = {}
     out["J skew"] = all(sp.simplify(v + S.J.get((c, r), 0)) == 0 for (r, c), v in S.J.items())
     ok = True
@@ -60,7 +74,6 @@ def check_structure(model: "Model") -> Dict[str, bool]:
             p = np.asarray(f(grid), dtype=float) * np.ones_like(grid)
         ok &= bool(np.all(p[np.isfinite(p)] >= -1e-12 * max(1.0, np.nanmax(np.abs(p)))))
     out["dissipation passive"] = ok
-    ex = model.explicit
     if ex is not None:
         Rn = np.array(ex.R.subs(vals).evalf(), dtype=float) if ex.R.shape[0] else np.zeros((0, 0))
         out["R PSD"] = bool(np.min(np.linalg.eigvalsh(Rn), initial=0.0) >= -1e-9 * max(1.0, np.abs(Rn).max(initial=0)))
@@ -88,7 +101,7 @@ def check_structure(model: "Model") -> Dict[str, bool]:
     f = [sp.Integer(0)] * S.size
     for (r, c), v in S.J.items():
         f[r] += v * em[c]
-    powers = branch_powers(model, e, f)
+    powers = branch_powers(S, e, f)
     # On a DAE the algebraic rows f_lambda vanish only on solutions.  Branch
     # variables carried by lambda (constrained storage, two-port ports) see
     # their relation instead of Kirchhoff's law: Tellegen holds up to
@@ -112,9 +125,14 @@ def _is_zero(expr: sp.Expr) -> bool:
     return sp.cancel(sp.together(sp.expand(expr))) == 0
 
 
-def latex_model(model: "Model") -> str:
-    """LaTeX description: H and the Dirac form."""
-    S = model.structure
+def latex_model(S: Structure) -> str:
+    """LaTeX description: H and the Dirac form.
+
+    Parameters
+    ----------
+    S : Structure
+        The structure.
+    """
     lhs = []
     for v in S.variables:
         if v.block == "x":

@@ -38,9 +38,12 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
-from ..components.base import EFFORT, Branch, Dissipation, Port, Storage, TwoPort
+import networkx as nx
+
+from ..components.base import EFFORT, Dissipation, Port, Storage, TwoPort
+from ..components.element import DATUM
 from ..errors import StructureError
-from .tree import loop_matrix, select_tree
+from ..graph import branches_of, loop_matrix, tree_path
 
 __all__ = ["Structure", "Variable"]
 
@@ -88,11 +91,16 @@ class Structure:
 
     Parameters
     ----------
-    branches : list of Branch
+    graph : networkx.MultiDiGraph
+        The branch graph with its normal tree (:func:`phsym.graph.build_graph`).
     storages : list of Storage
+        Storage records of the components (coupled inductors merged).
     dissipations : list of Dissipation
+        Dissipation records.
     ports : list of Port
+        Source ports.
     twoports : list of TwoPort
+        Ideal two-ports.
 
     Attributes
     ----------
@@ -108,15 +116,15 @@ class Structure:
         Sparse skew matrix: ``{(row, col): sympy.Expr}`` over ``variables``.
     """
 
-    def __init__(self, branches: Sequence[Branch], storages: Sequence[Storage],
+    def __init__(self, graph: nx.MultiDiGraph, storages: Sequence[Storage],
                  dissipations: Sequence[Dissipation], ports: Sequence[Port],
                  twoports: Sequence[TwoPort]):
-        self.branches = list(branches)
+        self.graph = graph
+        self.branches, self.in_tree = branches_of(graph)
         self.storages = list(storages)
         self.ports = list(ports)
         self.twoports = list(twoports)
         bidx = {b.name: k for k, b in enumerate(self.branches)}
-        self.in_tree = select_tree(self.branches)
         self._check_sources(bidx)
         M, self._paths = loop_matrix(self.branches, self.in_tree)
         tree = [k for k in range(len(self.branches)) if self.in_tree[k]]
@@ -256,7 +264,7 @@ class Structure:
                     [p.element] + cut, hint="add a parallel resistance or remove one source")
 
     def _path_elements(self, k: int, roles) -> List[str]:
-        import networkx as nx
+        """Elements of a path between branch k's ends through branches of ``roles`` only."""
         g = nx.Graph()
         for kk, b in enumerate(self.branches):
             if kk != k and b.role in roles:
@@ -269,19 +277,11 @@ class Structure:
         return [g.edges[u, v]["element"] for u, v in zip(path, path[1:])]
 
     def _cut_elements(self, k: int) -> List[str]:
-        import networkx as nx
-        g = nx.MultiGraph()
-        for kk, b in enumerate(self.branches):
-            if kk != k:
-                g.add_edge(b.node_from, b.node_to, element=b.element)
+        """Through-sources that, with branch k, form a cut set."""
         b = self.branches[k]
-        g.add_nodes_from([b.node_from, b.node_to])
-        # the cut set: remove every through-source and see which separate the ends
-        h = nx.MultiGraph()
-        for kk, bb in enumerate(self.branches):
-            if bb.role != "source_flow":
-                h.add_edge(bb.node_from, bb.node_to)
-        h.add_nodes_from(g.nodes)
+        h = nx.Graph()
+        h.add_nodes_from(self.graph.nodes)
+        h.add_edges_from((bb.node_from, bb.node_to) for bb in self.branches if bb.role != "source_flow")
         comp = nx.node_connected_component(h, b.node_from)
         return [bb.element for kk, bb in enumerate(self.branches)
                 if kk != k and bb.role == "source_flow"
@@ -400,22 +400,24 @@ class Structure:
 
     def node_potential(self, node: str) -> Dict[Tuple[str, int], sp.Expr]:
         """Potential of ``node`` relative to the datum as a linear combination
-        (see :meth:`branch_map`)."""
-        from ..netlist.spec import DATUM
+        (see :meth:`branch_map`).
+
+        Parameters
+        ----------
+        node : str
+            Node name.
+        """
         if node == DATUM:
             return {}
-        import networkx as nx
-        g = nx.Graph()
-        for k, b in enumerate(self.branches):
-            if self.in_tree[k]:
-                g.add_edge(b.node_from, b.node_to, k=k)
-        try:
-            path = nx.shortest_path(g, node, DATUM)
-        except (nx.NetworkXNoPath, nx.NodeNotFound):
-            raise StructureError(f"node {node!r} has no tree path to the datum") from None
+        if node not in self.graph:
+            raise StructureError(f"unknown node {node!r}")
+        path = tree_path(self.graph, node, DATUM)
+        if not path:
+            raise StructureError(f"node {node!r} has no tree path to the datum")
+        bidx = {b.name: k for k, b in enumerate(self.branches)}
         out: Dict[Tuple[str, int], sp.Expr] = {}
-        for u_, v_ in zip(path, path[1:]):
-            k = g.edges[u_, v_]["k"]
+        for u_, _v, name in path:
+            k = bidx[name]
             sgn = 1 if self.branches[k].node_from == u_ else -1
             for key, coef in self.branch_map(k)[0].items():
                 out[key] = out.get(key, 0) + sgn * coef

@@ -1,0 +1,6 @@
+"""Shared infrastructure at the bottom of the pipeline (imports only :mod:`phsym.errors`).
+
+* :mod:`.lazy` - lazy submodules and attributes of packages (keeps ``import phsym`` fast);
+* :mod:`.names` - the one case-insensitive name lookup;
+* :mod:`.schemes` - the one table of time-stepping schemes and their names.
+"""

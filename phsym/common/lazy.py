@@ -1,0 +1,60 @@
+"""Lazy attributes of a package: submodules and names imported on first use.
+
+``import phsym`` must stay cheap (sympy, scipy and numba take seconds to
+import, and a warm simulation needs none of them), yet every subpackage and
+public name should be reachable as an attribute.  A package calls
+:func:`attach` once and hands the result to its module namespace::
+
+    __getattr__, __dir__ = attach(__name__, submodules=["netlist"],
+                                  attributes={"Model": "model"})
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Callable, Dict, Iterable, List, Mapping, Tuple
+
+__all__ = ["attach"]
+
+
+def attach(package: str, submodules: Iterable[str] = (),
+           attributes: Mapping[str, str] = ()) -> Tuple[Callable[[str], object], Callable[[], List[str]]]:
+    """Module ``__getattr__`` and ``__dir__`` resolving names on first access.
+
+    Parameters
+    ----------
+    package : str
+        ``__name__`` of the package.
+    submodules : iterable of str
+        Submodules reachable as attributes (``phsym.identify``).
+    attributes : mapping of str to str
+        Public name -> submodule (relative to ``package``) that defines it.
+
+    Returns
+    -------
+    (callable, callable)
+        The package's ``__getattr__`` and ``__dir__``.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> phsym.identify.__name__
+    'phsym.identify'
+    """
+    subs = set(submodules)
+    attrs: Dict[str, str] = dict(attributes)
+
+    def __getattr__(name: str) -> object:
+        if name in subs:
+            value: object = importlib.import_module(f"{package}.{name}")
+        elif name in attrs:
+            value = getattr(importlib.import_module(f"{package}.{attrs[name]}"), name)
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        setattr(sys.modules[package], name, value)      # later lookups skip this hook
+        return value
+
+    def __dir__() -> List[str]:
+        return sorted(set(vars(sys.modules[package])) | subs | set(attrs))
+
+    return __getattr__, __dir__

@@ -1,0 +1,361 @@
+"""The :class:`Component` base class and the registry of component kinds.
+
+A component kind is one class that declares everything about it: how a
+netlist line names it (letters, kind keyword, terminals, keywords with
+units, defaults and constraints, the laws it accepts, the SPICE ``.model``
+type, what ``IC=`` means), and what it contributes to the port-Hamiltonian
+structure (:meth:`Component.contribute`).  The netlist parser, the model's
+value checks, the docs table (:mod:`phsym.components.table`) and the test
+helpers read these declarations from the :data:`REGISTRY`.
+
+Adding a kind is one decorated class::
+
+    @register
+    class Heater(Component):
+        \"\"\"Heating resistor ``H1 a b heater R=10``: v = R i.\"\"\"
+        kind = "heater"
+        keywords = ("heater",)
+        values = (Value("R", "ohm", "resistance", main=True, check="positive"),)
+        summary = "a resistor by another name"
+
+        def contribute(self):
+            ...
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar, Dict, Iterator, List, Mapping, Optional, Tuple, Type
+
+import sympy as sp
+
+from ..errors import StructureError
+from .base import Branch, Contribution
+from .element import ElementSpec
+
+__all__ = ["Value", "LawForm", "Component", "Registry", "REGISTRY", "register", "CHECKS"]
+
+#: Value constraints: name -> (test, wording for messages).
+CHECKS = {
+    "positive": (lambda v: v > 0, "positive"),
+    "nonzero": (lambda v: v != 0, "non-zero"),
+    "nonnegative": (lambda v: v >= 0, "non-negative"),
+    "unit": (lambda v: -1 < v < 1, "inside (-1, 1)"),
+}
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value an element accepts (``R=1k``, ``IS=2.5n``...).
+
+    Attributes
+    ----------
+    key : str
+        Keyword as written in the netlist (case-insensitive) and key of
+        :attr:`ElementSpec.values`.
+    unit : str
+        Physical unit (for docs).
+    doc : str
+        What the value is.
+    default : float or None
+        Default when not given (``None``: required, unless a law replaces it).
+    main : bool
+        The value may be given positionally after the nodes (``R1 a b 1k``);
+        its parameter is named after the element, the others ``NAME.key``.
+    check : str or None
+        Constraint at every parameter set: a key of :data:`CHECKS`.
+    model_key : str or None
+        Name of the value on a SPICE ``.model`` card (default: ``key``
+        upper-cased) when the kind declares :attr:`Component.model`.
+    """
+
+    key: str
+    unit: str
+    doc: str
+    default: Optional[float] = None
+    main: bool = False
+    check: Optional[str] = None
+    model_key: Optional[str] = None
+
+    def problem(self, value: float) -> Optional[str]:
+        """Why ``value`` is not acceptable (``None`` when it is).
+
+        Parameters
+        ----------
+        value : float
+            The numeric value.
+        """
+        if not math.isfinite(value):
+            return f"must be a finite number, got {value:g}"
+        if self.check is not None:
+            test, wording = CHECKS[self.check]
+            if not test(value):
+                return f"must be {wording}, got {value:g}"
+        return None
+
+
+@dataclass(frozen=True)
+class LawForm:
+    """A law an element accepts instead of its main value (``H={q**2/2}``).
+
+    Attributes
+    ----------
+    key : str
+        ``"H"`` (stored energy of the state), ``"I"`` (current of the
+        voltage) or ``"V"`` (voltage of the current).
+    variable : str
+        Name of the variable the expression is written in (``q``, ``v``...).
+    doc : str
+        What the law gives, with units.
+    """
+
+    key: str
+    variable: str
+    doc: str
+
+
+class Component:
+    """Base class of every component kind (see the module docstring).
+
+    Parameters
+    ----------
+    spec : ElementSpec
+        The element as the netlist describes it.
+    defaults : mapping of sympy.Symbol to float
+        Default parameter values (for checks that need numbers).
+
+    Attributes
+    ----------
+    kind : str
+        Canonical kind name (``"capacitor"``).
+    letters : tuple of str
+        Name prefixes that select the kind (``("C",)``, ``("TF",)``).
+    keywords : tuple of str
+        Kind keywords that may follow the nodes (``M1 v 0 mass m=1``).
+    domain : str
+        ``"electrical"``, ``"translational"``, ``"rotational"`` or ``"any"``.
+    terminals : tuple of str
+        Names of the node arguments, in order.
+    refs : tuple of str
+        Kinds of the elements named after the nodes (``K1 L1 L2``: inductors).
+    values : tuple of Value
+        Accepted values.
+    laws : tuple of LawForm
+        Accepted laws.
+    model : str or None
+        SPICE ``.model`` type whose cards the element may name (``"D"``).
+    ic : str or None
+        Meaning of ``IC=`` (``None``: not accepted).
+    source : bool
+        The element is a port with a waveform (``V``, ``I``...).
+    grounded : bool
+        One terminal must be the datum (masses in the mobility analogy).
+    summary : str
+        One line for the docs table.
+    """
+
+    kind: ClassVar[str] = ""
+    letters: ClassVar[Tuple[str, ...]] = ()
+    keywords: ClassVar[Tuple[str, ...]] = ()
+    domain: ClassVar[str] = "electrical"
+    terminals: ClassVar[Tuple[str, ...]] = ("n+", "n-")
+    refs: ClassVar[Tuple[str, ...]] = ()
+    values: ClassVar[Tuple[Value, ...]] = ()
+    laws: ClassVar[Tuple[LawForm, ...]] = ()
+    model: ClassVar[Optional[str]] = None
+    ic: ClassVar[Optional[str]] = None
+    source: ClassVar[bool] = False
+    grounded: ClassVar[bool] = False
+    summary: ClassVar[str] = ""
+
+    def __init__(self, spec: ElementSpec, defaults: Mapping[sp.Symbol, float]):
+        self.spec = spec
+        self.defaults = defaults
+
+    # ---------------------------------------------------------- declarations
+    @classmethod
+    def main_value(cls) -> Optional[Value]:
+        """The positional value, if any."""
+        return next((v for v in cls.values if v.main), None)
+
+    @classmethod
+    def law_form(cls, key: str) -> Optional[LawForm]:
+        """The accepted law with ``key``, if any.
+
+        Parameters
+        ----------
+        key : str
+            Law keyword (case-insensitive).
+        """
+        return next((f for f in cls.laws if f.key.lower() == key.lower()), None)
+
+    @classmethod
+    def usage(cls) -> str:
+        """How a netlist line of this kind is written (for hints and docs)."""
+        head = (cls.letters[0] + "<name>") if cls.letters else "NAME"
+        parts = [head, *cls.terminals, *(f"<{r}>" for r in cls.refs)]
+        if cls.keywords and not cls.letters:
+            parts.append(cls.keywords[0])
+        if cls.model:
+            parts.append("[MODEL]")
+        if cls.source:
+            parts.append("[DC v | SIN(...) | PULSE(...) | PWL(...)]")
+        main = cls.main_value()
+        opts = []
+        for v in cls.values:
+            if v is main:
+                parts.append("VALUE" if not cls.keywords or cls.letters else f"{v.key}=VALUE")
+            else:
+                opts.append(f"[{v.key}=..]")
+        parts += opts
+        if cls.ic:
+            parts.append("[IC=..]")
+        if cls.laws:
+            parts.append("| " + " | ".join(f"{f.key}={{f({f.variable})}}" for f in cls.laws))
+        return " ".join(parts)
+
+    # ------------------------------------------------------------- contribution
+    @property
+    def name(self) -> str:
+        """Element name."""
+        return self.spec.name
+
+    def value(self, key: str) -> sp.Expr:
+        """The element's value ``key`` as a sympy expression in parameter symbols.
+
+        Parameters
+        ----------
+        key : str
+            A declared value key.
+        """
+        try:
+            return sp.sympify(self.spec.values[key])
+        except KeyError:
+            raise StructureError(f"element {self.name} has no value {key!r}", [self.name]) from None
+
+    def branch(self, role: str, priority: int, nodes: Optional[Tuple[str, str]] = None,
+               suffix: str = "") -> Branch:
+        """A branch of this element (receiver convention ``nodes[0] -> nodes[1]``).
+
+        Parameters
+        ----------
+        role : str
+            See :class:`~phsym.components.base.Branch`.
+        priority : int
+            Tree-selection priority.
+        nodes : (str, str), optional
+            Default: the first two terminals.
+        suffix : str
+            Appended to the element name (two-ports: ``.p``, ``.s``).
+        """
+        a, b = nodes if nodes is not None else self.spec.nodes[:2]
+        return Branch(self.name + suffix, self.name, self.spec.kind, a, b, self.domain, role, priority)
+
+    def contribute(self) -> Contribution:
+        """Branches, storages, dissipations, ports... of this element."""
+        raise NotImplementedError(f"{type(self).__name__} does not define contribute()")
+
+
+class Registry(Mapping[str, Type[Component]]):
+    """Component kinds by kind name, with the lookups the parser needs."""
+
+    def __init__(self) -> None:
+        self._kinds: Dict[str, Type[Component]] = {}
+
+    def __getitem__(self, kind: str) -> Type[Component]:
+        return self._kinds[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def add(self, cls: Type[Component]) -> None:
+        """Register ``cls`` (its kind, letters and keywords must be new).
+
+        Parameters
+        ----------
+        cls : type
+            A :class:`Component` subclass with ``kind`` set.
+        """
+        if not cls.kind or cls.kind in self._kinds:
+            raise StructureError(f"component kind {cls.kind!r} of {cls.__name__} is empty or registered twice")
+        for other in self._kinds.values():
+            clash = ({s.lower() for s in cls.letters} & {s.lower() for s in other.letters}) | \
+                    ({s.lower() for s in cls.keywords} & {s.lower() for s in other.keywords})
+            if clash:
+                raise StructureError(f"{cls.__name__} reuses {sorted(clash)} of {other.__name__}")
+        self._kinds[cls.kind] = cls
+
+    def remove(self, kind: str) -> None:
+        """Unregister ``kind`` (for toy components in tests).
+
+        Parameters
+        ----------
+        kind : str
+            Kind name.
+        """
+        self._kinds.pop(kind, None)
+
+    def by_keyword(self, word: str) -> Optional[Type[Component]]:
+        """The kind whose kind keyword is ``word`` (case-insensitive).
+
+        Parameters
+        ----------
+        word : str
+            A word after the nodes.
+        """
+        low = word.lower()
+        return next((c for c in self._kinds.values() if low in (k.lower() for k in c.keywords)), None)
+
+    def by_name(self, name: str) -> Optional[Type[Component]]:
+        """The kind selected by an element name's prefix (the longest prefix wins).
+
+        Parameters
+        ----------
+        name : str
+            Element name as written.
+        """
+        low = name.lower()
+        best: Optional[Type[Component]] = None
+        size = 0
+        for c in self._kinds.values():
+            for letters in c.letters:
+                if low.startswith(letters.lower()) and len(letters) > size:
+                    best, size = c, len(letters)
+        return best
+
+    def by_model(self, model_type: str) -> List[Type[Component]]:
+        """Kinds accepting SPICE ``.model`` cards of ``model_type``.
+
+        Parameters
+        ----------
+        model_type : str
+            Card type (``D``, ``NPN``...), case-insensitive.
+        """
+        return [c for c in self._kinds.values() if c.model and c.model.lower() == model_type.lower()]
+
+    def all_letters(self) -> List[str]:
+        """Every name prefix, for hints."""
+        return sorted({s for c in self._kinds.values() for s in c.letters}, key=lambda s: (len(s), s))
+
+    def all_keywords(self) -> List[str]:
+        """Every kind keyword, for hints."""
+        return [k for c in self._kinds.values() for k in c.keywords]
+
+
+#: The component kinds phsym knows (filled by :func:`register`).
+REGISTRY = Registry()
+
+
+def register(cls: Type[Component]) -> Type[Component]:
+    """Class decorator: add a component kind to :data:`REGISTRY`.
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`Component` subclass with its declarations.
+    """
+    REGISTRY.add(cls)
+    return cls

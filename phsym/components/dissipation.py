@@ -1,0 +1,166 @@
+"""Dissipative components: one resistive port each, ``w z(w) >= 0``."""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import sympy as sp
+
+from ..errors import StructureError
+from .base import P_CCR, P_LINEAR, P_VCR, Contribution, Dissipation
+from .component import Component, LawForm, Value, register
+
+__all__ = ["check_passive", "Resistor", "Diode", "Damper", "RotationalDamper"]
+
+_V = sp.Symbol("v", real=True)
+_I = sp.Symbol("i", real=True)
+
+
+def check_passive(name: str, law: sp.Expr, var: sp.Symbol, defaults: Mapping[sp.Symbol, float]) -> None:
+    """Raise :class:`StructureError` unless ``var * law(var) >= 0``.
+
+    Decided symbolically when sympy can, else on a logarithmic grid of both
+    signs at the default parameter values.
+
+    Parameters
+    ----------
+    name : str
+        Element name (for the message).
+    law : sympy.Expr
+        The law in ``var``.
+    var : sympy.Symbol
+        Its variable.
+    defaults : mapping of sympy.Symbol to float
+        Parameter values.
+    """
+    power = sp.expand(var * law)
+    numeric = power.subs({s: v for s, v in defaults.items()})
+    if numeric.free_symbols - {var}:
+        missing = sorted(str(s) for s in numeric.free_symbols - {var})
+        raise StructureError(f"law of {name} uses unknown symbols {missing}", [name])
+    try:
+        nonneg = sp.ask(sp.Q.nonnegative(numeric), sp.Q.real(var))
+    except Exception:  # sympy's assumption system may give up on any expression
+        nonneg = None
+    if nonneg:
+        return
+    f = sp.lambdify(var, numeric, modules="numpy")
+    grid = np.concatenate([-np.logspace(-9, 3, 200), [0.0], np.logspace(-9, 3, 200)])
+    with np.errstate(all="ignore"):
+        vals = np.asarray(f(grid), dtype=float) * np.ones_like(grid)
+    finite = np.isfinite(vals)
+    bad = finite & (vals < -1e-12 * np.maximum(1.0, np.abs(vals).max(initial=0)))
+    if bad.any():
+        w = grid[np.argmax(bad)]
+        raise StructureError(
+            f"dissipation law of {name} is not passive: w*z(w) = {vals[np.argmax(bad)]:.3g} < 0 "
+            f"at {var} = {w:.3g}", [name],
+            hint="a resistive law must satisfy w * z(w) >= 0 (it may only absorb power)")
+
+
+@register
+class Resistor(Component):
+    """Resistor ``R n+ n- value``, ``R n+ n- I={f(v)}`` or ``V={g(i)}``.
+
+    Linear: ``v = R i`` (receiver convention).  ``I={f(v)}`` is
+    voltage-controlled (``i = f(v)``), ``V={g(i)}`` current-controlled.
+    Dissipated power ``v i >= 0`` (checked for nonlinear laws).
+
+    Examples
+    --------
+    Each dissipative port has a variable ``w`` and a law ``z(w)``:
+
+    >>> import phsym
+    >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nR2 b 0 I={v/100 + v**3}\\n")
+    >>> [(d.element, d.z) for d in m.structure.dissipative]
+    [('R1', R1*w_R1), ('R2', w_R2**3 + w_R2/100)]
+    """
+
+    kind = "resistor"
+    letters = ("R",)
+    values = (Value("R", "ohm", "resistance", main=True, check="positive"),)
+    laws = (LawForm("I", "v", "current [A] of the voltage v [V] (voltage-controlled)"),
+            LawForm("V", "i", "voltage [V] of the current i [A] (current-controlled)"))
+    summary = "resistor (linear, or a passive law i = f(v) or v = g(i))"
+
+    def contribute(self) -> Contribution:
+        law = self.spec.law
+        if law is None:
+            d = Dissipation(self.name, self.name, "through", self.value("R") * _I, _I, True)
+            prio = P_LINEAR
+        else:
+            control = "across" if law.key == "I" else "through"
+            linear = sp.degree(law.expr, law.variable) == 1 if law.expr.is_polynomial(law.variable) else False
+            linear = linear and sp.simplify(law.expr.subs(law.variable, 0)) == 0
+            check_passive(self.name, law.expr, law.variable, self.defaults)
+            d = Dissipation(self.name, self.name, control, law.expr, law.variable, bool(linear))
+            prio = P_LINEAR if linear else (P_VCR if control == "across" else P_CCR)
+        return Contribution(branches=[self.branch("dissipation", prio)], dissipations=[d])
+
+
+@register
+class Diode(Component):
+    """Shockley diode ``D anode cathode [MODEL] [IS=.. N=.. VT=..]``.
+
+    Voltage-controlled: ``i = Is (exp(v / (N Vt)) - 1)`` with
+    ``v = e(anode) - e(cathode)``; thermal voltage ``Vt`` defaults to
+    25.85 mV.  Dissipated power ``v i >= 0``.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nD1 b 0 Is=1n N=2\\n")
+    >>> m.structure.dissipative[1].z
+    D1.Is*(exp(w_D1/(D1.N*D1.Vt)) - 1)
+    """
+
+    kind = "diode"
+    letters = ("D",)
+    terminals = ("anode", "cathode")
+    values = (Value("Is", "A", "saturation current", default=1e-14, check="positive"),
+              Value("N", "", "emission coefficient", default=1.0, check="positive"),
+              Value("Vt", "V", "thermal voltage", default=0.02585, check="positive"))
+    model = "D"
+    summary = "Shockley diode"
+
+    def contribute(self) -> Contribution:
+        Is, N, Vt = self.value("Is"), self.value("N"), self.value("Vt")
+        law = Is * (sp.exp(_V / (N * Vt)) - 1)
+        d = Dissipation(self.name, self.name, "across", law, _V, False)
+        return Contribution(branches=[self.branch("dissipation", P_VCR)], dissipations=[d])
+
+
+@register
+class Damper(Component):
+    """Damper ``B1 a b damper c=0.5``: force ``F = c (v(a) - v(b))``
+    transmitted from ``a`` to ``b``; dissipates ``c v**2``.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("F1 v 0 force\\nM1 v 0 mass m=4\\nB1 v 0 damper c=2\\n")
+    >>> m.structure.dissipative[0].z
+    B1*w_B1
+    """
+
+    kind = "damper"
+    keywords = ("damper",)
+    domain = "translational"
+    terminals = ("a", "b")
+    values = (Value("c", "N s/m", "damping coefficient", main=True, check="positive"),)
+    summary = "linear damper between two velocity nodes"
+
+    def contribute(self) -> Contribution:
+        d = Dissipation(self.name, self.name, "across", self.value("c") * _V, _V, True)
+        return Contribution(branches=[self.branch("dissipation", P_LINEAR)], dissipations=[d])
+
+
+@register
+class RotationalDamper(Damper):
+    """Rotational damper ``B1 a b rdamper c=0.1``: torque ``c (w(a) - w(b))``."""
+
+    kind = "rdamper"
+    keywords = ("rdamper",)
+    domain = "rotational"
+    values = (Value("c", "N m s/rad", "damping coefficient", main=True, check="positive"),)
+    summary = "linear rotational damper between two angular-velocity nodes"

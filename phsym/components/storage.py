@@ -1,0 +1,236 @@
+"""Storage components: one state each, energy ``H(x)`` given by a value or a law.
+
+In the mechanical domains phsym uses the *mobility* analogy: node potential =
+velocity (or angular velocity), branch through-variable = force (or torque).
+"""
+from __future__ import annotations
+
+from typing import Tuple
+
+import sympy as sp
+
+from .base import EFFORT, FLOW, P_STORE_EFFORT, P_STORE_FLOW, Contribution, Storage
+from .component import Component, LawForm, Value, register
+from .element import DATUM
+
+__all__ = ["StorageComponent", "Capacitor", "Inductor", "Mass", "Spring", "Inertia", "Torsion"]
+
+
+class StorageComponent(Component):
+    """A one-state storage: state ``<state_prefix>_<NAME>``, energy from the
+    main value (:meth:`linear_energy`) or from the law ``H={...}``.
+
+    Attributes
+    ----------
+    port_type : str
+        ``EFFORT`` (the across variable is dH/dx) or ``FLOW`` (the through
+        variable is dH/dx).
+    state_prefix : str
+        Prefix of the state name.
+    """
+
+    port_type = EFFORT
+    state_prefix = "x"
+
+    def linear_energy(self, x: sp.Symbol, value: sp.Expr) -> sp.Expr:
+        """Energy of a linear element: ``x**2 / (2 value)`` (overridden for springs).
+
+        Parameters
+        ----------
+        x : sympy.Symbol
+            The state.
+        value : sympy.Expr
+            The main value.
+        """
+        return x ** 2 / (2 * value)
+
+    def oriented_nodes(self) -> Tuple[str, str]:
+        """Terminals of the storage branch, in receiver orientation."""
+        return self.spec.nodes[0], self.spec.nodes[1]
+
+    def contribute(self) -> Contribution:
+        x = sp.Symbol(f"{self.state_prefix}_{self.name}", real=True)
+        law = self.spec.law
+        if law is not None:
+            H = law.expr.subs(law.variable, x)
+        else:
+            H = self.linear_energy(x, self.value(self.main_value().key))
+        prio = P_STORE_EFFORT if self.port_type == EFFORT else P_STORE_FLOW
+        br = self.branch("storage", prio, nodes=self.oriented_nodes())
+        st = Storage((self.name,), (x,), H, (br.name,), (self.port_type,), (self.spec.ic,),
+                     quadratic=True if law is None else None)
+        return Contribution(branches=[br], storages=[st])
+
+
+@register
+class Capacitor(StorageComponent):
+    """Capacitor ``C n+ n- value [IC=v0]`` or ``C n+ n- H={f(q)}``.
+
+    State: charge ``q`` [C].  Energy ``H = q**2 / (2 C)`` (or the law).
+    Port (effort type): voltage ``v = e(n+) - e(n-) = dH/dq``, current
+    ``i = dq/dt`` entering at ``n+``.  ``IC`` is the initial voltage.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nC1 b 0 10u IC=2\\n")
+    >>> m.hamiltonian
+    q_C1**2/(2*C1)
+    >>> m.structure.gradients[0], m.structure.state_initial[0]   # v = dH/dq, IC is v(0)
+    (q_C1/C1, 2.00000000000000)
+    """
+
+    kind = "capacitor"
+    letters = ("C",)
+    values = (Value("C", "F", "capacitance", main=True, check="positive"),)
+    laws = (LawForm("H", "q", "stored energy [J] of the charge q [C]"),)
+    ic = "initial voltage [V]"
+    summary = "capacitor (linear or with an energy law)"
+    port_type = EFFORT
+    state_prefix = "q"
+
+
+@register
+class Inductor(StorageComponent):
+    """Inductor ``L n+ n- value [IC=i0]`` or ``L n+ n- H={f(phi)}``.
+
+    State: flux linkage ``phi`` [Wb].  Energy ``H = phi**2 / (2 L)``.
+    Port (flow type): current ``i = dH/dphi`` from ``n+`` to ``n-``,
+    voltage ``v = e(n+) - e(n-) = dphi/dt``.  ``IC`` is the initial current.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nL1 b 0 1m\\n")
+    >>> m.states, m.hamiltonian
+    (['phi_L1'], phi_L1**2/(2*L1))
+    """
+
+    kind = "inductor"
+    letters = ("L",)
+    values = (Value("L", "H", "inductance", main=True, check="positive"),)
+    laws = (LawForm("H", "phi", "stored energy [J] of the flux linkage phi [Wb]"),)
+    ic = "initial current [A]"
+    summary = "inductor (linear or with an energy law); couple with K"
+    port_type = FLOW
+    state_prefix = "phi"
+
+
+class _Grounded(StorageComponent):
+    """A storage referenced to the datum (masses and inertias, mobility analogy)."""
+
+    grounded = True
+
+    def oriented_nodes(self) -> Tuple[str, str]:
+        a, b = self.spec.nodes[0], self.spec.nodes[1]
+        return (b, a) if a == DATUM else (a, b)
+
+
+@register
+class Mass(_Grounded):
+    """Mass ``M1 v 0 mass m=4 [IC=v0]`` (mobility analogy).
+
+    State: momentum ``p`` [kg m/s].  Energy ``H = p**2 / (2 m)`` (or
+    ``H={f(p)}``).  Port (effort type) between the velocity node and the
+    datum: velocity ``dH/dp``, force ``dp/dt`` (sum of forces applied to the
+    node).  ``IC`` is the initial velocity.
+
+    Examples
+    --------
+    A force on a mass with a damper: y is the velocity, 1/(m s + c).
+
+    >>> import phsym
+    >>> m = phsym.parse("F1 v 0 force\\nM1 v 0 mass m=2\\nB1 v 0 damper c=1\\n")
+    >>> m.states, m.hamiltonian
+    (['p_M1'], p_M1**2/(2*M1))
+    >>> complex(m.linearize().transfer(1j)[0, 0])
+    (0.2-0.4j)
+    """
+
+    kind = "mass"
+    keywords = ("mass",)
+    domain = "translational"
+    terminals = ("v", "0")
+    values = (Value("m", "kg", "mass", main=True, check="positive"),)
+    laws = (LawForm("H", "p", "kinetic energy [J] of the momentum p [kg m/s]"),)
+    ic = "initial velocity [m/s]"
+    summary = "mass between a velocity node and the datum"
+    port_type = EFFORT
+    state_prefix = "p"
+
+
+@register
+class Spring(StorageComponent):
+    """Spring ``K1 a b spring k=4 [IC=F0]`` or ``spring H={f(x)}``.
+
+    State: elongation ``x`` [m] with ``dx/dt = e(a) - e(b)`` (velocity of
+    ``a`` relative to ``b``).  Energy ``H = k x**2 / 2``.  Port (flow type):
+    force ``F = dH/dx`` transmitted from ``a`` to ``b`` (it pulls ``a`` back
+    when ``x > 0``).  ``IC`` is the initial force.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("F1 v 0 force\\nM1 v 0 mass m=4\\nK1 v 0 spring k=100\\n")
+    >>> m.hamiltonian
+    K1*x_K1**2/2 + p_M1**2/(2*M1)
+    """
+
+    kind = "spring"
+    keywords = ("spring",)
+    domain = "translational"
+    terminals = ("a", "b")
+    values = (Value("k", "N/m", "stiffness", main=True, check="positive"),)
+    laws = (LawForm("H", "x", "potential energy [J] of the elongation x [m]"),)
+    ic = "initial force [N]"
+    summary = "spring between two velocity nodes"
+    port_type = FLOW
+    state_prefix = "x"
+
+    def linear_energy(self, x: sp.Symbol, value: sp.Expr) -> sp.Expr:
+        return value * x ** 2 / 2
+
+
+@register
+class Inertia(_Grounded):
+    """Rotational inertia ``J1 w 0 inertia J=0.1 [IC=w0]``.
+
+    State: angular momentum ``p`` [kg m^2/s]; ``H = p**2 / (2 J)``.  Port
+    (effort type): angular velocity ``dH/dp`` and torque ``dp/dt``.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("Q1 w 0 torque\\nJ1 w 0 inertia J=0.5\\nT1 w 0 torsion k=3\\n")
+    >>> m.states, m.hamiltonian
+    (['p_J1', 'theta_T1'], T1*theta_T1**2/2 + p_J1**2/(2*J1))
+    """
+
+    kind = "inertia"
+    keywords = ("inertia",)
+    domain = "rotational"
+    terminals = ("w", "0")
+    values = (Value("J", "kg m^2", "moment of inertia", main=True, check="positive"),)
+    laws = (LawForm("H", "p", "kinetic energy [J] of the angular momentum p [kg m^2/s]"),)
+    ic = "initial angular velocity [rad/s]"
+    summary = "rotational inertia between an angular-velocity node and the datum"
+    port_type = EFFORT
+    state_prefix = "p"
+
+
+@register
+class Torsion(Spring):
+    """Torsion spring ``T1 a b torsion k=2 [IC=tau0]`` or ``H={f(theta)}``.
+
+    State: twist ``theta`` [rad], ``dtheta/dt = w(a) - w(b)``;
+    ``H = k theta**2 / 2``; torque ``dH/dtheta`` from ``a`` to ``b``.
+    """
+
+    kind = "torsion"
+    keywords = ("torsion",)
+    domain = "rotational"
+    values = (Value("k", "N m/rad", "torsional stiffness", main=True, check="positive"),)
+    laws = (LawForm("H", "theta", "potential energy [J] of the twist theta [rad]"),)
+    ic = "initial torque [N m]"
+    summary = "torsion spring between two angular-velocity nodes"
+    state_prefix = "theta"
