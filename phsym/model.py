@@ -16,7 +16,8 @@ from .netlist.parser import load_netlist, parse_netlist
 from .netlist.spec import Netlist
 from .structure.checks import check_structure, latex_model
 from .structure.dirac import Structure
-from .structure.forms import DescriptorForm, ExplicitForm, descriptor, explicit, linearize
+from .structure.forms import DescriptorForm, ExplicitForm, descriptor, explicit
+from .structure.linearize import linearize
 from .structure.linear import LinearPHS
 from .structure.wellposed import check_regular
 

@@ -7,13 +7,13 @@ import pytest
 import phsym
 import phsym.identify
 import phsym.simulation
-from phsym.structure import forms
+from phsym.structure import forms, linearize
 from phsym.structure.linear import LinearPHS
 
 PUBLIC = [phsym.Model, LinearPHS, phsym.simulation.Simulator, phsym.simulation.SimulationResult,
           phsym.identify.LinearPHSEstimator]
-FUNCTIONS = [phsym.parse, phsym.load, phsym.simulate, forms.explicit, forms.linearize,
-             forms.operating_point]
+FUNCTIONS = [phsym.parse, phsym.load, phsym.simulate, forms.explicit, linearize.linearize,
+             linearize.operating_point, linearize.descriptor_matrices]
 if hasattr(phsym.identify, "ParameterEstimator"):
     PUBLIC.append(phsym.identify.ParameterEstimator)
 

@@ -18,7 +18,8 @@ from phsym.codegen import aot
 from phsym.codegen import cache as C
 from phsym.simulation import Simulator
 from phsym.simulation.examples import chain_netlist
-from phsym.simulation.warm import ModelSummary, Snapshot, snapshot_key
+from phsym.simulation.plan import ModelSummary
+from phsym.simulation.warm import snapshot_file, snapshot_key
 
 ROOT = Path(__file__).resolve().parents[1]
 NET = ROOT / "netlists"
@@ -108,7 +109,7 @@ def test_warm_errors_match_the_symbolic_path(cache, tmp_path):
     phsym.simulate(path, 48000, duration=0.001)
     with pytest.raises(phsym.SimulationError, match="non-finite"):
         phsym.simulate(path, 48000, u=np.array([0.0, np.nan, 1.0]))
-    with pytest.raises(phsym.SimulationError, match="unknown inputs"):
+    with pytest.raises(phsym.SimulationError, match="unknown input"):
         phsym.simulate(path, 48000, u={"V9": 1.0}, duration=0.001)
     with pytest.raises(phsym.SimulationError, match="x0 has 2 entries"):
         phsym.simulate(path, 48000, duration=0.001, x0=[0.0, 1.0])
@@ -120,7 +121,7 @@ def test_corrupt_or_orphaned_snapshot_falls_back(cache, tmp_path):
     path = _copy(tmp_path, "rlc.cir")
     cold = phsym.simulate(path, 48000, duration=0.001)
     key = snapshot_key(path.read_bytes(), 48000, "auto", {})
-    f = Snapshot.file(key)
+    f = snapshot_file(key)
     assert f.exists()
     f.write_bytes(b"not a zip file")
     again = phsym.simulate(path, 48000, duration=0.001)
@@ -129,13 +130,13 @@ def test_corrupt_or_orphaned_snapshot_falls_back(cache, tmp_path):
     assert phsym.simulate(path, 48000, duration=0.001).info["warm_start"]    # ... and rewritten
 
 
-def test_sparse_linear_models_are_not_snapshotted(cache, tmp_path):
+def test_sparse_linear_models_start_warm_too(cache, tmp_path):
     path = tmp_path / "chain.cir"
     path.write_text(chain_netlist(20))          # 40 states: sparse LU path
     first = phsym.simulate(path, 1000, duration=0.01, u={"F1": 1.0, "F2": 0.5})
     assert first.info["engine"] == "linear-sparse"
     second = phsym.simulate(path, 1000, duration=0.01, u={"F1": 1.0, "F2": 0.5})
-    assert not second.info.get("warm_start")
+    assert second.info["warm_start"] and second.info["engine"] == "linear-sparse"
     _same(first, second)
 
 

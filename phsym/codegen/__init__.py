@@ -1,22 +1,17 @@
-"""Code generation: per-step equations of structure-preserving schemes as numba modules.
+"""Code generation: structure-preserving steps as numba modules.
 
-See :mod:`phsym.codegen.steps` (symbolic -> Python source), :mod:`phsym.codegen.cache`
-(on-disk module cache), :mod:`phsym.codegen.kernels` (shared numba helpers) and
-:mod:`phsym.codegen.aot` (ahead-of-time compiled loops).
+:mod:`.steps` (the symbolic step equations), :mod:`.newton` (the one Newton
+loop template: simulator modules), :mod:`.sensitivity` (the same loop with
+forward sensitivities, for grey-box fitting), :mod:`.printing` (sympy ->
+Python), :mod:`.kernels` (shared numba helpers: LU, linear loops),
+:mod:`.linear_gen` (unrolled linear loops), :mod:`.cache` (the on-disk
+module cache) and :mod:`.aot` (ahead-of-time compiled loops).
 """
-from .cache import cache_dir, cache_info, clear_cache
+from ..common.lazy import attach
 
-__all__ = ["SCHEMES", "generate", "step_equations", "cache_dir", "cache_info", "clear_cache"]
+__all__ = ["generate", "step_equations", "cache_dir", "cache_info", "clear_cache"]
 
-_FROM_STEPS = ("SCHEMES", "generate", "step_equations")
-
-
-def __getattr__(name: str):
-    # steps imports sympy: only on first use (a warm start never needs it)
-    if name in _FROM_STEPS:
-        import importlib
-        mod = importlib.import_module(".steps", __name__)
-        for n in _FROM_STEPS:
-            globals()[n] = getattr(mod, n)
-        return globals()[name]
-    raise AttributeError(f"module 'phsym.codegen' has no attribute {name!r}")
+# steps and newton import sympy: only on first use (a warm start never needs it)
+__getattr__, __dir__ = attach(__name__, attributes={
+    "generate": "newton", "step_equations": "steps", "cache_dir": "cache", "cache_info": "cache",
+    "clear_cache": "cache"})

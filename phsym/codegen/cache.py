@@ -159,3 +159,27 @@ def clear_cache() -> int:
             p.unlink()
             n += 1
     return n
+
+
+def import_generated(key: str):
+    """The generated module of ``key`` from the cache directory (written before by
+    :func:`load_module`), imported by name so numba finds its disk cache.
+
+    Parameters
+    ----------
+    key : str
+        Cache key.
+
+    Raises
+    ------
+    ImportError
+        When the module is not in the cache.
+    """
+    name = PREFIX + key
+    if name in sys.modules:
+        return sys.modules[name]
+    d = str(cache_dir())
+    if d not in sys.path:
+        sys.path.insert(0, d)
+    importlib.invalidate_caches()
+    return importlib.import_module(name)

@@ -49,7 +49,7 @@ def _build(args: argparse.Namespace) -> int:
     if not args.file:
         raise PhsymError("phsym cache build needs a netlist FILE")
     os.environ["PHSYM_AOT"] = "0"       # build here, not in the background
-    from ..simulation.warm import simulate
+    from ..simulation.run import simulate
     fs = parse_number(args.fs)
     res = simulate(args.file, fs, duration=1.0 / fs, method=args.method)
     key = res.info.get("key")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["lu_factor", "lu_solve", "splu_solve", "run_linear_fused",
+__all__ = ["lu_factor", "lu_solve", "lu_solve_t", "splu_solve", "step_input", "run_linear_fused",
            "run_linear_sparse"]
 
 
@@ -69,6 +69,28 @@ def lu_solve(A, piv, b):
 
 
 @njit(cache=True)
+def lu_solve_t(A, piv, b):
+    """Solve ``A^T x = b`` in place with the factors of :func:`lu_factor`."""
+    n = A.shape[0]
+    for i in range(n):                  # U^T w = b
+        s = b[i]
+        for j in range(i):
+            s -= A[j, i] * b[j]
+        b[i] = s / A[i, i]
+    for i in range(n - 1, -1, -1):      # L^T z = w (unit diagonal)
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= A[j, i] * b[j]
+        b[i] = s
+    for k in range(n - 1, -1, -1):      # undo the row interchanges
+        p = piv[k]
+        if p != k:
+            t = b[k]
+            b[k] = b[p]
+            b[p] = t
+
+
+@njit(cache=True)
 def splu_solve(Lp, Li, Lx, Up, Ui, Ux, perm_r, perm_c, b, work, out):
     """Solve ``A z = b`` with ``Pr A Pc = L U`` (CSC factors of ``splu``)."""
     n = b.shape[0]
@@ -110,51 +132,64 @@ def _spmv_acc(indptr, indices, data, x, out):
 
 
 @njit(cache=True)
-def run_linear_sparse(x, U, k0, k1, mid,
+def step_input(U, k, i, inputs):
+    """Input ``i`` of the step ``k -> k+1``: 0 start ``u_k``, 1 midpoint, 2 end ``u_{k+1}``."""
+    if inputs == 1:
+        return 0.5 * (U[k, i] + U[k + 1, i])
+    if inputs == 2:
+        return U[k + 1, i]
+    return U[k, i]
+
+
+@njit(cache=True)
+def run_linear_sparse(x, U, k0, k1, inputs, n_y, n_w,
                       Kp, Ki, Kx, Kup, Kui, Kux,
                       Lp, Li, Lx, Up, Ui, Ux, perm_r, perm_c,
-                      Yxp, Yxi, Yxx, Yvp, Yvi, Yvx, Yup, Yui, Yux,
-                      Qp, Qi, Qx, pd_w, pd_idx,
-                      X, Y, Hh, Pd, Ps):
+                      Oxp, Oxi, Oxx, Ovp, Ovi, Ovx, Oup, Oui, Oux, pw,
+                      Qp, Qi, Qx, X, Y, Hh, Pd, Ps, E, rec_e):
     """Sparse linear step: ``M v = K x + Ku ub`` solved with splu factors of M.
 
-    Cost per step is proportional to the number of nonzeros (of K, Ku, the
-    LU factors and the output maps).  Returns ``-1`` or the failing step.
+    The linear outputs ``o = Ox x + Ov v + Ou ub`` are stacked: port outputs
+    (``n_y`` rows), dissipative variables (``n_w`` rows, ``P_diss = sum pw o**2``)
+    and, when ``rec_e``, the efforts.  Cost per step is proportional to the
+    number of nonzeros.  Returns ``-1`` or the first failing step.
     """
     nx = x.shape[0]
     nv = Kp.shape[0] - 1
     nu = U.shape[1]
+    no = Oxp.shape[0] - 1
+    n_live = no if rec_e else n_y + n_w
     b = np.empty(nv)
     v = np.empty(nv)
     work = np.empty(nv)
     ub = np.empty(nu)
     qx = np.empty(nx)
-    yv = np.empty(nu)
+    o = np.empty(no)
     for k in range(k0, k1):
         for i in range(nu):
-            if mid:
-                ub[i] = 0.5 * (U[k, i] + U[k + 1, i])
-            else:
-                ub[i] = U[k + 1, i]
+            ub[i] = step_input(U, k, i, inputs)
         for i in range(nv):
             b[i] = 0.0
         _spmv_acc(Kp, Ki, Kx, x, b)
         _spmv_acc(Kup, Kui, Kux, ub, b)
         splu_solve(Lp, Li, Lx, Up, Ui, Ux, perm_r, perm_c, b, work, v)
-        for i in range(nu):
-            yv[i] = 0.0
-        _spmv_acc(Yxp, Yxi, Yxx, x, yv)
-        _spmv_acc(Yvp, Yvi, Yvx, v, yv)
-        _spmv_acc(Yup, Yui, Yux, ub, yv)
+        for i in range(no):
+            o[i] = 0.0
+        _spmv_acc(Oxp[:n_live + 1], Oxi, Oxx, x, o)
+        _spmv_acc(Ovp[:n_live + 1], Ovi, Ovx, v, o)
+        _spmv_acc(Oup[:n_live + 1], Oui, Oux, ub, o)
         ps = 0.0
-        for i in range(nu):
-            Y[k, i] = yv[i]
-            ps += yv[i] * ub[i]
+        for i in range(n_y):
+            Y[k, i] = o[i]
+            ps += o[i] * ub[i]
         Ps[k] = ps
         pdis = 0.0
-        for j in range(pd_idx.shape[0]):
-            pdis += pd_w[j] * v[pd_idx[j]] * v[pd_idx[j]]
+        for j in range(n_w):
+            pdis += pw[j] * o[n_y + j] * o[n_y + j]
         Pd[k] = pdis
+        if rec_e:
+            for i in range(no - n_y - n_w):
+                E[k, i] = o[n_y + n_w + i]
         for i in range(nx):
             x[i] += v[i]
             X[k + 1, i] = x[i]
@@ -170,7 +205,7 @@ def run_linear_sparse(x, U, k0, k1, mid,
 
 
 @njit(cache=True)
-def run_linear_fused(x, U, k0, k1, mid, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd, Ps, E, rec_e):
+def run_linear_fused(x, U, k0, k1, inputs, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd, Ps, E, rec_e):
     """Dense linear step on ``z = (x, ubar)`` with fused matrices.
 
     ``x_{k+1} = G z``, ``y = Yc z``, dissipative variables ``w = Wc z``
@@ -187,12 +222,8 @@ def run_linear_fused(x, U, k0, k1, mid, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd, Ps
     for i in range(nx):
         z[i] = x[i]
     for k in range(k0, k1):
-        if mid:
-            for i in range(nu):
-                z[nx + i] = 0.5 * (U[k, i] + U[k + 1, i])
-        else:
-            for i in range(nu):
-                z[nx + i] = U[k + 1, i]
+        for i in range(nu):
+            z[nx + i] = step_input(U, k, i, inputs)
         ps = 0.0
         for i in range(nu):
             s = 0.0

@@ -109,7 +109,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym simulate``; returns the exit status."""
-    from .warm import simulate
+    from .run import simulate
     _check_outputs(args)        # before the run: a typo must not cost the simulation
     fs = _number(args.fs)
     duration = _number(args.duration) if args.duration else None

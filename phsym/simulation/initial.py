@@ -7,10 +7,10 @@ import numpy as np
 import sympy as sp
 
 from ..errors import SimulationError
-from .engine import apply_x0
+from ..netlist.params import finite_value
 from ..structure.dirac import Structure
 
-__all__ = ["initial_from_ic", "state_scales", "dc_operating_point", "resolve_x0"]
+__all__ = ["initial_from_ic", "state_scales", "dc_operating_point"]
 
 
 def _x(expr, values):
@@ -24,7 +24,6 @@ def _storage_index(S: Structure) -> Dict[sp.Symbol, int]:
 
 
 def _ic_value(ic, values, st) -> float:
-    from ..netlist.params import finite_value
     val = finite_value(sp.sympify(ic), values)
     if val is None:
         raise SimulationError(f"initial condition IC={ic} of {', '.join(st.elements)} is not a finite real "
@@ -146,16 +145,3 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
                                       "solution; give x0 explicitly)", step=0, time=0.0)
             r = r2
     return r.x[:nx] * sc
-
-
-def resolve_x0(S: Structure, states: List[str], values, x0, u_first: np.ndarray) -> Tuple[np.ndarray, str]:
-    """Initial state from ``x0`` (None, array, dict by state name or ``"dc"``)."""
-    if isinstance(x0, str) and x0.lower() == "dc":
-        base, _ = initial_from_ic(S, values)
-        return dc_operating_point(S, values, u_first, base), "dc operating point for the first input sample"
-    if x0 is None or isinstance(x0, (str, Mapping)):
-        base, done = initial_from_ic(S, values)
-        desc = ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
-    else:
-        base, desc = np.zeros(S.n_x), "zero"
-    return apply_x0(base, desc, states, x0)

@@ -1,47 +1,53 @@
-"""Probe labels (``v(out)``, ``v(a,b)``, ``i(R1)``, ``v(R1)``) as linear maps of e and f."""
+"""Signal labels as numbers: ``signal = efforts @ probe_vector(...)``.
+
+The label is turned into a combination of efforts and flows by
+:func:`phsym.structure.probes.probe_map`; with the numeric ``J`` (``f = J e``)
+the flows fold into the efforts, so every recorded signal is one dot
+product with the effort vector of a step.
+"""
 from __future__ import annotations
 
-import re
-from typing import Tuple
+from typing import Mapping
 
 import numpy as np
+import scipy.sparse as sps
 import sympy as sp
 
-from ..errors import SimulationError
+from ..errors import SignalError, StructureError
+from ..structure.dirac import Structure
+from ..structure.probes import probe_map
 
-__all__ = ["probe_coefficients"]
-
-_LABEL = re.compile(r"^\s*([vi])\s*\(\s*([^,()]+?)\s*(?:,\s*([^,()]+?)\s*)?\)\s*$", re.I)
+__all__ = ["probe_vector"]
 
 
-def _add(out_e, out_f, combo, sign, values):
+def probe_vector(S: Structure, label: str, values: Mapping[sp.Symbol, float], Jn: sps.spmatrix) -> np.ndarray:
+    """Vector ``c`` with ``signal = e @ c`` for every step's effort vector ``e``.
+
+    Parameters
+    ----------
+    S : Structure
+        The structure.
+    label : str
+        Signal label (``y(V1)``, ``v(out)``, ``v(a,b)``, ``i(R1)``, ``v(R1)``).
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+    Jn : scipy.sparse matrix
+        ``J`` at ``values`` (:meth:`Structure.J_numeric`).
+
+    Raises
+    ------
+    SignalError
+        For a label that names nothing in the model.
+    """
+    try:
+        combo = probe_map(S, label)
+    except StructureError as exc:
+        raise SignalError(exc.message) from None
+    ce, cf = np.zeros(S.size), np.zeros(S.size)
     for (kind, idx), coef in combo.items():
         coef = sp.sympify(coef)
-        c = float(coef.xreplace({s: values[s] for s in coef.free_symbols if s in values})) * sign
-        (out_e if kind == "e" else out_f)[idx] += c
-
-
-def probe_coefficients(model, label: str, values) -> Tuple[np.ndarray, np.ndarray]:
-    """Coefficients ``(ce, cf)`` with ``probe = ce . e + cf . (J e)``."""
-    S = model.structure
-    m = _LABEL.match(label)
-    if not m:
-        raise SimulationError(f"cannot read probe label {label!r} (expected v(NODE), v(N1,N2), i(EL), v(EL))")
-    q, a, b = m.group(1).lower(), m.group(2), m.group(3)
-    ce, cf = np.zeros(S.size), np.zeros(S.size)
-    elements = {br.element.lower(): k for k, br in reversed(list(enumerate(S.branches)))}
-    names = {br.name.lower(): k for k, br in enumerate(S.branches)}
-    if b is None and (a.lower() in names or a.lower() in elements):
-        k = names.get(a.lower(), elements.get(a.lower()))
-        across, through = S.branch_map(k)
-        _add(ce, cf, across if q == "v" else through, 1.0, values)
-        return ce, cf
-    if q != "v":
-        raise SimulationError(f"probe {label!r}: no element {a!r}")
-    try:
-        _add(ce, cf, S.node_potential(a), 1.0, values)
-        if b is not None:
-            _add(ce, cf, S.node_potential(b), -1.0, values)
-    except Exception as exc:
-        raise SimulationError(f"probe {label!r}: {exc}") from None
-    return ce, cf
+        c = float(coef.xreplace({s: values[s] for s in coef.free_symbols if s in values}))
+        (ce if kind == "e" else cf)[idx] += c
+    if np.any(cf):
+        ce = ce + Jn.T @ cf
+    return np.asarray(ce, dtype=float)

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
+from ..common.names import NameTable
 from ..errors import SignalError, SimulationError
 
 __all__ = ["SimulationResult", "SignalError"]
@@ -46,26 +47,28 @@ class SimulationResult:
     info : dict
         Scheme, engine, initial-state description (``x0``), wall time of the
         stepping (``wall_time``; compiling or loading the loop is
-        ``compile_time``), cache key, parameter ``values`` (keyed by sympy symbol; by parameter name
-        after a warm start, which also sets ``warm_start`` and ``compiled``).
+        ``compile_time``), how the loop was compiled (``compiled``), cache
+        key, parameter ``values`` by name, and ``warm_start`` after a warm start.
 
     Parameters
     ----------
-    model : Model or ModelSummary
-        The simulated model (for labels and probe definitions); after a warm
-        start a :class:`~phsym.simulation.warm.ModelSummary`.
+    model : Model, LinearPHS or ModelSummary
+        The simulated model (after a warm start a
+        :class:`~phsym.simulation.plan.ModelSummary`).
+    names : ModelSummary
+        Names of states, inputs, outputs and declared probes.
     t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts : ndarray
         The arrays listed under Attributes (built by the simulator).
-    flows_matrix : scipy.sparse matrix or None
-        Numeric J, used to turn recorded efforts into flows for probes
-        (``None`` after a warm start, whose probe maps include it).
+    probe_vector : callable(label) -> ndarray
+        ``signal = efforts @ probe_vector(label)`` for signal labels.
     info : dict
         Run description (see Attributes).
     """
 
-    def __init__(self, model, t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts,
-                 flows_matrix, info: Dict):
+    def __init__(self, model, names, t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts,
+                 probe_vector: Callable[[str], np.ndarray], info: Dict):
         self.model = model
+        self.names = names
         self.t = t
         self.x = x
         self.u = u
@@ -77,10 +80,15 @@ class SimulationResult:
         self.iterations = iterations
         self.flags = flags
         self.efforts = efforts
-        self._Jn = flows_matrix
+        self._probe_vector = probe_vector
         self.info = info
         self._balance: Optional[np.ndarray] = None
         self._cache: Dict[str, np.ndarray] = {}
+        n = names
+        self._lookup = NameTable(what="signal")
+        for kind, labels in (("x", n.states), ("u", n.inputs), ("y", n.outputs)):
+            for i, label in enumerate(labels):
+                self._lookup.set(label, (kind, i))
 
     @property
     def balance(self) -> np.ndarray:
@@ -107,61 +115,46 @@ class SimulationResult:
 
     # ----------------------------------------------------------- access
     def labels(self) -> List[str]:
-        """Names accepted by ``res[...]``."""
-        out = list(self.model.states) + list(self.model.inputs) + list(self.model.outputs)
-        out += [p.label for p in self.model.probes]
-        out += ["H", "P_diss", "P_supplied", "balance"]
-        return out
+        """Names accepted by ``res[...]`` (any signal label is accepted too)."""
+        n = self.names
+        return list(n.states) + list(n.inputs) + list(n.outputs) + [p.label for p in n.probes] + \
+            ["H", "P_diss", "P_supplied", "balance"]
 
     def _probe(self, label: str) -> np.ndarray:
         if self.efforts is None:
-            raise SimulationError(f"{label}: efforts were not recorded (run with record_efforts=True)")
-        if hasattr(self.model, "probe_vector"):     # warm start: a ModelSummary
-            return self.efforts @ self.model.probe_vector(label)
-        from .probes import probe_coefficients
-        ce, cf = probe_coefficients(self.model, label, self.info["values"])
-        out = self.efforts @ ce
-        if np.any(cf):
-            out = out + (self.efforts @ self._Jn.T) @ cf
-        return out
+            raise SignalError(f"{label}: efforts were not recorded (run with record_efforts=True)")
+        return self.efforts @ self._probe_vector(label)
 
     def __getitem__(self, key: str) -> np.ndarray:
         if key in self._cache:
             return self._cache[key]
-        low = key.lower()
-        for i, s in enumerate(self.model.states):
-            if s.lower() == low:
-                return self.x[:, i]
-        for i, s in enumerate(self.model.inputs):
-            if s.lower() == low:
-                return self.u[:, i]
-        for i, s in enumerate(self.model.outputs):
-            if s.lower() == low:
-                return self.y[:, i]
+        if key in self._lookup:
+            kind, i = self._lookup[key]
+            return {"x": self.x, "u": self.u, "y": self.y}[kind][:, i]
         if key in ("H", "P_diss", "P_supplied", "balance", "t", "t_step", "iterations"):
             return getattr(self, key)
         if "(" in key and key.endswith(")"):
             val = self._probe(key)
             self._cache[key] = val
             return val
-        raise SignalError(f"{key!r} is not a state, input, output or probe of {self.model.name}; known: "
+        raise SignalError(f"{key!r} is not a state, input, output or probe of {self.names.name}; known: "
                           f"{', '.join(self.labels())}; other probes: v(NODE), v(N1,N2), i(ELEMENT), v(ELEMENT)")
 
     @property
     def probes(self) -> Dict[str, np.ndarray]:
         """The netlist's ``.probe`` outputs (step grid)."""
-        return {p.label: self[p.label] for p in self.model.probes}
+        return {p.label: self[p.label] for p in self.names.probes}
 
     # ----------------------------------------------------------- export
     def to_numpy(self) -> Dict[str, np.ndarray]:
         """Dict of arrays (state grid and step grid) keyed by label."""
         d = {"t": self.t, "t_step": self.t_step, "H": self.H, "P_diss": self.P_diss,
              "P_supplied": self.P_supplied, "balance": self.balance, "iterations": self.iterations}
-        for i, s in enumerate(self.model.states):
+        for i, s in enumerate(self.names.states):
             d[s] = self.x[:, i]
-        for i, s in enumerate(self.model.inputs):
+        for i, s in enumerate(self.names.inputs):
             d[s] = self.u[:, i]
-        for i, s in enumerate(self.model.outputs):
+        for i, s in enumerate(self.names.outputs):
             d[s] = self.y[:, i]
         if self.efforts is not None:
             d.update(self.probes)
@@ -174,11 +167,11 @@ class SimulationResult:
         in the first row, so the table round-trips into ``phsym fit``."""
         pad = lambda a: np.concatenate([np.full((1,) + a.shape[1:], np.nan), a])
         cols = {"t": self.t}
-        for i, s in enumerate(self.model.states):
+        for i, s in enumerate(self.names.states):
             cols[s] = self.x[:, i]
-        for i, s in enumerate(self.model.inputs):
+        for i, s in enumerate(self.names.inputs):
             cols[s] = self.u[:, i]
-        for i, s in enumerate(self.model.outputs):
+        for i, s in enumerate(self.names.outputs):
             cols[s] = pad(self.y[:, i])
         if self.efforts is not None:
             cols.update({k: pad(v) for k, v in self.probes.items()})
@@ -243,7 +236,7 @@ class SimulationResult:
         """
         from scipy.io import wavfile
         if signal is None:
-            signal = self.model.probes[0].label if self.model.probes else self.model.outputs[0]
+            signal = self.names.probes[0].label if self.names.probes else self.names.outputs[0]
         data = np.asarray(self[signal], dtype=float)
         if normalize:
             peak = np.max(np.abs(data), initial=0.0)
@@ -277,8 +270,8 @@ class SimulationResult:
             matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
         if signals is None:
-            signals = [p.label for p in self.model.probes] if (self.model.probes and self.efforts is not None) \
-                else list(self.model.outputs)
+            signals = [p.label for p in self.names.probes] if (self.names.probes and self.efforts is not None) \
+                else list(self.names.outputs)
         # one axis per kind of signal: v(..), i(..), y(..), states/inputs
         groups: Dict[str, List[str]] = {}
         for s in signals:
@@ -319,7 +312,7 @@ class SimulationResult:
         # backward Euler's residual is its numerical dissipation (>= 0), not an error
         what = ("numerical dissipation" if self.info["scheme"] == "backward_euler"
                 else "power-balance residual")
-        text = (f"{self.model.name}: {n} steps ({self.info['scheme']}, {self.info['engine']}) in "
+        text = (f"{self.names.name}: {n} steps ({self.info['scheme']}, {self.info['engine']}) in "
                 f"{wall:.3g} s ({rate:.3g} steps/s), max {what} "
                 f"{self.max_balance_error:.2e} (relative), "
                 f"Newton iterations max {int(np.max(self.iterations, initial=0))}")

@@ -1,13 +1,14 @@
 """Input signals on the simulation grid (numbers only, no sympy)."""
 from __future__ import annotations
 
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..errors import SimulationError
+from ..common.names import NameTable
+from ..errors import SimulationInputError
 
-__all__ = ["input_array", "grid_points", "check_steps", "sample_rate"]
+__all__ = ["input_array", "grid_points", "check_steps", "sample_rate", "initial_state"]
 
 
 def sample_rate(fs) -> float:
@@ -21,10 +22,10 @@ def sample_rate(fs) -> float:
     try:
         value = float(fs)
     except (TypeError, ValueError):
-        raise SimulationError(f"sample rate must be a number in Hz, got {fs!r} "
+        raise SimulationInputError(f"sample rate must be a number in Hz, got {fs!r} "
                               "(the command line takes 48k; Python takes 48000)") from None
     if not (0 < value < float("inf")):
-        raise SimulationError(f"sample rate must be positive and finite, got {fs}")
+        raise SimulationInputError(f"sample rate must be positive and finite, got {fs}")
     return value
 
 
@@ -43,12 +44,12 @@ def grid_points(duration: Optional[float], fs: float) -> Optional[int]:
     try:
         d = float(duration)
     except (TypeError, ValueError):
-        raise SimulationError(f"duration must be a number of seconds, got {duration!r}") from None
+        raise SimulationInputError(f"duration must be a number of seconds, got {duration!r}") from None
     if not (0 < d < float("inf")):
-        raise SimulationError(f"duration must be positive and finite, got {duration}")
+        raise SimulationInputError(f"duration must be positive and finite, got {duration}")
     n = d * fs
     if n > 1e12:
-        raise SimulationError(f"duration {d:g} s at {fs:g} Hz is {n:.3g} steps: too many to store "
+        raise SimulationInputError(f"duration {d:g} s at {fs:g} Hz is {n:.3g} steps: too many to store "
                               "(check the units: 10m = 0.01 s)")
     return int(round(n)) + 1
 
@@ -67,7 +68,7 @@ def check_steps(U: np.ndarray, fs: float, duration: Optional[float]) -> int:
     """
     N = U.shape[0] - 1
     if N < 1:
-        raise SimulationError(
+        raise SimulationInputError(
             f"the run needs at least one step: {U.shape[0]} input sample(s) at fs = {fs:g} Hz"
             + (f", duration = {float(duration):g} s" if duration is not None else "")
             + " (check the units of fs and duration: 48k = 48000, 10m = 0.01)")
@@ -103,7 +104,7 @@ def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
         bad = np.argwhere(~np.isfinite(U))
         k, i = (int(v) for v in bad[0])
         step = max(k - 1, 0)        # first step that uses input sample k
-        raise SimulationError(f"input {names[i]} is non-finite ({U[k, i]}) at sample {k}",
+        raise SimulationInputError(f"input {names[i]} is non-finite ({U[k, i]}) at sample {k}",
                               step=step, time=(step + 1) * h, quantity=names[i])
     return U
 
@@ -113,31 +114,31 @@ def _build(names, u, n_points, h, waveform) -> np.ndarray:
         try:
             arr = np.asarray(u, dtype=float)
         except (TypeError, ValueError) as exc:
-            raise SimulationError(f"u is not numeric: {exc}") from None
+            raise SimulationInputError(f"u is not numeric: {exc}") from None
         if arr.ndim not in (1, 2):
-            raise SimulationError(f"u has shape {arr.shape}: give (samples, inputs) or one 1-D input")
+            raise SimulationInputError(f"u has shape {arr.shape}: give (samples, inputs) or one 1-D input")
         if arr.ndim == 1:
             arr = arr[:, None]
         if arr.shape[1] != len(names):
-            raise SimulationError(f"u has {arr.shape[1]} columns, the model has inputs {names}")
+            raise SimulationInputError(f"u has {arr.shape[1]} columns, the model has inputs {names}")
         if n_points is not None:
             if arr.shape[0] < n_points:
-                raise SimulationError(f"u has {arr.shape[0]} samples, the run needs {n_points}")
+                raise SimulationInputError(f"u has {arr.shape[0]} samples, the run needs {n_points}")
             arr = arr[:n_points]
         return np.ascontiguousarray(arr)
-    given = {str(k).lower(): v for k, v in (u or {}).items()}
-    unknown = set(given) - {n.lower() for n in names}
-    if unknown:
-        raise SimulationError(f"unknown inputs {sorted(unknown)}; the model's inputs are {names}")
+    table = NameTable(((n, i) for i, n in enumerate(names)), what="input")
+    given = {}
+    for k, v in (u or {}).items():
+        given[table.lookup(str(k), SimulationInputError)] = v
     if n_points is None:
         lens = [len(v) for v in given.values() if not callable(v) and np.ndim(v) == 1]
         if not lens:
-            raise SimulationError("give duration= (or input arrays) to set the run length")
+            raise SimulationInputError("give duration= (or input arrays) to set the run length")
         n_points = min(lens)
     t = np.arange(n_points) * h
     out = np.zeros((n_points, len(names)))
     for i, name in enumerate(names):
-        src = given.get(name.lower())
+        src = given.get(i)
         if src is None:
             w = waveform(i, t)
             if w is not None:
@@ -147,7 +148,7 @@ def _build(names, u, n_points, h, waveform) -> np.ndarray:
             if callable(src):
                 val = np.asarray(src(t), dtype=float)
                 if val.ndim > 1 or (val.ndim == 1 and val.shape[0] != n_points):
-                    raise SimulationError(f"input {name}: the function returned shape {val.shape} for "
+                    raise SimulationInputError(f"input {name}: the function returned shape {val.shape} for "
                                           f"{n_points} times (expected a scalar or ({n_points},))")
                 out[:, i] = val
             elif np.ndim(src) == 0:
@@ -155,10 +156,59 @@ def _build(names, u, n_points, h, waveform) -> np.ndarray:
             else:
                 arr = np.asarray(src, dtype=float)
                 if arr.ndim != 1:
-                    raise SimulationError(f"input {name} has shape {arr.shape}: give one 1-D array per input")
+                    raise SimulationInputError(f"input {name} has shape {arr.shape}: give one 1-D array per input")
                 if arr.shape[0] < n_points:
-                    raise SimulationError(f"input {name} has {arr.shape[0]} samples, the run needs {n_points}")
+                    raise SimulationInputError(f"input {name} has {arr.shape[0]} samples, the run needs {n_points}")
                 out[:, i] = arr[:n_points]
         except (TypeError, ValueError) as exc:
-            raise SimulationError(f"input {name} is not numeric: {exc}") from None
+            raise SimulationInputError(f"input {name} is not numeric: {exc}") from None
     return out
+
+
+def initial_state(base: np.ndarray, base_desc: str, states: Sequence[str], x0) -> Tuple[np.ndarray, str]:
+    """Initial state from ``x0`` given the netlist's own (``base``, from ICs).
+
+    Parameters
+    ----------
+    base : ndarray
+        State from the netlist ICs (zero elsewhere).
+    base_desc : str
+        What ``base`` is.
+    states : sequence of str
+        State names.
+    x0 : None, array_like or dict
+        ``None`` (use ``base``), a full state, or values by state name (the
+        others keep ``base``).
+
+    Returns
+    -------
+    (ndarray, str)
+        The state (a new array) and its description.
+    """
+    out = np.array(base, dtype=float)
+    if x0 is None:
+        return out, base_desc
+    if isinstance(x0, str):
+        raise SimulationInputError(f"x0 must be an array, a dict, None or 'dc', not {x0!r}")
+    if isinstance(x0, Mapping):
+        table = NameTable(((n, i) for i, n in enumerate(states)), what="state")
+        for k, val in x0.items():
+            i = table.lookup(str(k), SimulationInputError)
+            try:
+                out[i] = float(val)
+            except (TypeError, ValueError):
+                raise SimulationInputError(f"x0[{k!r}] is not a number: {val!r}") from None
+        desc = "given by name (others from ICs)"
+    else:
+        try:
+            out = np.asarray(x0, dtype=float).reshape(-1).copy()
+        except (TypeError, ValueError) as exc:
+            raise SimulationInputError(f"x0 is not numeric: {exc}") from None
+        if out.shape[0] != len(states):
+            raise SimulationInputError(f"x0 has {out.shape[0]} entries, the model has {len(states)} states")
+        desc = "given"
+    bad = np.flatnonzero(~np.isfinite(out))
+    if bad.size:
+        raise SimulationInputError(f"x0 is non-finite ({out[bad[0]]}) for state {states[bad[0]]}",
+                                   quantity=states[bad[0]])
+    return out, desc

@@ -5,8 +5,8 @@
   in the fewest unknowns (only nonlinear dissipative ports remain as ``w``).
 * :func:`descriptor` - the pH-DAE ``E xi' = (J - R) z(xi) + B u``,
   ``y = B^T z(xi)`` with linear dissipative ports as algebraic variables.
-* :func:`linearize` - numeric :class:`~phsym.structure.linear.LinearPHS`
-  around an operating point.
+
+Numeric (linearised) forms are in :mod:`phsym.structure.linearize`.
 """
 from __future__ import annotations
 
@@ -18,10 +18,8 @@ import sympy as sp
 
 from ..errors import StructureError
 from .dirac import Structure
-from .linear import LinearPHS
 
-__all__ = ["ExplicitForm", "DescriptorForm", "explicit", "descriptor", "linearize",
-           "operating_point", "MAX_SYMBOLIC_ELIMINATION"]
+__all__ = ["ExplicitForm", "DescriptorForm", "explicit", "descriptor", "MAX_SYMBOLIC_ELIMINATION"]
 
 #: Above this many eliminated variables the symbolic explicit form is not built.
 MAX_SYMBOLIC_ELIMINATION = 40
@@ -193,157 +191,3 @@ def descriptor(S: Structure) -> DescriptorForm:
     for j, d in enumerate(S.dissipative):
         R[S.n_x + j, S.n_x + j] = 1 / sp.diff(d.z, d.w)
     return DescriptorForm(xi, sp.Matrix(z), E, _dense(S, idx, idx), R, _dense(S, idx, u))
-
-
-def operating_point(S: Structure, values: Mapping[sp.Symbol, float],
-                    x0: Optional[np.ndarray] = None, u0: Optional[np.ndarray] = None) -> np.ndarray:
-    """Solve the algebraic rows for the ``w`` and ``lambda`` block.
-
-    Parameters
-    ----------
-    S : Structure
-    values : mapping of parameter symbol to float
-    x0, u0 : array_like, optional
-        State and input (zeros by default).
-
-    Returns
-    -------
-    numpy.ndarray
-        The full effort-vector *variables* ``(x0, w, lambda, u0)`` where the
-        ``w`` entries are the port variables ``w`` (not efforts).
-    """
-    import scipy.optimize as so  # lazy: about 0.2 s of import
-    x0 = np.zeros(S.n_x) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
-    u0 = np.zeros(S.n_u) if u0 is None else np.asarray(u0, dtype=float).reshape(-1)
-    for name, arr, n, labels in (("x0", x0, S.n_x, S.states), ("u0", u0, S.n_u, S.inputs)):
-        if arr.shape[0] != n:
-            raise StructureError(f"{name} has {arr.shape[0]} entries, the model has {n} "
-                                 f"({', '.join(str(v) for v in labels)})")
-        if not np.all(np.isfinite(arr)):
-            raise StructureError(f"{name} contains non-finite values")
-    nz = S.n_w + S.n_lambda
-    if nz == 0:
-        return np.concatenate([x0, u0])
-    Jn = S.J_numeric(values)
-    w_syms = [d.w for d in S.dissipative]
-    subs = dict(values)
-    grad = sp.lambdify([S.states], [_fill(g, subs) for g in S.gradients] or [0], "numpy")
-    ew = sp.lambdify([w_syms], [_fill(d.z if d.effort_out else d.w, subs) for d in S.dissipative] or [0], "numpy")
-    fw = sp.lambdify([w_syms], [_fill(d.w if d.effort_out else d.z, subs) for d in S.dissipative] or [0], "numpy")
-    gx = np.asarray(grad(x0), dtype=float).reshape(-1)[:S.n_x]
-    sl = S.block("lambda")
-
-    def resid(v):
-        w, lam = v[:S.n_w], v[S.n_w:]
-        e = np.concatenate([gx, np.asarray(ew(w), float).reshape(-1)[:S.n_w], lam, u0])
-        f = Jn @ e
-        r_w = np.asarray(fw(w), float).reshape(-1)[:S.n_w] - f[S.n_x:S.n_x + S.n_w]
-        return np.concatenate([r_w, f[sl]])
-
-    if S.is_linear:
-        # affine residual: build its matrix column by column (sparse J) and solve
-        r0 = resid(np.zeros(nz))
-        A = np.empty((nz, nz))
-        for j in range(nz):
-            ej = np.zeros(nz)
-            ej[j] = 1.0
-            A[:, j] = resid(ej) - r0
-        try:
-            v = np.linalg.solve(A, -r0) if np.any(r0) else np.zeros(nz)
-        except np.linalg.LinAlgError:
-            v = np.linalg.lstsq(A, -r0, rcond=None)[0]
-        if np.max(np.abs(resid(v)), initial=0.0) > 1e-8 * (1 + np.max(np.abs(v), initial=0.0)):
-            raise StructureError("no consistent operating point for the algebraic variables")
-        return np.concatenate([x0, v, u0])
-    sol = so.root(resid, np.zeros(nz), method="hybr", options={"xtol": 1e-13})
-    if not sol.success or np.max(np.abs(resid(sol.x)), initial=0.0) > 1e-8 * (1 + np.max(np.abs(sol.x), initial=0.0)):
-        sol2 = so.least_squares(resid, sol.x, xtol=1e-15, ftol=1e-15, gtol=1e-15)
-        if np.max(np.abs(sol2.fun), initial=0.0) > 1e-8:
-            raise StructureError("no consistent operating point for the algebraic variables "
-                                 "(the constraints cannot be met at this state and input)")
-        sol = sol2
-    return np.concatenate([x0, sol.x, u0])
-
-
-def storage_hessian(S: Structure, values: Mapping[sp.Symbol, float],
-                    x_op: Mapping[sp.Symbol, float]) -> np.ndarray:
-    """Hessian of H at a state, assembled per storage component (block sparse)."""
-    Hn = np.zeros((S.n_x, S.n_x))
-    pos = {x: i for i, x in enumerate(S.states)}
-    cache = S.__dict__.setdefault("_hessians", {})
-    for si, st in enumerate(S.storages):
-        idx = [pos[x] for x in st.states]
-        if si not in cache:
-            cache[si] = (sp.Matrix([[st.hamiltonian.diff(st.states[0], 2)]]) if len(st.states) == 1
-                         else sp.hessian(st.hamiltonian, st.states))
-        Hc = cache[si].applyfunc(lambda e: _fill(e, values))
-        Hc = Hc.xreplace({x: sp.Float(x_op[x]) for x in st.states})
-        Hn[np.ix_(idx, idx)] = np.array(Hc.evalf(), dtype=complex).real.reshape(len(idx), len(idx))
-        if not np.all(np.isfinite(Hn[np.ix_(idx, idx)])):
-            raise StructureError(f"energy of {', '.join(st.elements)} has no finite Hessian at "
-                                 f"{dict((str(x), x_op[x]) for x in st.states)}",
-                                 list(st.elements), hint="linearize at another x0")
-    return Hn
-
-
-def linearize(S: Structure, values: Mapping[sp.Symbol, float],
-              x0: Optional[np.ndarray] = None, u0: Optional[np.ndarray] = None) -> LinearPHS:
-    """Numeric descriptor :class:`LinearPHS` around an operating point.
-
-    The state is ``xi = (x, e_w, lambda)``: storage states, efforts of the
-    dissipative ports and algebraic variables, with
-    ``E = diag(I, 0, 0)``, ``Q = diag(Hess H(x0), I, I)``, ``J`` the Dirac
-    matrix restricted to ``xi``, ``R`` diagonal with each port's resistance
-    (effort-out ports: ``1 / z'(w0)``; flow-out ports: ``z'(w0)``), and
-    ``B`` the input columns.  Deviations from the operating point.
-
-    Parameters
-    ----------
-    S : Structure
-        The structure to linearise.
-    values : mapping of sympy.Symbol to float
-        Parameter values (see :meth:`phsym.Model.parameter_values`).
-    x0 : array_like, optional
-        Storage state of the operating point (zeros by default).
-    u0 : array_like, optional
-        Inputs of the operating point (zeros by default).
-
-    Returns
-    -------
-    LinearPHS
-    """
-    op = operating_point(S, values, x0, u0)
-    subs = dict(values)
-    x_op = {s: float(op[i]) for i, s in enumerate(S.states)}
-    w_op = {d.w: float(op[S.n_x + j]) for j, d in enumerate(S.dissipative)}
-    u_idx = list(range(S.block("u").start, S.block("u").stop))
-    Jn = S.J_numeric(values).toarray()
-    if np.any(Jn[np.ix_(u_idx, u_idx)] != 0):
-        raise StructureError("sources are directly coupled (feedthrough between ports)",
-                             [S.variables[i].element for i in u_idx],
-                             hint="add a series or parallel resistance between the sources")
-    n = S.n_x + S.n_w + S.n_lambda
-    keep = list(range(n))
-    Rdiag = np.zeros(n)
-    for j, d in enumerate(S.dissipative):
-        D = float(_fill(sp.diff(d.z, d.w), subs).xreplace({d.w: w_op[d.w]}))
-        if not np.isfinite(D) or D < 0:
-            raise StructureError(f"dissipative law of {d.element} has slope {D} at the operating point",
-                                 [d.element])
-        if d.effort_out:
-            if D <= 1e-300:          # open port: its effort is frozen, drop it
-                keep.remove(S.n_x + j)
-            else:
-                Rdiag[S.n_x + j] = 1.0 / D
-        else:
-            Rdiag[S.n_x + j] = D
-    Hn = storage_hessian(S, subs, x_op)
-    Q = np.eye(n)
-    Q[:S.n_x, :S.n_x] = Hn
-    E = np.diag([1.0] * S.n_x + [0.0] * (n - S.n_x))
-    names = [v.name for v in S.variables[:n]]
-    names = [("e_" + S.variables[i].element) if S.variables[i].block == "w" else names[i] for i in range(n)]
-    k = np.array(keep, dtype=int)
-    return LinearPHS(Jn[np.ix_(k, k)], np.diag(Rdiag[k]), Q[np.ix_(k, k)], Jn[np.ix_(k, u_idx)],
-                     E[np.ix_(k, k)], states=[names[i] for i in keep],
-                     inputs=[str(u) for u in S.inputs], outputs=[f"y({u})" for u in S.inputs])

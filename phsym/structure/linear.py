@@ -15,7 +15,9 @@ from typing import Any, Dict, Optional, Sequence, Union
 import numpy as np
 import scipy.linalg as sla
 
+from ..common.schemes import get_scheme
 from ..errors import StructureError
+from .discrete import state_transition, theta_step
 
 __all__ = ["LinearPHS"]
 
@@ -293,33 +295,30 @@ class LinearPHS:
         return control.ss(*self.to_state_space())
 
     def discretize(self, h: float, method: str = "midpoint") -> tuple:
-        """Discrete-time update ``x_{k+1} = Ad x_k + Bd u_*`` of a regular system.
+        """Discrete-time update ``x_{k+1} = Ad x_k + Bd u_*`` (see :mod:`phsym.structure.discrete`).
+
+        For a descriptor system the update is that of the differential
+        variables (those whose column of E is non-zero); algebraic variables
+        are step values.
 
         Parameters
         ----------
         h : float
             Time step in seconds.
-        method : {"midpoint", "backward_euler"}
-            ``midpoint`` (Cayley-Tustin, input ``u_* = (u_k + u_{k+1})/2``)
-            or ``backward_euler`` (``u_* = u_{k+1}``).
+        method : str
+            A scheme of :mod:`phsym.common.schemes`: ``midpoint`` (Cayley-Tustin,
+            ``u_* = (u_k + u_{k+1})/2``), ``backward_euler`` (``u_* = u_{k+1}``)
+            or ``explicit_euler`` (``u_* = u_k``).
 
         Returns
         -------
         tuple of numpy.ndarray
             ``(Ad, Bd)``.
         """
-        if self.is_descriptor:
-            raise StructureError("discretize() needs a regular E; simulate descriptor "
-                                 "systems with Model.simulator or reduce them first")
-        theta = {"midpoint": 0.5, "backward_euler": 1.0}.get(method)
-        if theta is None:
-            raise ValueError(f"unknown method {method!r}")
-        A = self.A
-        M = self.E - theta * h * A
-        lu = sla.lu_factor(M)
-        Ad = sla.lu_solve(lu, self.E + (1 - theta) * h * A)
-        Bd = sla.lu_solve(lu, h * self.B)
-        return Ad, Bd
+        scheme = get_scheme(method, ("midpoint", "backward_euler", "explicit_euler"), StructureError)
+        if not (h > 0 and np.isfinite(h)):
+            raise StructureError(f"step h must be positive and finite, got {h}")
+        return state_transition(theta_step(self.E, self.A, self.B, float(h), scheme))[:2]
 
     # ------------------------------------------------------------ conversion
     def to_dict(self) -> Dict[str, Any]:

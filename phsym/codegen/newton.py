@@ -1,0 +1,387 @@
+"""The one Newton step loop: generated numba modules for any model and scheme.
+
+:func:`module_source` writes a module with
+
+* ``resjac(x, v, ub, p, xs, h, F, Jm)``: residual and Jacobian of the step
+  (:func:`phsym.codegen.steps.step_equations`, after common-subexpression
+  elimination);
+* ``run(...)``: the whole compiled time loop: predictor (linear extrapolation
+  of the last two steps), damped Newton with a contraction test, LU with
+  partial pivoting (:mod:`phsym.codegen.kernels`), then H(x), the effort
+  vector, the port outputs and the dissipated power of every step.
+
+With sensitivities (:mod:`phsym.codegen.sensitivity`) the same loop also
+differentiates each converged step with respect to parameters and initial
+states (extra functions ``sens`` and ``outs``, extra arguments of ``run``):
+the grey-box fit sees exactly the steps the simulator takes.
+
+Parameters enter as the float64 array ``p``, so changing them never
+regenerates or recompiles.  Every module starts with a header naming the
+netlist, phsym's version, the scheme and a legend of ``p[i]``, ``v[i]`` and
+``e[i]``.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import sympy as sp
+
+from ..common.schemes import get_scheme
+from ..structure.dirac import Structure
+from .cache import cache_key, load_module
+from .printing import block, unroll
+from .steps import DD_THRESHOLD, StepEquations, step_equations
+
+__all__ = ["GeneratedStep", "SensitivityCode", "generate", "module_source", "input_expression", "parameter_array"]
+
+#: Functions only ``run`` calls: no CPython entry point (saves its compile).
+CALLEE = '@njit(cache=True, error_model="numpy", no_cpython_wrapper=True)'
+#: Functions Python calls too (sensitivity modules).
+PUBLIC = '@njit(cache=True, error_model="numpy")'
+
+#: Arguments of every generated ``run`` (the sensitivity variant appends more).
+RUN_ARGS = ("x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, IT, FL, E, rec_e, info, "
+            "F, Jm, piv, d, vp, wt, ub, e, y, vold")
+SENS_ARGS = "Sx, Yo, DY, want, Fx, Fp, Sv, Gv, Gx, Gp, yo"
+
+
+@dataclass
+class GeneratedStep:
+    """A generated step module and its layout.
+
+    Attributes
+    ----------
+    module : module
+        The imported module (functions ``resjac`` and ``run``).
+    key : str
+        Cache key.
+    parameters : list of sympy.Symbol
+        Order of the parameter array ``p``.
+    unknowns : list of str
+        Names of the Newton unknowns (``q_C1`` for the increment of that state, ``w_...``, ``lam_...``).
+    n_x, n_v, n_e, n_u : int
+        States, unknowns, effort-vector size, ports.
+    explicit_w : list of str
+        Dissipative ports eliminated explicitly.
+    scheme : str
+        Canonical scheme name.
+    source : str
+        The module's Python source.
+    """
+
+    module: object
+    key: str
+    parameters: List[sp.Symbol]
+    unknowns: List[str]
+    n_x: int
+    n_v: int
+    n_e: int
+    n_u: int
+    explicit_w: List[str] = field(default_factory=list)
+    scheme: str = ""
+    source: str = ""
+
+
+@dataclass
+class SensitivityCode:
+    """What a sensitivity module adds to the Newton module (see :mod:`phsym.codegen.sensitivity`).
+
+    Attributes
+    ----------
+    functions : list of str
+        Source lines of ``sens`` and ``outs``.
+    n_y, n_f : int
+        Number of outputs and of free parameters.
+    legend : list of str
+        Header lines describing outputs and free parameters.
+    """
+
+    functions: List[str]
+    n_y: int
+    n_f: int
+    legend: List[str]
+
+
+def input_expression(scheme: str, i: str = "i") -> str:
+    """Source of the input of step ``k -> k+1`` for ``scheme`` (its ``inputs`` rule).
+
+    Parameters
+    ----------
+    scheme : str
+        Scheme name.
+    i : str
+        Index expression of the input.
+    """
+    rule = get_scheme(scheme).inputs
+    return {"mid": f"0.5 * (U[k, {i}] + U[k + 1, {i}])", "end": f"U[k + 1, {i}]", "start": f"U[k, {i}]"}[rule]
+
+
+def _solve(nv: int, ind: str) -> List[str]:
+    """Newton direction ``d = -Jm^{-1} F`` (status 3 on a singular Jacobian)."""
+    if nv == 1:
+        return [f"{ind}if Jm[0, 0] == 0.0:", f"{ind}    status = 3", f"{ind}    qi = 0", f"{ind}    break",
+                f"{ind}d[0] = -F[0] / Jm[0, 0]"]
+    return [f"{ind}if not lu_factor(Jm, piv):", f"{ind}    status = 3", f"{ind}    qi = 0", f"{ind}    break",
+            f"{ind}for i in range({nv}):", f"{ind}    d[i] = -F[i]", f"{ind}lu_solve(Jm, piv, d)"]
+
+
+def _norm(target: str, nv: int, ind: str) -> List[str]:
+    return [f"{ind}{target} = 0.0", f"{ind}for i in range({nv}):",
+            f"{ind}    {target} += (F[i] * wt[i]) * (F[i] * wt[i])"]
+
+
+def _newton(nx: int, nv: int) -> List[str]:
+    """The damped Newton iteration of one step (inside ``for k``, 8 spaces)."""
+    a, b, c = " " * 8, " " * 12, " " * 16
+    L = [f"{a}resjac(x, v, ub, p, xs, h, F, Jm)"] + _norm("nrm", nv, a) + [
+        f"{a}while True:",
+        f"{b}if not math.isfinite(nrm):",
+        f"{c}status = 2",
+        f"{c}qi = -1",
+        f"{c}for i in range({nv}):",
+        f"{c}    if qi < 0 and not math.isfinite(F[i]):",
+        f"{c}        qi = i",
+        f"{c}break"]
+    L += _solve(nv, b)
+    L += [f"{b}worst = 0.0",
+          f"{b}for i in range({nx}):",
+          f"{b}    r = abs(d[i]) / (abs(v[i]) + abs(x[i]) + xs[i])",
+          f"{b}    if not (r <= worst):",
+          f"{b}        worst = r",
+          f"{b}        qi = i"]
+    if nv > nx:
+        L += [f"{b}for i in range({nx}, {nv}):",
+              f"{b}    r = abs(d[i]) / (abs(v[i]) + 1.0)",
+              f"{b}    if not (r <= worst):",
+              f"{b}        worst = r",
+              f"{b}        qi = i"]
+    L += [f"{b}# converged: step below tol, or (contracting iteration) the",
+          f"{b}# estimated remaining error theta/(1-theta)*|d| below tol",
+          f"{b}conv = worst <= tol",
+          f"{b}if not conv and it > 0 and worst < rprev:",
+          f"{b}    theta = worst / rprev",
+          f"{b}    conv = theta / (1.0 - theta) * worst <= tol",
+          f"{b}rprev = worst",
+          f"{b}for i in range({nv}):",
+          f"{b}    vp[i] = v[i]",
+          f"{b}    v[i] += d[i]",
+          f"{b}it += 1",
+          f"{b}if conv:",
+          f"{c}break",
+          f"{b}if it >= maxit:",
+          f"{c}status = 1",
+          f"{c}break",
+          f"{b}resjac(x, v, ub, p, xs, h, F, Jm)"] + _norm("nn", nv, b) + [
+          f"{b}lam = 1.0",
+          f"{b}while not (nn <= nrm) and lam > 1e-3:",
+          f"{c}lam *= 0.5",
+          f"{c}for i in range({nv}):",
+          f"{c}    v[i] = vp[i] + lam * d[i]",
+          f"{c}resjac(x, v, ub, p, xs, h, F, Jm)"] + _norm("nn", nv, c) + [
+          f"{b}nrm = nn"]
+    return L
+
+
+def _sensitivities(nx: int, nv: int, ny: int, nf: int) -> List[str]:
+    """Differentiate the converged step (inside ``for k``, 8 spaces)."""
+    a, b = " " * 8, " " * 12
+    L = [f"{a}outs(x, v, ub, p, xs, h, yo, Gv, Gx, Gp)",
+         f"{a}for r in range({ny}):",
+         f"{a}    Yo[k, r] = yo[r]",
+         f"{a}if want:"]
+    if nv:
+        L += [f"{b}resjac(x, v, ub, p, xs, h, F, Jm)       # Jacobian at the converged step"]
+        if nv > 1:
+            L += [f"{b}if not lu_factor(Jm, piv):", f"{b}    info[0] = k", f"{b}    info[1] = 3",
+                  f"{b}    info[2] = 0", f"{b}    return k"]
+        L += [f"{b}sens(x, v, ub, p, xs, h, Fx, Fp)",
+              f"{b}for c in range(Sx.shape[1]):",
+              f"{b}    for i in range({nv}):",
+              f"{b}        s = Fp[i, c] if c < {nf} else 0.0",
+              f"{b}        for j in range({nx}):",
+              f"{b}            s += Fx[i, j] * Sx[j, c]",
+              f"{b}        d[i] = -s"]
+        L += ([f"{b}    d[0] = d[0] / Jm[0, 0]"] if nv == 1 else [f"{b}    lu_solve(Jm, piv, d)"])
+        L += [f"{b}    for i in range({nv}):", f"{b}        Sv[i, c] = d[i]"]
+    L += [f"{b}for r in range({ny}):",
+          f"{b}    for c in range(Sx.shape[1]):",
+          f"{b}        s = Gp[r, c] if c < {nf} else 0.0"]
+    if nv:
+        L += [f"{b}        for i in range({nv}):", f"{b}            s += Gv[r, i] * Sv[i, c]"]
+    L += [f"{b}        for j in range({nx}):",
+          f"{b}            s += Gx[r, j] * Sx[j, c]",
+          f"{b}        DY[k, r, c] = s"]
+    if nv:
+        L += [f"{b}for j in range({nx}):", f"{b}    for c in range(Sx.shape[1]):",
+              f"{b}        Sx[j, c] += Sv[j, c]"]
+    return L
+
+
+def _legend(eq: StepEquations, parameters: Sequence[sp.Symbol]) -> List[str]:
+    S = eq.S
+    L = ["Parameters p[i]:"] + [f"    p[{i}] = {s}" for i, s in enumerate(parameters)]
+    L += ["Newton unknowns v[i] (a state's name stands for its increment over the step):"]
+    L += [f"    v[{i}] = {n}" for i, n in enumerate(eq.names)]
+    L += ["Efforts e[i] (Dirac form [dx/dt; f_w; 0; -y] = J e):"]
+    what = {"x": "dH/d{}", "w": "effort of dissipative port {}", "lambda": "{} (algebraic)", "u": "input {}"}
+    L += [f"    e[{i}] = " + what[v.block].format(v.name) for i, v in enumerate(S.variables)]
+    L += ["Outputs y[i]:"] + [f"    y[{i}] = y({u})" for i, u in enumerate(S.inputs)]
+    return L
+
+
+def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: str, source: str,
+                  sens: Optional[SensitivityCode] = None) -> str:
+    """Python source of a step module (see the module docstring).
+
+    Parameters
+    ----------
+    eq : StepEquations
+        The step, in parameter symbols ``p_i`` (see :func:`generate`).
+    parameters : sequence of sympy.Symbol
+        The model's parameters in the order of ``p`` (for the legend).
+    scheme : str
+        Scheme name.
+    source : str
+        What the module was generated from (netlist file or model name).
+    sens : SensitivityCode, optional
+        Sensitivity functions and sizes; ``None`` for a simulation module.
+    """
+    from .. import __version__
+    S = eq.S
+    nx, nu, ne, nv = S.n_x, S.n_u, S.size, len(eq.V)
+    P = len(parameters)
+    sizes = {"x": nx, "xs": nx, "v": nv, "ub": nu, "p": P}
+    jac_idx = [((r, c), dv) for r in range(nv) for c in range(nv) if (dv := sp.diff(eq.F[r], eq.V[c])) != 0]
+    jac = [(f"Jm[{r}, {c}]", dv) for (r, c), dv in jac_idx]
+    nw, nl = S.n_w, S.n_lambda
+    ys = [-eq.Je(nx + nw + nl + i) for i in range(nu)]
+    pdiss = sp.Add(*[eq.wsym[j] * eq.z_of(j, eq.wsym[j]) for j in range(nw)])
+    Hexpr = S.hamiltonian.xreplace(eq.psub).xreplace(dict(zip(S.states, eq.X)))
+    what = "forward sensitivities of " if sens else ""
+    doc = [f'"""Generated by phsym {__version__} (phsym.codegen.newton) from {source}: {what}the '
+           f'{scheme} step, {nx} states, {nv} Newton unknowns, divided-difference threshold {DD_THRESHOLD:g}.',
+           "Do not edit: phsym rewrites it from the netlist.", ""] + _legend(eq, parameters)
+    if sens:
+        doc += sens.legend
+    L = doc + ['"""', "import math", "from numba import njit"]
+    if nv > 1:   # a single unknown is a division: do not compile the LU kernels
+        L += ["from phsym.codegen.kernels import lu_factor, lu_solve"]
+    L += ["", f'KIND = "{"sensitivity" if sens else "newton"}"', f"UNKNOWNS = {eq.names!r}", "",
+          PUBLIC if sens else CALLEE, "def resjac(x, v, ub, p, xs, h, F, Jm):"]
+    if nv:
+        # the caller owns Jm: clear its structural zeros (constant bounds: a
+        # loop over Jm.shape cost the clipper 25 % of its speed)
+        filled = {rc for rc, _ in jac_idx}
+        zeros = [(r, c) for r in range(nv) for c in range(nv) if (r, c) not in filled]
+        if len(zeros) <= 64:
+            L += [f"    Jm[{r}, {c}] = 0.0" for r, c in zeros]
+        else:
+            L += [f"    for i in range({nv}):", f"        for j in range({nv}):", "            Jm[i, j] = 0.0"]
+        L += block([(f"F[{i}]", f) for i, f in enumerate(eq.F)] + jac, sizes)
+    else:
+        L += ["    return"]
+    if sens:
+        L += [""] + sens.functions
+    # energy and the post-step quantities are written into run itself: each
+    # separately compiled function costs a fixed 0.1-0.15 s of cold start
+    energy = block([("hh", Hexpr)], {"x": nx, "p": P}, " " * 8)
+    post = block([(f"e[{i}]", ex) for i, ex in enumerate(eq.e)] + [(f"y[{i}]", ex) for i, ex in enumerate(ys)]
+                 + [("pdis", pdiss)], sizes, " " * 8)
+    args = RUN_ARGS + (", " + SENS_ARGS if sens else "")
+    a, b = " " * 4, " " * 8
+    R = ["", "", '@njit(cache=True, error_model="numpy")', f"def run({args}):",
+         f"{a}# work arrays come from the caller: np.zeros/np.ones inside the loop",
+         f"{a}# would compile their numpy overloads, about 0.7 s of cold start"]
+    R += [ln[4:] for ln in energy] + [f"{a}Hh[k0] = hh",
+                                      f"{a}# v and vold (the predictor's history) persist across calls, so a run in",
+                                      f"{a}# chunks (progress bars) steps exactly like one call",
+                                      f"{a}for k in range(k0, k1):",
+                                      f"{b}for i in range({nu}):",
+                                      f"{b}    ub[i] = {input_expression(scheme)}"]
+    if nv:
+        R += [f"{b}# predictor: linear extrapolation of the previous two steps' unknowns",
+              f"{b}for i in range({nv}):", f"{b}    tmp = v[i]", f"{b}    v[i] = 2.0 * v[i] - vold[i]",
+              f"{b}    vold[i] = tmp"]
+    R += [f"{b}for i in range({nx}):", f"{b}    wt[i] = 1.0 / (abs(x[i]) + xs[i])",
+          f"{b}it = 0", f"{b}status = 0", f"{b}qi = -1", f"{b}rprev = 1e300"]
+    if nv:
+        R += _newton(nx, nv)
+    R += [f"{b}IT[k] = it",
+          f"{b}if status != 0:",
+          f"{b}    FL[k] = status",
+          f"{b}    if not flag:",
+          f"{b}        info[0] = k",
+          f"{b}        info[1] = status",
+          f"{b}        info[2] = qi",
+          f"{b}        return k",
+          f"{b}    for i in range({nv}):",
+          f"{b}        if not math.isfinite(v[i]):",
+          f"{b}            v[i] = 0.0"]
+    R += post
+    R += [f"{b}Pd[k] = pdis", f"{b}ps = 0.0", f"{b}for i in range({nu}):", f"{b}    Y[k, i] = y[i]",
+          f"{b}    ps += y[i] * ub[i]", f"{b}Ps[k] = ps", f"{b}if rec_e:", f"{b}    for i in range({ne}):",
+          f"{b}        E[k, i] = e[i]"]
+    if sens:
+        R += _sensitivities(nx, nv, sens.n_y, sens.n_f)
+    R += [f"{b}for i in range({nx}):", f"{b}    x[i] += v[i]", f"{b}    X[k + 1, i] = x[i]"]
+    R += energy + [f"{b}Hh[k + 1] = hh",
+                   f"{b}if not math.isfinite(hh):",
+                   f"{b}    info[0] = k",
+                   f"{b}    info[1] = 4",
+                   f"{b}    info[2] = 0",
+                   f"{b}    for i in range({nx}):",
+                   f"{b}        if not math.isfinite(x[i]):",
+                   f"{b}            info[2] = i",
+                   f"{b}    if not flag:",
+                   f"{b}        return k",
+                   f"{b}    FL[k] = 4",
+                   f"{a}return -1", ""]
+    return "\n".join(L) + unroll("\n".join(R))
+
+
+_MEMO: "Optional[weakref.WeakKeyDictionary]" = None
+
+
+def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source: str = "") -> GeneratedStep:
+    """Generate, write to the cache and import the step module of ``scheme`` (memoised per structure).
+
+    Parameters
+    ----------
+    S : Structure
+        The structure.
+    parameters : sequence of sympy.Symbol
+        Every parameter symbol the expressions may use, in the order of the
+        runtime array ``p``.
+    scheme : str
+        ``discrete_gradient``, ``midpoint`` or ``backward_euler``.
+    source : str
+        Netlist file or model name, for the module header.
+    """
+    scheme = get_scheme(scheme, ("discrete_gradient", "midpoint", "backward_euler")).name
+    global _MEMO
+    if _MEMO is None:
+        _MEMO = weakref.WeakKeyDictionary()
+    memo = _MEMO.setdefault(S, {})
+    mkey = (scheme, tuple(parameters), source)
+    if mkey not in memo:
+        _, psub = parameter_array(parameters)
+        eq = step_equations(S, scheme, psub)
+        body = module_source(eq, parameters, scheme, source)
+        key = cache_key(body, scheme)
+        memo[mkey] = GeneratedStep(load_module(body, key), key, list(parameters), eq.names, S.n_x, len(eq.V),
+                                   S.size, S.n_u, [S.dissipative[j].element for j in eq.explicit], scheme, body)
+    return memo[mkey]
+
+
+def parameter_array(parameters: Sequence[sp.Symbol]) -> Tuple[List[sp.Symbol], Dict[sp.Symbol, sp.Symbol]]:
+    """Symbols ``p_i`` of the runtime parameter array and the substitution to them.
+
+    Parameters
+    ----------
+    parameters : sequence of sympy.Symbol
+        Parameter symbols in array order.
+    """
+    P = [sp.Symbol(f"p_{i}", real=True) for i in range(len(parameters))]
+    return P, dict(zip(parameters, P))

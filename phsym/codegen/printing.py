@@ -1,0 +1,117 @@
+"""Printing sympy expressions as numba-ready Python (one printer for all generated code).
+
+* :func:`assign` writes CSE'd assignments ``target = expr``;
+* :func:`block` adds the loads of the array entries the assignments use
+  (``x_0 = x[0]``), so generated functions read only what they need;
+* :func:`unroll` writes out short loops with literal bounds (a numba loop
+  costs type inference and lowering far beyond its statements).
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Sequence, Tuple
+
+import sympy as sp
+from sympy.printing.pycode import PythonCodePrinter
+
+__all__ = ["pr", "assign", "block", "unroll", "UNROLL"]
+
+#: Loops over at most this many entries are written out (unrolling cut the
+#: clipper's cold compile by about a fifth).
+UNROLL = 4
+_FOR = re.compile(r"^(\s*)for i in range\((\d+)(?:, (\d+))?\):$")
+_I = re.compile(r"\bi\b")
+
+
+class _Printer(PythonCodePrinter):
+    """Plain Python printer (``math.`` functions, conditional expressions: numba
+    rejects the NumPy printer's ``numpy.select`` for scalars)."""
+
+    def _print_Float(self, expr):
+        return repr(float(expr))
+
+
+def pr(expr: sp.Expr) -> str:
+    """Python source of ``expr``.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        Expression in plain symbols.
+    """
+    return _Printer({"fully_qualified_modules": True, "standard": "python3"}).doprint(expr)
+
+
+def assign(lines: List[str], exprs: Sequence[Tuple[str, sp.Expr]], indent: str = "    ") -> None:
+    """Append CSE'd assignments ``target = expr`` to ``lines``.
+
+    Parameters
+    ----------
+    lines : list of str
+        Output lines.
+    exprs : sequence of (str, sympy.Expr)
+        Targets and expressions.
+    indent : str
+        Indentation of the lines.
+    """
+    targets = [t for t, _ in exprs]
+    reps, red = sp.cse([e for _, e in exprs], symbols=sp.numbered_symbols("_c"), optimizations=None)
+    for s, e in reps:
+        lines.append(f"{indent}{s} = {pr(e)}")
+    for t, e in zip(targets, red):
+        lines.append(f"{indent}{t} = {pr(e)}")
+
+
+def block(exprs: Sequence[Tuple[str, sp.Expr]], sizes: Dict[str, int], indent: str = "    ") -> List[str]:
+    """CSE'd assignments preceded by loads ``a_i = a[i]`` of the entries they use.
+
+    Parameters
+    ----------
+    exprs : sequence of (str, sympy.Expr)
+        Targets and expressions written in symbols ``a_i`` of arrays ``a``.
+    sizes : dict of str to int
+        Arrays that may be loaded and their lengths.
+    indent : str
+        Indentation.
+    """
+    code: List[str] = []
+    assign(code, exprs, indent)
+    names = "|".join(re.escape(a) for a in sizes)
+    used = set(re.findall(rf"\b({names})_(\d+)\b", "\n".join(code))) if sizes else set()
+    loads = [f"{indent}{a}_{i} = {a}[{i}]" for a, n in sizes.items() for i in range(n) if (a, str(i)) in used]
+    return loads + code
+
+
+def unroll(src: str) -> str:
+    """Write out ``for i in range(a[, b])`` loops with literal bounds and at most
+    :data:`UNROLL` iterations (bodies must not ``break``).
+
+    Parameters
+    ----------
+    src : str
+        Python source.
+    """
+    lines = src.split("\n")
+    out: List[str] = []
+    j = 0
+    while j < len(lines):
+        m = _FOR.match(lines[j])
+        if not m:
+            out.append(lines[j])
+            j += 1
+            continue
+        ind = m.group(1)
+        lo, hi = (int(m.group(2)), int(m.group(3))) if m.group(3) else (0, int(m.group(2)))
+        body = []
+        j += 1
+        while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > len(ind)):
+            body.append(lines[j])
+            j += 1
+        if hi - lo > UNROLL or any("break" in b for b in body):
+            out.append(lines[j - len(body) - 1])
+            out.extend(body)
+            continue
+        step = len(body[0]) - len(body[0].lstrip()) - len(ind) if body else 4
+        for k in range(lo, hi):
+            out.extend(_I.sub(str(k), b[step:]) if b.strip() else b for b in body)
+    return "\n".join(out)

@@ -1,0 +1,245 @@
+"""A :class:`RunPlan`: everything a run needs, in numbers, and the one run path.
+
+A plan holds the names of a model, its input waveforms (shape and numeric
+arguments), its initial state from the ICs, the parameter values, and a
+compiled loop (:mod:`phsym.simulation.engine`) with its numbers.  The
+:class:`~phsym.simulation.Simulator` builds plans from a model; a warm start
+(:mod:`phsym.simulation.warm`) loads one from the cache.  Either way
+:meth:`RunPlan.run` is the only code that turns inputs into a
+:class:`~phsym.simulation.SimulationResult`, so a warm run gives exactly the
+arrays of the symbolic run it replaces.  Nothing here imports sympy or scipy.
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import SignalError, SimulationInputError
+from .engine import LOOPS, RECORD_LIMIT
+from .result import SimulationResult
+from .signals import check_steps, grid_points, initial_state, input_array
+
+__all__ = ["RunPlan", "ModelSummary", "FORMAT"]
+
+#: Version of the plan's serialised layout (:meth:`RunPlan.to_arrays`).
+FORMAT = 2
+
+
+class _Probe(NamedTuple):
+    label: str
+
+
+class ModelSummary:
+    """The names of a model without the model: ``result.model`` after a warm start.
+
+    Parameters
+    ----------
+    name : str
+        Model name.
+    states, inputs, outputs : list of str
+        Names as in :class:`~phsym.model.Model`.
+    probes : list of str
+        Declared probe labels.
+    path : str or None
+        Netlist file (for :meth:`full_model`).
+    """
+
+    def __init__(self, name: str, states: Sequence[str], inputs: Sequence[str], outputs: Sequence[str],
+                 probes: Sequence[str], path: Optional[str]):
+        self.name, self.states, self.inputs, self.outputs = name, list(states), list(inputs), list(outputs)
+        self.probes = [_Probe(p) for p in probes]
+        self.path = path
+        self._model = None
+
+    def full_model(self):
+        """The :class:`~phsym.model.Model` of the netlist (built on first call)."""
+        if self._model is None:
+            if self.path is None:
+                raise SignalError(f"{self.name}: no netlist file to build the model from")
+            from ..model import load
+            self._model = load(self.path)
+        return self._model
+
+    def __repr__(self) -> str:
+        return f"<ModelSummary {self.name!r} (warm start of {self.path})>"
+
+
+class RunPlan:
+    """Numbers of one simulator at one parameter set (see the module docstring).
+
+    Parameters
+    ----------
+    summary : ModelSummary
+        Names (states, inputs, outputs, declared probes) and the netlist path.
+    fs : float
+        Sample rate in Hz.
+    scheme : str
+        Canonical scheme name.
+    loop : NewtonLoop, DenseLinearLoop or SparseLinearLoop
+        The compiled loop with its numbers.
+    waveforms : list
+        Per input: ``None`` or ``(shape, numeric arguments)``.
+    x_ic : ndarray
+        Initial state from the netlist ICs (zero elsewhere).
+    x_ic_desc : str
+        What ``x_ic`` is.
+    values : dict of str to float
+        Parameter values by name.
+    record_efforts : bool or "auto"
+        Keep the effort vector of every step (needed for probes).
+    probe_vectors : dict of str to ndarray, optional
+        ``signal = efforts @ vector`` of declared (and already asked) labels.
+    resolver : callable(label) -> ndarray, optional
+        Vector of any other label (symbolic plans); warm plans build the
+        model from ``summary.path`` on demand.
+    model : object, optional
+        What ``result.model`` is (the Model or LinearPHS; default the summary).
+    """
+
+    def __init__(self, summary: ModelSummary, fs: float, scheme: str, loop, waveforms: list,
+                 x_ic: np.ndarray, x_ic_desc: str, values: Dict[str, float], record_efforts=True,
+                 probe_vectors: Optional[Dict[str, np.ndarray]] = None,
+                 resolver: Optional[Callable[[str], np.ndarray]] = None, model=None):
+        self.summary = summary
+        self.fs = float(fs)
+        self.h = 1.0 / self.fs
+        self.scheme = scheme
+        self.loop = loop
+        self.waveforms = waveforms
+        self.x_ic = np.asarray(x_ic, dtype=float)
+        self.x_ic_desc = x_ic_desc
+        self.values = dict(values)
+        self.record_efforts = record_efforts
+        self.vectors: Dict[str, np.ndarray] = dict(probe_vectors or {})
+        self.resolver = resolver
+        self.model = summary if model is None else model
+
+    # ----------------------------------------------------------------- inputs
+    def _waveform(self, i: int, t: np.ndarray) -> Optional[np.ndarray]:
+        wf = self.waveforms[i]
+        if wf is None:
+            return None
+        if isinstance(wf, Exception):      # an invalid netlist waveform, reported when used
+            raise wf
+        from ..netlist.shapes import evaluate_shape
+        return evaluate_shape(wf[0], np.asarray(wf[1], dtype=float), t)
+
+    def inputs(self, u=None, duration: Optional[float] = None) -> np.ndarray:
+        """Inputs on the grid ``t_k = k h`` as an array ``(N + 1, n_u)``.
+
+        Parameters
+        ----------
+        u : array_like, dict or None
+            See :meth:`run`.
+        duration : float, optional
+            Simulated time in seconds.
+        """
+        return input_array(self.summary.inputs, u, grid_points(duration, self.fs), self.h, self._waveform)
+
+    def probe_vector(self, label: str) -> np.ndarray:
+        """Vector ``c`` with ``signal = efforts @ c`` for a signal label.
+
+        Parameters
+        ----------
+        label : str
+            ``v(out)``, ``v(a,b)``, ``i(R1)``, ``v(R1)`` or ``y(V1)``.
+        """
+        if label not in self.vectors:
+            if self.resolver is None:
+                if self.summary.path is None:
+                    raise SignalError(f"{label!r}: {self.summary.name} has no netlist to resolve signals from")
+                from .probes import probe_vector
+                model = self.summary.full_model()
+                values = model.parameter_values(self.values)
+                self.resolver = lambda lab: probe_vector(model.structure, lab, values,
+                                                         model.structure.J_numeric(values))
+            self.vectors[label] = self.resolver(label)
+        return self.vectors[label]
+
+    # -------------------------------------------------------------------- run
+    def run(self, u=None, duration: Optional[float] = None, x0=None, progress=None, chunk: int = 0,
+            x0_desc: Optional[str] = None, info: Optional[dict] = None) -> SimulationResult:
+        """Simulate (see :meth:`phsym.simulation.Simulator.run`).
+
+        Parameters
+        ----------
+        u : array (N+1, n_u), dict, or None
+            Inputs at ``t_k = k / fs`` in input order; or a dict name -> array,
+            scalar or callable(t); inputs not given follow their netlist
+            waveform (or zero).
+        duration : float, optional
+            Simulated time; ``N = round(duration * fs)`` steps.
+        x0 : None, array_like or dict
+            Initial state (default: netlist ICs, zero elsewhere); a dict by
+            state name changes some states of the ICs.
+        progress : callable(done, total), optional
+            Called after each chunk of steps.
+        chunk : int
+            Steps per compiled call.
+        x0_desc : str, optional
+            Description of an ``x0`` array (e.g. a DC operating point).
+        info : dict, optional
+            Extra entries for ``result.info``.
+        """
+        U = self.inputs(u, duration)
+        N = check_steps(U, self.fs, duration)
+        names = self.summary.states
+        x, desc = initial_state(self.x_ic, self.x_ic_desc, names, x0)
+        n_e = getattr(self.loop, "n_e", 0)
+        rec = self.record_efforts
+        rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
+        A, wall = self.loop.run(x, U, self.h, rec, progress, chunk)
+        out = {"h": self.h, "fs": self.fs, "scheme": self.scheme, "engine": self.loop.KIND,
+               "x0": x0_desc or desc, "values": dict(self.values), "key": self.loop.key,
+               "compiled": self.loop.compiled, "wall_time": wall, "compile_time": self.loop.compile_time,
+               "failed_steps": int(np.count_nonzero(A.FL))}
+        out.update(info or {})
+        return SimulationResult(self.model, self.summary, np.arange(N + 1) * self.h, A.X, U, A.Y, A.Hh, A.Pd,
+                                A.Ps, A.IT, A.FL, A.E if rec else None, self.probe_vector, out)
+
+    # ---------------------------------------------------------- serialisation
+    @property
+    def serialisable(self) -> bool:
+        """Whether :meth:`to_arrays` describes the plan completely (no invalid waveform)."""
+        return not any(isinstance(w, Exception) for w in self.waveforms)
+
+    def to_arrays(self) -> Tuple[Dict[str, object], Dict[str, np.ndarray]]:
+        """``(meta, arrays)``: a JSON-able description and named arrays (see :meth:`from_arrays`)."""
+        if not self.serialisable:
+            raise SimulationInputError(f"{self.summary.name}: a netlist waveform is invalid; nothing to store")
+        loop_meta, loop_arrays = self.loop.to_arrays()
+        s = self.summary
+        meta = {"format": FORMAT, "name": s.name, "path": s.path, "states": s.states, "inputs": s.inputs,
+                "outputs": s.outputs, "probes": [p.label for p in s.probes], "fs": self.fs,
+                "scheme": self.scheme, "x_ic_desc": self.x_ic_desc, "values": self.values,
+                "record_efforts": self.record_efforts, "loop": loop_meta,
+                "waveforms": [None if w is None else [w[0], np.asarray(w[1], float).tolist()]
+                              for w in self.waveforms]}
+        arrays = {"x_ic": self.x_ic, **{f"loop_{k}": v for k, v in loop_arrays.items()}}
+        for i, p in enumerate(meta["probes"]):
+            arrays[f"probe_{i}"] = self.probe_vector(p)
+        return meta, arrays
+
+    @classmethod
+    def from_arrays(cls, meta: Dict[str, object], arrays: Dict[str, np.ndarray]) -> "RunPlan":
+        """The plan described by :meth:`to_arrays` (the loop's module loads on first run).
+
+        Parameters
+        ----------
+        meta : dict
+            JSON-able description.
+        arrays : dict of str to ndarray
+            Named arrays.
+        """
+        if meta.get("format") != FORMAT:
+            raise SimulationInputError(f"plan format {meta.get('format')!r}, expected {FORMAT}")
+        loop_meta = meta["loop"]
+        loop = LOOPS[loop_meta["kind"]].from_arrays(
+            loop_meta, {k[5:]: v for k, v in arrays.items() if k.startswith("loop_")})
+        probes: List[str] = list(meta["probes"])
+        summary = ModelSummary(meta["name"], meta["states"], meta["inputs"], meta["outputs"], probes, meta["path"])
+        waves = [None if w is None else (w[0], np.asarray(w[1], float)) for w in meta["waveforms"]]
+        return cls(summary, meta["fs"], meta["scheme"], loop, waves, arrays["x_ic"], meta["x_ic_desc"],
+                   meta["values"], meta["record_efforts"],
+                   {p: arrays[f"probe_{i}"] for i, p in enumerate(probes)})

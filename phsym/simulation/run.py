@@ -1,0 +1,89 @@
+"""``phsym.simulate``: build (or load) a simulator and run it, in one call."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Mapping, Optional
+
+from ..errors import SimulationError
+from .result import SimulationResult
+from .signals import sample_rate
+from .warm import load_plan, save_plan, snapshot_key
+
+__all__ = ["simulate"]
+
+
+def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None,
+             params: Optional[Mapping[str, float]] = None, method: str = "auto",
+             progress: Optional[Callable[[int, int], None]] = None, warm_start: bool = True,
+             **options) -> SimulationResult:
+    """Simulate a model, a netlist file or a saved LinearPHS in one call.
+
+    A netlist file simulated before (same text, rate, method and options, no
+    parameter overrides) starts warm: from a cached plan, without building
+    the symbolic model (see :mod:`phsym.simulation.warm`).
+
+    Parameters
+    ----------
+    model : Model, LinearPHS, str or pathlib.Path
+        A model, a netlist file, or a ``.json`` file written by :meth:`LinearPHS.save`.
+    fs : float
+        Sample rate in Hz.
+    u : array_like or dict, optional
+        Inputs (see :meth:`phsym.simulation.Simulator.run`); netlist
+        waveforms are the default.
+    duration : float, optional
+        Length in seconds (needed when no input array fixes it).
+    x0 : array_like, dict or "dc", optional
+        Initial state.
+    params : dict, optional
+        Parameter overrides by name.
+    method : str
+        Scheme (see :class:`~phsym.simulation.Simulator`).
+    progress : callable(done, total), optional
+        Called after each chunk of steps.
+    warm_start : bool
+        Use and fill the warm-start cache (default True).
+    **options
+        Passed to :class:`~phsym.simulation.Simulator`.
+
+    Returns
+    -------
+    SimulationResult
+    """
+    fs = sample_rate(fs)
+    is_file = isinstance(model, (str, os.PathLike))
+    eligible = (warm_start and is_file and Path(model).suffix.lower() != ".json" and not params
+                and not (isinstance(x0, str) and x0.strip().lower() == "dc"))
+    key = None
+    if eligible:
+        try:
+            text = Path(model).read_bytes()
+        except OSError:
+            eligible = False     # the symbolic path reports the missing file
+        else:
+            key = snapshot_key(text, fs, method, options)
+            plan = load_plan(key)
+            if plan is not None:
+                try:
+                    return plan.run(u, duration, x0, progress, info={"warm_start": True})
+                except ImportError:     # its generated module left the cache: rebuild below
+                    pass
+    from ..model import load
+    from .simulator import Simulator
+    if is_file:
+        model = load(model)
+    sim = Simulator(model, fs, method, **options)
+    res = sim.run(u=u, duration=duration, x0=x0, params=params, progress=progress)
+    if eligible and key is not None:
+        plan = sim.plan(None)
+        if plan.serialisable:
+            try:
+                save_plan(plan, key)
+            except (OSError, SimulationError):
+                pass     # a read-only cache only costs the next run its warm start
+            else:
+                if plan.loop.key:      # Newton loop or unrolled linear loop
+                    from ..codegen import aot
+                    aot.start_background(plan.loop.key)
+    return res
