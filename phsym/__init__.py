@@ -13,8 +13,9 @@ on first use (sympy, scipy and numba take about a second to import, and a
 warm simulation of a cached netlist needs none of them).
 """
 from .common.lazy import attach
-from .errors import (CacheWarning, IdentificationError, NetlistError, NetlistWarning, PhsymError,
-                     PhsymWarning, SignalError, SimulationError, SimulationInputError, StructureError)
+from .errors import (CacheWarning, DataFileError, IdentificationError, MissingDependencyError, NetlistError,
+                     NetlistWarning, PhsymError, PhsymWarning, SignalError, SimulationError, SimulationInputError,
+                     StructureError, UnknownNameError)
 
 __version__ = "0.1.0"
 
@@ -29,6 +30,6 @@ __getattr__, __dir__ = attach(
 __all__ = [
     "__version__",
     "PhsymError", "NetlistError", "StructureError", "SimulationError", "SimulationInputError", "SignalError",
-    "IdentificationError", "PhsymWarning", "NetlistWarning", "CacheWarning", "UnidentifiableParameterWarning",
+    "IdentificationError", "UnknownNameError", "DataFileError", "MissingDependencyError", "PhsymWarning", "NetlistWarning", "CacheWarning", "UnidentifiableParameterWarning",
     "Model", "parse", "load", "simulate", "Simulator", "SimulationResult", "LinearPHS",
 ]

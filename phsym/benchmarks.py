@@ -10,6 +10,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
+from .errors import StructureError
 from .structure.linear import LinearPHS
 
 __all__ = ["msd_chain"]
@@ -23,7 +24,7 @@ def _per_cell(value: Scalar_or_seq, n_cells: int, name: str) -> np.ndarray:
         return np.full(n_cells, float(arr))
     arr = arr.reshape(-1)
     if arr.size != n_cells:
-        raise ValueError(f"{name} has {arr.size} entries, expected a scalar or {n_cells}")
+        raise StructureError(f"{name} has {arr.size} entries, expected a scalar or {n_cells}")
     return arr.copy()
 
 
@@ -68,14 +69,14 @@ def msd_chain(n_cells: int = 50, io_dim: int = 2, c: Scalar_or_seq = 1.0,
     n_cells = int(n_cells)
     io_dim = int(io_dim)
     if n_cells < 1:
-        raise ValueError("n_cells must be at least 1")
+        raise StructureError("n_cells must be at least 1")
     if not 1 <= io_dim <= n_cells:
-        raise ValueError(f"io_dim must lie in [1, n_cells = {n_cells}], got {io_dim}")
+        raise StructureError(f"io_dim must lie in [1, n_cells = {n_cells}], got {io_dim}")
     cv = _per_cell(c, n_cells, "c")
     mv = _per_cell(m, n_cells, "m")
     kv = _per_cell(k, n_cells, "k")
     if np.any(cv < 0) or np.any(mv <= 0) or np.any(kv <= 0):
-        raise ValueError("need c >= 0, m > 0 and k > 0")
+        raise StructureError("need c >= 0, m > 0 and k > 0")
     n = 2 * n_cells
     iq = np.arange(0, n, 2)   # position indices
     ip = iq + 1               # momentum indices

@@ -22,19 +22,15 @@ PLUGINS = ["phsym.simulation.cli_simulate", "phsym.identify.cli_identify",
 
 def _show(args: argparse.Namespace) -> int:
     from .model import load
-    from .report import describe_json, describe_text
+    from .report import checks_pass, describe_json, describe_text
     model = load(args.file)
-    if not hasattr(model, "structure"):
-        from .errors import PhsymError
-        raise PhsymError(f"{args.file} is a saved LinearPHS (matrices E, J, R, Q, B), not a netlist: "
-                         "phsym show describes netlists; in Python, phsym.load() returns the LinearPHS")
     if args.latex:
         print(model.to_latex())
     elif args.json:
         print(describe_json(model))
     else:
         print(describe_text(model))
-    return 0 if all(model.check().values()) else 1
+    return 0 if checks_pass(model) else 1
 
 
 def build_parser() -> argparse.ArgumentParser:

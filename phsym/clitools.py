@@ -8,6 +8,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, TextIO
 
 import numpy as np
 
+from .errors import DataFileError
+
 __all__ = ["read_csv_columns", "split_names", "ProgressBar", "plot_data_and_fit"]
 
 
@@ -129,24 +131,26 @@ def read_csv_columns(path: str, columns: Sequence[str]) -> Dict[str, np.ndarray]
     Returns
     -------
     dict of str to numpy.ndarray
+        Empty cells are NaN (the first row of step quantities in a
+        ``phsym simulate --out`` table).
     """
     with open(path, newline="") as fh:
         reader = csv.reader(fh)
         try:
             header = [h.strip() for h in next(reader)]
         except StopIteration:
-            raise ValueError(f"{path} is empty") from None
+            raise DataFileError(f"{path} is empty") from None
         missing = [c for c in columns if c not in header]
         if missing:
-            raise ValueError(f"{path}: columns {missing} not found (header: {header})")
+            raise DataFileError(f"{path}: columns {missing} not found (header: {header})")
         idx = [header.index(c) for c in columns]
         rows: List[List[float]] = []
         for lineno, row in enumerate(reader, start=2):
             if not row or all(not c.strip() for c in row):
                 continue
-            try:
-                rows.append([float(row[i]) for i in idx])
+            try:     # an empty cell is a missing value (step quantities have none at t[0])
+                rows.append([float(row[i]) if row[i].strip() else float("nan") for i in idx])
             except (ValueError, IndexError):
-                raise ValueError(f"{path}:{lineno}: cannot read a number in {row}") from None
+                raise DataFileError(f"{path}:{lineno}: cannot read a number in {row}") from None
     data = np.array(rows, dtype=float).reshape(-1, len(columns))
     return {c: data[:, j] for j, c in enumerate(columns)}

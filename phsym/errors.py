@@ -11,7 +11,10 @@ caller would catch without knowing phsym (as lark's
     ├── SimulationError        (RuntimeError)  a run failed: step, time, quantity
     │   ├── SimulationInputError (ValueError)  bad arguments of a run (fs, u, x0, method...)
     │   └── SignalError          (KeyError)    unknown signal label of a result
-    └── IdentificationError    (ValueError)    inconsistent data or estimator settings
+    ├── IdentificationError    (ValueError)    inconsistent data or estimator settings
+    ├── DataFileError          (ValueError)    a data file (CSV, WAV) cannot be read: file, line
+    ├── UnknownNameError       (KeyError)      a name looked up in a table of names
+    └── MissingDependencyError (ImportError)   an optional extra is not installed
 
     PhsymWarning (UserWarning)
     ├── NetlistWarning         suspicious but legal netlist input
@@ -36,6 +39,9 @@ __all__ = [
     "SimulationInputError",
     "SignalError",
     "IdentificationError",
+    "UnknownNameError",
+    "DataFileError",
+    "MissingDependencyError",
     "PhsymWarning",
     "NetlistWarning",
     "CacheWarning",
@@ -200,15 +206,30 @@ class SimulationInputError(SimulationError, ValueError):
     state, scheme, options); raised before any step is taken."""
 
 
-class SignalError(SimulationError, KeyError):
-    """An unknown signal label (a :class:`KeyError` too, as for any mapping)."""
+class UnknownNameError(PhsymError, KeyError):
+    """A name that is not defined where it is looked up (a :class:`KeyError` too)."""
 
     def __str__(self) -> str:      # KeyError would print the message quoted
+        return Exception.__str__(self)
+
+
+class SignalError(SimulationError, UnknownNameError):
+    """An unknown signal label of a result (a :class:`KeyError` too, as for any mapping)."""
+
+    def __str__(self) -> str:
         return SimulationError.__str__(self)
 
 
 class IdentificationError(PhsymError, ValueError):
     """Identification input is inconsistent or an estimator cannot proceed."""
+
+
+class DataFileError(PhsymError, ValueError):
+    """A data file (CSV, WAV) cannot be read; the message names the file and line."""
+
+
+class MissingDependencyError(PhsymError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
 
 
 class PhsymWarning(UserWarning):

@@ -1,4 +1,6 @@
-"""Human- and machine-readable descriptions of a model (``phsym show``)."""
+"""Human- and machine-readable descriptions of a model (``phsym show``): a
+netlist :class:`~phsym.model.Model` or a saved numeric
+:class:`~phsym.structure.linear.LinearPHS`."""
 from __future__ import annotations
 
 import json
@@ -6,13 +8,64 @@ from typing import Any, Dict
 
 import sympy as sp
 
+import numpy as np
+
 from .model import Model
+from .structure.linear import LinearPHS
 
-__all__ = ["describe", "describe_text", "describe_json"]
+__all__ = ["describe", "describe_text", "describe_json", "checks_pass"]
 
 
-def describe(model: Model) -> Dict[str, Any]:
-    """Collect states, ports, parameters, H, the structure and the checks."""
+def checks_pass(model) -> bool:
+    """Whether every structure check of ``model`` holds.
+
+    Parameters
+    ----------
+    model : Model or LinearPHS
+        The model.
+    """
+    return all(model.check().values())
+
+
+def _describe_linear(lin: LinearPHS) -> Dict[str, Any]:
+    poles = lin.poles()
+    return {"name": repr(lin), "form": "linear pH-DAE (descriptor)" if lin.is_descriptor else "linear PHS",
+            "states": lin.states, "inputs": lin.inputs, "outputs": lin.outputs,
+            "hamiltonian": "x^T Q^T E x / 2",
+            "matrices": {k: getattr(lin, k).tolist() for k in ("E", "J", "R", "Q", "B")},
+            "poles": [[float(p.real), float(p.imag)] for p in poles],
+            "checks": lin.check()}
+
+
+def _text_linear(lin: LinearPHS, d: Dict[str, Any]) -> str:
+    out = [f"{d['name']}  ({d['form']}: E x' = (J - R) Q x + B u, y = B^T Q x)", ""]
+    out.append("States: " + ", ".join(d["states"]))
+    out.append("Ports: " + ", ".join(f"{u} -> {y}" for u, y in zip(d["inputs"], d["outputs"]))
+               + "   (y^T u = power received by the system)")
+    out.append("H = x^T Q^T E x / 2")
+    with np.printoptions(precision=6, suppress=True, linewidth=110):
+        for k in ("E", "J", "R", "Q", "B"):
+            out.append(f"{k} =")
+            out.extend("    " + line for line in str(getattr(lin, k)).splitlines())
+        poles = lin.poles()
+        out.append(f"Poles ({poles.size}): slowest real part {poles.real.max(initial=-np.inf):.6g}, "
+                   f"fastest |s| {np.abs(poles).max(initial=0.0):.6g}")
+    out.append("")
+    out.append("Checks:")
+    out.extend(f"  {'ok  ' if ok else 'FAIL'} {k}" for k, ok in d["checks"].items())
+    return "\n".join(out)
+
+
+def describe(model) -> Dict[str, Any]:
+    """Collect states, ports, parameters, H, the structure and the checks.
+
+    Parameters
+    ----------
+    model : Model or LinearPHS
+        The model.
+    """
+    if isinstance(model, LinearPHS):
+        return _describe_linear(model)
     S = model.structure
     ex = model.explicit
     info: Dict[str, Any] = {
@@ -45,14 +98,28 @@ def describe(model: Model) -> Dict[str, Any]:
     return info
 
 
-def describe_json(model: Model) -> str:
-    """JSON text of :func:`describe`."""
+def describe_json(model) -> str:
+    """JSON text of :func:`describe`.
+
+    Parameters
+    ----------
+    model : Model or LinearPHS
+        The model.
+    """
     return json.dumps(describe(model), indent=2)
 
 
-def describe_text(model: Model) -> str:
-    """Plain-text report."""
+def describe_text(model) -> str:
+    """Plain-text report.
+
+    Parameters
+    ----------
+    model : Model or LinearPHS
+        The model.
+    """
     d = describe(model)
+    if isinstance(model, LinearPHS):
+        return _text_linear(model, d)
     S = model.structure
     out = [f"{d['name']}  ({d['form']})", ""]
     out.append(f"States ({len(d['states'])}):")

@@ -43,12 +43,22 @@ def test_console_entry_point_help():
     assert r.returncode == 0 and "show" in r.stdout
 
 
-def test_show_on_a_saved_linear_model_says_what_it_is(tmp_path, capsys):
+def test_show_and_simulate_a_saved_linear_model(tmp_path, capsys):
+    """phsym.load of a saved LinearPHS gives what show and simulate accept."""
+    import numpy as np
     import phsym
     path = tmp_path / "rlc.json"
-    phsym.load(NET / "rlc.cir").linearize().save(path)
-    assert main(["show", str(path)]) == 1
-    assert "is a saved LinearPHS" in capsys.readouterr().err
+    lin = phsym.load(NET / "rlc.cir").linearize()
+    lin.save(path)
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "pH-DAE (descriptor)" in out and "J =" in out and "ok   R PSD" in out
+    assert main(["show", "--json", str(path)]) == 0
+    assert '"poles"' in capsys.readouterr().out
+    a = phsym.simulate(path, 48000, u={"V1": 1.0}, duration=1e-3)
+    b = phsym.simulate(NET / "rlc.cir", 48000, u={"V1": 1.0}, duration=1e-3, warm_start=False)
+    np.testing.assert_allclose(a.y, b.y, rtol=1e-9, atol=1e-12 * np.abs(b.y).max())
+    assert a.max_balance_error < 1e-10
 
 
 @pytest.mark.parametrize("text", ["", "* only a comment\n", ".param a=1\n.end\n"])

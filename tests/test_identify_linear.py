@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from phsym import IdentificationError, LinearPHS
+import phsym
+from phsym import IdentificationError, LinearPHS, SimulationInputError
+from phsym.common.schemes import get_scheme
 from phsym.benchmarks import msd_chain
 from phsym.identify import LinearPHSEstimator
 from phsym.identify.linear_optim import Objective, _Manifold, _qinv
@@ -42,7 +44,13 @@ def truth():
 @pytest.fixture(scope="module")
 def data(truth):
     t, u = signals()
-    return t, u, LinearPHSEstimator.simulate(truth, t, u)
+    return t, u, grid_outputs(truth, t, u)
+
+
+def grid_outputs(model, t, u, x0=None, method="midpoint"):
+    """Outputs at the grid times (what an instrument samples) of the midpoint trajectory."""
+    x0 = np.zeros(model.n_states) if x0 is None else x0
+    return simulate(model.J, model.R, model.Q, model.B, x0, u, t[1] - t[0], get_scheme(method))[1]
 
 
 # ------------------------------------------------------------------ benchmark
@@ -69,18 +77,20 @@ def test_msd_chain_per_cell_parameters_and_errors():
 
 
 # ------------------------------------------------------------- gradients
-@pytest.mark.parametrize("scheme,q_ref", [("midpoint", False), ("euler", False),
-                                          ("midpoint", True)])
-def test_flat_gradient_matches_finite_differences(scheme, q_ref):
+@pytest.mark.parametrize("scheme,q_ref,on_steps", [("midpoint", False, False), ("explicit_euler", False, False),
+                                                   ("midpoint", True, False), ("backward_euler", False, False),
+                                                   ("midpoint", False, True), ("backward_euler", False, True)])
+def test_flat_gradient_matches_finite_differences(scheme, q_ref, on_steps):
     rng = np.random.default_rng(3)
     n, m, r, N, h = 4, 2, 3, 120, 0.02
+    scheme = get_scheme(scheme)
     u = rng.standard_normal((N, m))
-    d = rng.standard_normal((N, m))
+    d = rng.standard_normal((N - 1 if on_steps else N, m))
     free = ("J", "R", "Q", "B", "x0")
     ref = {"B": np.ones((n, m)), "R": np.eye(n)}
     if q_ref:
         ref["Q"] = 2 * np.eye(n)
-    obj = Objective(u, d, h, scheme, free, regularization=0.05, reference=ref, regularize=free)
+    obj = Objective(u, d, h, scheme, free, regularization=0.05, reference=ref, regularize=free, on_steps=on_steps)
     fmap = FlatMap(n, m, r, free, q_floor=1e-3)
     A = rng.standard_normal((n, n))
     M = rng.standard_normal((n, n))
@@ -104,8 +114,9 @@ def test_flat_gradient_matches_finite_differences(scheme, q_ref):
         assert abs(fd - an) <= 1e-6 * abs(an), (block, fd, an)
 
 
-@pytest.mark.parametrize("scheme", ["midpoint", "euler"])
+@pytest.mark.parametrize("scheme", ["midpoint", "explicit_euler"])
 def test_riemannian_gradient_matches_retraction_differences(scheme):
+    scheme = get_scheme(scheme)
     rng = np.random.default_rng(4)
     n, m, N, h = 4, 2, 100, 0.02
     u = rng.standard_normal((N, m))
@@ -137,12 +148,13 @@ def test_gradient_is_not_trivially_consistent():
     J, R, Q = A - A.T, np.eye(n) * 0.2, np.eye(n)
     B, x0 = rng.standard_normal((n, m)), np.zeros(n)
     u, d = rng.standard_normal((N, m)), rng.standard_normal((N, m))
-    _, g_eu = cost_and_gradient(J, R, Q, B, x0, u, d, h, "euler")
+    eu, mid = get_scheme("explicit_euler"), get_scheme("midpoint")
+    _, g_eu = cost_and_gradient(J, R, Q, B, x0, u, d, h, eu)
     D = rng.standard_normal((n, n))
     D = D - D.T
     eps = 1e-6
-    fd = (cost_and_gradient(J + eps * D, R, Q, B, x0, u, d, h, "midpoint", False)[0]
-          - cost_and_gradient(J - eps * D, R, Q, B, x0, u, d, h, "midpoint", False)[0]) / (2 * eps)
+    fd = (cost_and_gradient(J + eps * D, R, Q, B, x0, u, d, h, mid, False)[0]
+          - cost_and_gradient(J - eps * D, R, Q, B, x0, u, d, h, mid, False)[0]) / (2 * eps)
     assert abs(fd - np.sum(g_eu["J"] * D)) > 1e-3 * abs(fd)
 
 
@@ -150,33 +162,38 @@ def test_gradient_is_not_trivially_consistent():
 def test_recovery_noise_free(data):
     t, u, y = data
     est = LinearPHSEstimator(3, max_iter=1000, tol=1e-13, random_state=0).fit(t, u, y)
-    assert est.score(t, u, y) < 1e-6
+    assert 1.0 - est.score(t, u, y) < 1e-10
     # cross-check on a different input: the identified model equals the truth's I/O map
     t2, u2 = signals(4.0, 401)
     u2 = u2[:, ::-1] * np.array([1.0, -2.0])
-    truth_y2 = LinearPHSEstimator.simulate(random_phs(3, 2, 2, seed=1), t2, u2)
-    assert np.max(np.abs(est.predict(t2, u2) - truth_y2)) < 1e-4 * np.max(np.abs(truth_y2))
+    truth_y2 = phsym.simulate(random_phs(3, 2, 2, seed=1), 100.0, u=u2).y
+    pred = est.predict(t2, u2)
+    assert isinstance(pred, phsym.SimulationResult) and pred.y.shape == (400, 2)
+    assert np.max(np.abs(pred.y - truth_y2)) < 1e-4 * np.max(np.abs(truth_y2))
     assert all(est.model_.check().values())
     h = est.history_
     assert len(h["cost"]) == est.n_iter_ + 1 and h["cost"][-1] < 1e-6 * h["cost"][0]
     assert set(h) >= {"cost", "grad_norm", "step"}
 
 
-def test_noisy_data_error_at_noise_level(data):
-    t, u, y = data
+def test_noisy_step_data_error_at_noise_level(truth):
+    """Step values (as a SimulationResult holds them) are data too."""
+    t, u = signals()
+    res = phsym.simulate(truth, 100.0, u=u)
+    y = res.y
     sigma = 0.02
     rng = np.random.default_rng(7)
     y_noisy = y + sigma * rng.standard_normal(y.shape)
     est = LinearPHSEstimator(3, max_iter=300, random_state=0).fit(t, u, y_noisy)
-    rms_clean = np.sqrt(np.mean((est.predict(t, u) - y) ** 2))
-    rms_noisy = np.sqrt(np.mean((est.predict(t, u) - y_noisy) ** 2))
+    rms_clean = np.sqrt(np.mean((est.predict(t, u).y - y) ** 2))
+    rms_noisy = np.sqrt(np.mean((est.predict(t, u).y - y_noisy) ** 2))
     assert rms_clean < sigma                       # fit sits inside the noise
     assert 0.8 * sigma < rms_noisy < 1.2 * sigma   # residual is the noise
 
 
 @pytest.mark.parametrize("optimizer,scheme,free", [
     ("lbfgs", "midpoint", ("J", "R", "Q", "B", "x0")),
-    ("cg", "euler", ("J", "R", "Q", "B", "x0")),
+    ("cg", "explicit_euler", ("J", "R", "Q", "B", "x0")),
     ("cg", "midpoint", ("J", "R", "B")),
 ])
 def test_structure_holds_at_every_iterate(data, optimizer, scheme, free):
@@ -192,7 +209,7 @@ def test_structure_holds_at_every_iterate(data, optimizer, scheme, free):
         assert np.linalg.eigvalsh(Q).min() > 0
         seen.append(cost)
 
-    est = LinearPHSEstimator(3, free=free, optimizer=optimizer, scheme=scheme, init="seed",
+    est = LinearPHSEstimator(3, free=free, optimizer=optimizer, method=scheme, init="seed",
                              r_rank=2, max_iter=25, random_state=2, callback=cb,
                              regularization=1e-3 if "Q" in free else 0.0).fit(t, u, y)
     assert len(seen) == est.n_iter_ + 1
@@ -210,12 +227,12 @@ def test_cg_beta_rules_and_fixed_blocks(data, truth):
         assert est.history_["cost"][-1] < 0.5 * est.history_["cost"][0]
     # only x0 free, all matrices fixed at the truth: recover the initial state
     x0 = np.array([0.3, -0.2, 0.5])
-    Ad_y = simulate(truth.J, truth.R, truth.Q, truth.B, x0, u, t[1] - t[0])[1]
+    Ad_y = grid_outputs(truth, t, u, x0)
     est = LinearPHSEstimator(3, free=("x0",), fixed={"J": truth.J, "R": truth.R, "Q": truth.Q,
                                                      "B": truth.B},
                              max_iter=200, tol=1e-14).fit(t, u, Ad_y)
     np.testing.assert_allclose(est.x0_, x0, atol=1e-6)
-    with pytest.raises(ValueError):
+    with pytest.raises(IdentificationError, match="both free and fixed"):
         LinearPHSEstimator(3, free=("J",), fixed={"J": truth.J}).fit(t, u, y)
 
 
@@ -227,7 +244,9 @@ def test_save_load_round_trip(tmp_path, data):
     loaded = LinearPHS.load(path)
     for name in ("J", "R", "Q", "B", "E"):
         assert np.array_equal(getattr(loaded, name), getattr(est.model_, name))
-    np.testing.assert_array_equal(LinearPHSEstimator.simulate(loaded, t, u), est.predict(t, u))
+    # the saved model simulates like the fitted one, through phsym.load and phsym.simulate
+    again = phsym.simulate(phsym.load(path), 100.0, u=u, x0=est.x0_)
+    np.testing.assert_array_equal(again.y, est.predict(t, u).y)
 
 
 # -------------------------------------------------------------------- CLI
@@ -253,8 +272,9 @@ def test_cli_end_to_end(tmp_path, data, capsys):
     assert summary["rel_max_error"] < 1e-3
     model = LinearPHS.load(out)
     assert model.inputs == ["u1", "u2"]
-    y_sim = LinearPHSEstimator.simulate(model, t, u)
-    assert np.max(np.abs(y_sim - y)) < 1e-3 * np.max(np.abs(y))
+    y_sim = phsym.simulate(model, 100.0, u=u).y
+    y_mid = 0.5 * (y[1:] + y[:-1])          # midpoint step values of the grid data
+    assert np.max(np.abs(y_sim - y_mid)) < 1e-3 * np.max(np.abs(y))
     assert png.stat().st_size > 1000
     # bad column -> error exit code
     assert main([str(csv_path), "--inputs", "nope", "--outputs", "y1", "--order", "2",
@@ -297,34 +317,53 @@ def test_user_initial_matrices_and_validation(truth, data):
         LinearPHSEstimator(3).predict(t, u)                          # not fitted
 
 
-@pytest.mark.parametrize("scheme,method", [("euler", "euler"), ("midpoint", "bilinear")])
+@pytest.mark.parametrize("scheme,method", [("explicit_euler", "euler"), ("midpoint", "bilinear")])
 def test_simulation_equals_scipy_discretisation(scheme, method):
     """The estimator's simulator against scipy.signal: explicit Euler is
     cont2discrete(euler); the midpoint rule with averaged inputs has the
     bilinear (Tustin) transfer function, so from rest the outputs agree."""
     from scipy.signal import cont2discrete, dlsim
-    from phsym.identify.linear_estimator import LinearPHSEstimator
     s = msd_chain(3, 2)
     h = 0.01
     t = np.arange(400) * h
     u = np.column_stack([np.sin(3 * t), np.cos(5 * t) * (t > 0.5)])
     A = (s.J - s.R) @ s.Q
     C = s.B.T @ s.Q
-    y = LinearPHSEstimator.simulate(s, t, u, None, scheme)
+    y = grid_outputs(s, t, u, method=scheme)
     Ad, Bd, Cd, Dd, _ = cont2discrete((A, s.B, C, np.zeros((2, 2))), h, method=method)
     _, yref, _ = dlsim((Ad, Bd, Cd, Dd, h), u)
     np.testing.assert_allclose(y, yref, rtol=0, atol=1e-12 * np.abs(yref).max())
+    # the simulator's step values are the same trajectory at x_theta
+    res = phsym.simulate(s, 1 / h, u=u, method=scheme)
+    th = get_scheme(scheme).theta
+    np.testing.assert_allclose(res.y, (1 - th) * y[:-1] + th * y[1:], rtol=0, atol=1e-12 * np.abs(yref).max())
 
 
-def test_prediction_input_checks():
-    from phsym.identify.linear_estimator import LinearPHSEstimator
-    s = msd_chain(2, 1)
-    t = np.arange(10) * 0.1
+def test_prediction_input_checks(truth, data):
+    t, u, y = data
+    est = LinearPHSEstimator(3, max_iter=5, random_state=0).fit(t, u, y)
     with pytest.raises(IdentificationError, match="u has 3 columns"):
-        LinearPHSEstimator.simulate(s, t, np.zeros((10, 3)))
-    with pytest.raises(IdentificationError, match="x0 must be 4 finite numbers"):
-        LinearPHSEstimator.simulate(s, t, np.zeros(10), x0=np.zeros(7))
+        est.predict(t, np.zeros((t.size, 3)))
+    with pytest.raises(IdentificationError, match="x0 has 7 entries"):
+        est.predict(t, u, x0=np.zeros(7))
+    with pytest.raises(SimulationInputError, match="u has 3 columns"):
+        phsym.simulate(truth, 100.0, u=np.zeros((10, 3)))
     t_nan = t.copy()
     t_nan[-1] = np.nan
-    with pytest.raises(IdentificationError, match="time sample 9 is not finite"):
-        LinearPHSEstimator.simulate(s, t_nan, np.zeros(10))
+    with pytest.raises(IdentificationError, match="is not finite"):
+        LinearPHSEstimator(3).fit(t_nan, u, y)
+    with pytest.raises(IdentificationError, match="give 401 .on the grid t. or 400"):
+        LinearPHSEstimator(3).fit(t, u, y[:300])
+
+
+def test_scikit_learn_conventions(data):
+    from sklearn.base import clone
+    t, u, y = data
+    est = LinearPHSEstimator(3, free=("J", "R", "B"), method="explicit_euler", max_iter=5)
+    twin = clone(est)
+    assert twin.get_params() == est.get_params() and twin is not est
+    assert est.fit(t, u, y) is est and hasattr(est, "model_") and not hasattr(twin, "model_")
+    with pytest.raises(IdentificationError, match="ambiguous"):
+        LinearPHSEstimator(3, method="euler").fit(t, u, y)
+    with pytest.raises(IdentificationError, match="invalid parameter 'scheme'"):
+        est.set_params(scheme="midpoint")

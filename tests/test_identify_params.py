@@ -11,9 +11,8 @@ import pytest
 import phsym
 from phsym.codegen import cache as gen_cache
 from phsym.errors import IdentificationError, PhsymWarning
-from phsym.identify import ParameterEstimator
-from phsym.identify.parameter_estimator import UnidentifiableParameterWarning, nrms
-from phsym.identify.parameter_sensitivity import build_sensitivity, run_sensitivity
+from phsym.codegen.sensitivity import build_sensitivity
+from phsym.identify import ParameterEstimator, UnidentifiableParameterWarning, nrms
 from phsym.simulation.initial import state_scales
 
 NET = Path(__file__).resolve().parent.parent / "netlists"
@@ -27,12 +26,8 @@ def multisine(t, rng, n=40, f0=0.1):
 
 
 def sampled(res, labels):
-    """Simulator step outputs on the sample grid (sample 0 unused by the fit)."""
-    out = {}
-    for lab in labels:
-        col = np.asarray(res[lab])
-        out[lab] = np.concatenate([[col[0]], col])
-    return out
+    """Simulator step outputs (one per step, on t_step): data as a SimulationResult gives them."""
+    return {lab: np.asarray(res[lab]) for lab in labels}
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +38,7 @@ def dc():
     u = multisine(t, np.random.default_rng(1))
     x0 = np.array([0.01, 0.2, -0.01])
     res = phsym.Simulator(m, 1 / Ts, "backward_euler").run(u={"VG": u}, x0=x0)
-    return {"model": m, "t": t, "u": u, "x0": x0, "y": sampled(res, DC_OUT)}
+    return {"model": m, "t": t, "u": u, "x0": x0, "y": sampled(res, DC_OUT), "result": res}
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +58,7 @@ def _fd_check(model, free, outputs, scheme, U, h, x0, rel=1e-5, extra_x0=False):
     xs = state_scales(model.structure, vals)
     nf, nx = len(free), model.structure.n_x
     S0 = np.hstack([np.zeros((nx, nf)), np.eye(nx)]) if extra_x0 else np.zeros((nx, nf))
-    Y, DY, bad = run_sensitivity(step, x0, S0, U, p, xs, h)
+    Y, DY, bad = step.run(x0, S0, U, p, xs, h)
     assert bad < 0
     idx = [step.parameters.index(model.parameter_symbols[f]) for f in free]
     for c, j in enumerate(idx):
@@ -71,8 +66,8 @@ def _fd_check(model, free, outputs, scheme, U, h, x0, rel=1e-5, extra_x0=False):
         pp, pm = p.copy(), p.copy()
         pp[j] += eps
         pm[j] -= eps
-        Yp = run_sensitivity(step, x0, S0, U, pp, xs, h, want=False)[0]
-        Ym = run_sensitivity(step, x0, S0, U, pm, xs, h, want=False)[0]
+        Yp = step.run(x0, S0, U, pp, xs, h, want=False)[0]
+        Ym = step.run(x0, S0, U, pm, xs, h, want=False)[0]
         fd = (Yp - Ym) / (2 * eps)
         err = np.max(np.abs(fd - DY[:, :, c])) / np.max(np.abs(DY[:, :, c]))
         assert err < rel, (free[c], err)
@@ -82,8 +77,8 @@ def _fd_check(model, free, outputs, scheme, U, h, x0, rel=1e-5, extra_x0=False):
             xp, xm = x0.copy(), x0.copy()
             xp[i] += eps
             xm[i] -= eps
-            fd = (run_sensitivity(step, xp, S0, U, p, xs, h, want=False)[0]
-                  - run_sensitivity(step, xm, S0, U, p, xs, h, want=False)[0]) / (2 * eps)
+            fd = (step.run(xp, S0, U, p, xs, h, want=False)[0]
+                  - step.run(xm, S0, U, p, xs, h, want=False)[0]) / (2 * eps)
             err = np.max(np.abs(fd - DY[:, :, nf + i])) / np.max(np.abs(DY[:, :, nf + i]))
             assert err < rel, (i, err)
     return step, Y
@@ -117,7 +112,7 @@ def test_sensitivities_nonlinear_clipper_discrete_gradient(clipper):
     U = clipper["u"][:, None]
     _, Y = _fd_check(m, ["DMOD.Is", "DMOD.N"], ["v(out)"], "discrete_gradient", U, 1 / 48000.0,
                      np.zeros(1), rel=1e-4)
-    np.testing.assert_allclose(Y[:, 0], clipper["y"]["v(out)"][1:], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(Y[:, 0], clipper["y"]["v(out)"], rtol=0, atol=1e-9)
     assert np.max(np.abs(Y)) > 0.5    # the diodes conduct
 
 
@@ -126,16 +121,17 @@ def test_dc_initial_state_sensitivity(dc):
     m = dc["model"]
     U = np.column_stack([1.0 + 0.3 * np.sin(np.linspace(0, 6, 201))])
     est = ParameterEstimator(m, list(DC_TRUE), DC_OUT, x0="dc")
-    est._xs = state_scales(m.structure, m.parameter_values())
-    Y, DY, bad, x = est._simulate(dict(DC_TRUE), U, 0.01, "dc")
+    xs = state_scales(m.structure, m.parameter_values())
+    step = est._sensitivity(m, list(DC_TRUE), DC_OUT)
+    Y, DY, bad, x = est._simulate(m, step, dict(DC_TRUE), U, 0.01, "dc", xs)
     assert bad < 0 and abs(x[2] - 0.02 * 3.0 / 10.0 * U[0, 0]) < 1e-12
     for c, name in enumerate(DC_TRUE):
         pv = dict(DC_TRUE)
         eps = 1e-6 * pv[name]
         pv[name] += eps
-        Yp = est._simulate(pv, U, 0.01, "dc", want=False)[0]
+        Yp = est._simulate(m, step, pv, U, 0.01, "dc", xs, want=False)[0]
         pv[name] -= 2 * eps
-        Ym = est._simulate(pv, U, 0.01, "dc", want=False)[0]
+        Ym = est._simulate(m, step, pv, U, 0.01, "dc", xs, want=False)[0]
         fd = (Yp - Ym) / (2 * eps)
         assert np.max(np.abs(fd - DY[:, :, c])) < 1e-6 * np.max(np.abs(DY[:, :, c])), name
 
@@ -151,8 +147,9 @@ def test_exact_recovery_dc_network_all_parameters(dc):
     assert max(est.nrms_.values()) < 1e-6
     assert est.n_iter_ >= 2 and est.result_.success
     yp = est.predict(dc["t"], dc["u"])
-    assert np.isnan(yp["v(n1)"][0])
-    np.testing.assert_allclose(yp["v(n1)"][1:], dc["y"]["v(n1)"][1:], atol=1e-8)
+    assert isinstance(yp, phsym.SimulationResult)        # what the simulator returns
+    np.testing.assert_allclose(yp["v(n1)"], dc["y"]["v(n1)"], atol=1e-8)
+    assert 1.0 - est.score(dc["t"], {"VG": dc["u"]}, dc["y"]) < 1e-12
     # changing the start values reuses the compiled module (no code generation)
     n_built = len(gen_cache.BUILD_LOG)
     est2 = ParameterEstimator(dc["model"], list(DC_TRUE), DC_OUT, initial={"L": 2.5}, x0="estimate")
@@ -163,7 +160,7 @@ def test_exact_recovery_dc_network_all_parameters(dc):
 
 def test_exact_recovery_clipper_is_and_n(clipper):
     est = ParameterEstimator(clipper["model"], ["DMOD.Is", "DMOD.N"], ["v(out)"], method="discrete_gradient",
-                             data_average=False, initial={"DMOD.Is": 1e-8, "DMOD.N": 2.0})
+                             initial={"DMOD.Is": 1e-8, "DMOD.N": 2.0})
     est.fit(clipper["t"], {"Vin": clipper["u"]}, clipper["y"])
     assert abs(est.params_["DMOD.Is"] / 2.52e-9 - 1) < 1e-6, est.params_
     assert abs(est.params_["DMOD.N"] / 1.752 - 1) < 1e-6, est.params_
@@ -232,6 +229,11 @@ def test_api_conventions_and_errors(dc):
     assert est.set_params(max_nfev=50) is est and est.max_nfev == 50
     with pytest.raises(ValueError):
         est.set_params(nonsense=1)
+    from sklearn.base import clone
+    twin = clone(est)           # parameters copied, not fitted: scikit-learn's check passes
+    assert set(twin.get_params()) == set(est.get_params()) and twin.free == est.free
+    np.testing.assert_array_equal(twin.x0, est.x0)
+    assert twin.model.name == m.name and not hasattr(twin, "params_")
     n = 401
     est.fit(dc["t"][:n], dc["u"][:n], np.column_stack([dc["y"][k][:n] for k in DC_OUT]))
     assert 0.5 <= est.params_["L"] <= 1.8 + 1e-12     # bound active (truth is 2.0)
@@ -251,14 +253,14 @@ def test_cli_fit_end_to_end(dc, tmp_path, capsys):
     n = 601
     rng = np.random.default_rng(5)
     cols = {"t": dc["t"][:n], "VG": dc["u"][:n]}
-    for k in DC_OUT:
-        v = dc["y"][k][:n]
-        cols[k] = v + rng.standard_normal(n) * 1e-3 * np.std(v)
+    for k in DC_OUT:           # step values in the row of the step's end, as phsym simulate writes them
+        v = dc["y"][k][:n - 1]
+        cols[k] = np.concatenate([[np.nan], v + rng.standard_normal(n - 1) * 1e-3 * np.std(v)])
     csv = tmp_path / "data.csv"
     with open(csv, "w") as fh:
         fh.write(",".join(cols) + "\n")
         for i in range(n):
-            fh.write(",".join(repr(float(cols[c][i])) for c in cols) + "\n")
+            fh.write(",".join("" if np.isnan(cols[c][i]) else repr(float(cols[c][i])) for c in cols) + "\n")
     out, png = tmp_path / "fit.json", tmp_path / "fit.png"
     code = main(["fit", str(NET / "dc_network.cir"), str(csv), "--free", "L,C1,C2,R_L,R_G,R_R",
                  "--inputs", "VG", "--outputs", "y(VG),v(n1),v(n2)", "--x0", "estimate", "--init", "L=1.5,R_G=4",
@@ -275,7 +277,7 @@ def test_cli_fit_end_to_end(dc, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("kw,msg", [
-    ({"free": []}, "non-empty list"),
+    ({"free": []}, "at least one parameter"),
     ({"confidence": 1.5}, r"confidence must lie in \(0, 1\)"),
     ({"log_params": ["C9"]}, "not free"),
     ({"x0": "bogus"}, "x0 must be an array"),
@@ -297,3 +299,20 @@ def test_time_column_with_nan_is_named(dc):
     t[-1] = np.nan
     with pytest.raises(phsym.IdentificationError, match="time sample 49 is not finite"):
         ParameterEstimator(dc["model"], ["L"], ["y(VG)"]).fit(t, {"VG": dc["u"][:50]}, dc["y"]["y(VG)"][:50])
+
+
+def test_round_trip_on_a_raw_simulation_result(dc):
+    """fit(result) with the simulator's own result: no padding or slicing by the user, and
+    the estimator stores its arguments unchanged (a path stays a path)."""
+    path = str(NET / "dc_network.cir")
+    res = dc["result"]
+    est = ParameterEstimator(path, ["R_G", "C1"], DC_OUT, initial={"R_G": 4.0, "C1": 0.02}, x0=dc["x0"])
+    est.fit(res)
+    assert est.model == path and isinstance(est.model_, phsym.Model)
+    assert abs(est.params_["R_G"] / 6.0 - 1) < 1e-6 and abs(est.params_["C1"] / 0.01 - 1) < 1e-6
+    pred = est.predict(res.t, res.u, x0=dc["x0"])
+    np.testing.assert_allclose(pred["y(VG)"], res["y(VG)"], rtol=0, atol=1e-9)
+    # grid samples (N + 1 rows) are accepted too: backward Euler compares the step ends
+    grid = {k: np.concatenate([[0.0], v]) for k, v in dc["y"].items()}
+    est2 = ParameterEstimator(path, ["R_G"], DC_OUT, x0=dc["x0"]).fit(res.t, res.u, grid)
+    assert abs(est2.params_["R_G"] / 6.0 - 1) < 1e-6

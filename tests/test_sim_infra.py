@@ -144,7 +144,7 @@ def test_result_api(tmp_path, clipper_sim):
     import csv
     with open(tmp_path / "r.csv") as fh:
         header = next(csv.reader(fh))
-    back = np.loadtxt(tmp_path / "r.csv", delimiter=",", skiprows=1)
+    back = np.genfromtxt(tmp_path / "r.csv", delimiter=",", skip_header=1)     # empty cell -> nan
     assert back.shape[0] == len(res.t) and back[0, 0] == 0.0
     # every column round-trips exactly (%.17g), step quantities after the t = 0 row
     np.testing.assert_array_equal(back[:, header.index("t")], res.t)

@@ -53,7 +53,6 @@ def unrolled_source(nx: int, nu: int, nw: int, ne: int, inputs: int):
     inputs : int
         Input of a step: 0 start, 1 midpoint, 2 end.
     """
-    key_t = (nx, nu, nw, ne, int(inputs))
     rule = {0: "U[k, {i}]", 1: "0.5 * (U[k, {i}] + U[k + 1, {i}])", 2: "U[k + 1, {i}]"}[int(inputs)]
     nz = nx + nu
     z = [f"x_{i}" for i in range(nx)] + [f"u_{i}" for i in range(nu)]

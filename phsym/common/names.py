@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Dict, Generic, Iterable, Iterator, Mapping, Optional, Tuple, Type, TypeVar
 
-from ..errors import PhsymError
+from ..errors import PhsymError, UnknownNameError
 
 __all__ = ["NameTable"]
 
@@ -79,7 +79,7 @@ class NameTable(Mapping[str, V], Generic[V]):
     def __getitem__(self, name: str) -> V:
         hit = self._find(name)
         if hit is None:
-            raise KeyError(name)
+            raise UnknownNameError(f"unknown {self.what} {name!r}")
         return hit[1]
 
     def __contains__(self, name: object) -> bool:

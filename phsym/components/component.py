@@ -357,5 +357,7 @@ def register(cls: Type[Component]) -> Type[Component]:
     cls : type
         A :class:`Component` subclass with its declarations.
     """
+    if cls.contribute is Component.contribute:
+        raise StructureError(f"component kind {cls.__name__} does not define contribute()")
     REGISTRY.add(cls)
     return cls

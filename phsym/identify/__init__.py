@@ -1,19 +1,15 @@
 """Identification of port-Hamiltonian models from data.
 
+Estimators follow scikit-learn's conventions (:mod:`phsym.identify.base`);
+data follow the simulator's time grid (:mod:`phsym.identify.data`).
 Importing this package is cheap: estimators (and numba) load on first use.
 """
-from __future__ import annotations
+from ..common.lazy import attach
 
-from typing import Any
+__all__ = ["LinearPHSEstimator", "ParameterEstimator", "UnidentifiableParameterWarning", "nrms", "r2_score",
+           "max_relative_error"]
 
-__all__ = ["LinearPHSEstimator", "ParameterEstimator"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "LinearPHSEstimator":
-        from .linear_estimator import LinearPHSEstimator
-        return LinearPHSEstimator
-    if name == "ParameterEstimator":
-        from .parameter_estimator import ParameterEstimator
-        return ParameterEstimator
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = attach(__name__, attributes={
+    "LinearPHSEstimator": "linear_estimator", "ParameterEstimator": "parameter_estimator",
+    "UnidentifiableParameterWarning": "warnings", "nrms": "metrics", "r2_score": "metrics",
+    "max_relative_error": "metrics"})

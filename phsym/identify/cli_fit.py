@@ -22,6 +22,7 @@ from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 
+from ..errors import IdentificationError
 from ..clitools import ProgressBar, plot_data_and_fit, read_csv_columns, split_names as _names
 
 __all__ = ["add_parser", "build_parser", "run", "main"]
@@ -31,7 +32,7 @@ def _assignments(text: Optional[str]) -> Dict[str, float]:
     out: Dict[str, float] = {}
     for item in _names(text):
         if "=" not in item:
-            raise ValueError(f"expected NAME=VALUE, got {item!r}")
+            raise IdentificationError(f"--init expects NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
         from ..netlist.numbers import parse_number
         out[k.strip()] = parse_number(v.strip())     # SPICE suffixes, as in simulate --param
@@ -98,7 +99,10 @@ def run(args: argparse.Namespace) -> int:
     """
     from ..errors import PhsymError
     from ..model import load
-    from .parameter_estimator import ParameterEstimator, UnidentifiableParameterWarning
+    from ..common.schemes import get_scheme
+    from .data import Measurements, step_targets
+    from .parameter_estimator import ParameterEstimator
+    from .warnings import UnidentifiableParameterWarning
 
     try:
         model = load(args.netlist)
@@ -112,6 +116,14 @@ def run(args: argparse.Namespace) -> int:
     t = cols[args.time]
     u = {c: cols[c] for c in inputs}
     y = {c: cols[c] for c in outputs}
+    # a phsym simulate table leaves step quantities empty at t[0]: those columns hold step values
+    first = [np.isnan(v[0]) for v in y.values()]
+    if any(first):
+        if not all(first):
+            print("phsym fit: error: the output columns mix step values (empty first row) and grid samples",
+                  file=sys.stderr)
+            return 2
+        y = {c: v[1:] for c, v in y.items()}
     x0: Any = None if args.x0.lower() in ("zero", "none", "ic") else args.x0.lower()
     bar = None if args.quiet else ProgressBar(args.max_nfev * max(args.starts, 1), unit="evaluations (max)", eta=False)
     est = ParameterEstimator(model, _names(args.free), outputs, method=args.method, initial=init or None,
@@ -143,8 +155,10 @@ def run(args: argparse.Namespace) -> int:
         with open(args.out, "w") as fh:
             json.dump(doc, fh, indent=2)
     if args.plot:
-        yp = est.predict(t, u)
-        plot_data_and_fit(args.plot, t, y, {n: yp[n] for n in outputs}, args.time,
+        res = est.predict(t, u)
+        data = {n: (v if any(first) else step_targets(Measurements(t, res.info["h"], None, v[:, None], False),
+                                                      get_scheme(est.method))[:, 0]) for n, v in y.items()}
+        plot_data_and_fit(args.plot, res.t_step, data, {n: res[n] for n in outputs}, args.time,
                           {n: f"fit (NRMS {est.nrms_[n]:.3g})" for n in outputs})
     return 0
 

@@ -1,20 +1,29 @@
 """Measured data as estimators receive it: time grids and sample arrays.
 
-One convention for every estimator: ``t`` holds ``N + 1`` uniformly spaced
-sample times ``t_0 .. t_N``; signals are arrays with one row per sample and
-one column per channel (a 1-D array is one channel), or a mapping from
-channel name to a 1-D array.  Every check here raises
-:class:`~phsym.errors.IdentificationError` naming the offending argument.
+One convention for every stage (the simulator's): ``t`` holds ``N + 1``
+uniformly spaced grid times ``t_0 .. t_N``; states and inputs live on the
+grid (``N + 1`` rows); step quantities - port outputs, probes, powers -
+belong to the steps ``k -> k+1`` (``N`` rows, on ``t_step = t[1:]``).
+Measured outputs may be given either way:
+
+* ``N + 1`` rows: samples at the grid times (what an instrument records);
+* ``N`` rows: step values, as a :class:`~phsym.simulation.SimulationResult`
+  gives them (``fit(result)`` takes a result directly).
+
+Signals are arrays with one row per sample and one column per channel (a
+1-D array is one channel), or a mapping from channel name to a 1-D array.
+Every check here raises :class:`~phsym.errors.IdentificationError` naming
+the offending argument.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
 from ..errors import IdentificationError
 
-__all__ = ["uniform_step", "as_2d", "as_columns"]
+__all__ = ["uniform_step", "as_2d", "as_columns", "Measurements", "measurements", "step_targets"]
 
 
 def uniform_step(t: Any, rtol: float = 1e-6, min_samples: int = 2) -> float:
@@ -131,3 +140,89 @@ def as_columns(data: Any, names: Sequence[str], what: str, n_samples: Optional[i
         arr = np.column_stack(cols) if cols else np.zeros((n_samples or 0, 0))
         return as_2d(arr, what, n_samples)
     return as_2d(data, what, n_samples, len(names))
+
+
+class Measurements(NamedTuple):
+    """Data of one experiment on the simulator's grid.
+
+    Attributes
+    ----------
+    t : ndarray (N+1,)
+        Grid times.
+    h : float
+        Step.
+    U : ndarray (N+1, n_u)
+        Inputs on the grid.
+    Y : ndarray (N+1 or N, n_y)
+        Outputs: grid samples or step values.
+    on_steps : bool
+        ``Y`` holds step values (``N`` rows).
+    """
+
+    t: np.ndarray
+    h: float
+    U: np.ndarray
+    Y: np.ndarray
+    on_steps: bool
+
+
+def measurements(t: Any, u: Any, y: Any, inputs: Sequence[str], outputs: Sequence[str],
+                 min_samples: int = 2) -> Measurements:
+    """Read ``(t, u, y)``, or a :class:`~phsym.simulation.SimulationResult` passed as ``t``.
+
+    Parameters
+    ----------
+    t : array_like (N+1,) or SimulationResult
+        Grid times, or a simulation result (then ``u`` and ``y`` are taken
+        from it: its inputs and the step values of ``outputs``).
+    u : mapping or array_like (N+1, n_u)
+        Inputs by name or in ``inputs`` order.
+    y : mapping or array_like (N+1 or N, n_y)
+        Outputs by label or in ``outputs`` order (see the module docstring).
+    inputs, outputs : sequence of str
+        Channel names.
+    min_samples : int
+        Fewest grid times accepted.
+    """
+    if hasattr(t, "t_step") and hasattr(t, "labels"):       # a SimulationResult
+        res = t
+        if u is not None or y is not None:
+            raise IdentificationError("give either a SimulationResult or (t, u, y), not both")
+        t, u = res.t, {name: res[name] for name in inputs}
+        y = {label: res[label] for label in outputs}
+    if u is None or y is None:
+        raise IdentificationError("fit needs inputs u and outputs y (or a SimulationResult)")
+    tt = np.asarray(t, dtype=float).reshape(-1)
+    h = uniform_step(tt, min_samples=min_samples)
+    n = tt.shape[0]
+    U = as_columns(u, inputs, "u", n)
+    first = next(iter(y.values())) if isinstance(y, Mapping) and y else y
+    rows = np.shape(first)[0] if np.ndim(first) else 0
+    if rows not in (n, n - 1):
+        raise IdentificationError(f"y has {rows} samples: give {n} (on the grid t) or {n - 1} (step values)")
+    return Measurements(tt, h, U, as_columns(y, outputs, "y", rows), rows == n - 1)
+
+
+def step_targets(data: Measurements, scheme) -> np.ndarray:
+    """What the step outputs of ``scheme`` are compared with (``N`` rows).
+
+    Step values are used as they are; grid samples are taken at the point
+    of the step the scheme evaluates: the step's end for backward Euler, its
+    start for explicit Euler, the mean of both ends for the midpoint-type
+    schemes (the midpoint value of sampled measurements).
+
+    Parameters
+    ----------
+    data : Measurements
+        From :func:`measurements`.
+    scheme : Scheme
+        The estimator's scheme (:mod:`phsym.common.schemes`).
+    """
+    Y = data.Y
+    if data.on_steps:
+        return Y
+    if scheme.inputs == "end":
+        return Y[1:]
+    if scheme.inputs == "start":
+        return Y[:-1]
+    return 0.5 * (Y[:-1] + Y[1:])

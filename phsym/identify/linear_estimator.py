@@ -6,11 +6,16 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ..errors import IdentificationError
+from ..common.schemes import get_scheme
+from ..errors import IdentificationError, SimulationError
+from ..simulation.result import SimulationResult
+from ..simulation.simulator import Simulator
 from ..structure.linear import LinearPHS
+from .base import Estimator
 from .linear_optim import Objective, lbfgs, riemannian_cg
 from .linear_param import BLOCKS, FlatMap, Point, R_of, skew, sym
-from .data import as_2d, uniform_step
+from .data import Measurements, as_2d, step_targets, uniform_step
+from .metrics import r2_score
 from .linear_simulation import SCHEMES, simulate
 
 __all__ = ["LinearPHSEstimator"]
@@ -18,7 +23,7 @@ __all__ = ["LinearPHSEstimator"]
 InitSpec = Union[str, Mapping[str, Any]]
 
 
-class LinearPHSEstimator:
+class LinearPHSEstimator(Estimator):
     """Structure-preserving identification of ``x' = (J - R) Q x + B u``,
     ``y = B^T Q x`` from sampled input-output data.
 
@@ -56,9 +61,10 @@ class LinearPHSEstimator:
         the rest) gives user matrices.
     r_rank : int, optional
         Rank bound of R (columns of the factor L); default n.
-    scheme : {"midpoint", "euler"}, default "midpoint"
-        Time stepping: implicit midpoint (Cayley-Tustin, passivity
-        preserving, input ``(u_k + u_{k+1})/2``) or the seed's explicit Euler.
+    method : {"midpoint", "backward_euler", "explicit_euler"}, default "midpoint"
+        Time stepping (:mod:`phsym.common.schemes`): implicit midpoint
+        (Cayley-Tustin, passivity preserving, input ``(u_k + u_{k+1})/2``),
+        backward Euler, or the seed's explicit Euler.
     optimizer : {"lbfgs", "cg"}, default "lbfgs"
         L-BFGS on the flat parametrisation or the Riemannian CG of the seed.
     max_iter : int, default 100
@@ -118,19 +124,20 @@ class LinearPHSEstimator:
     Examples
     --------
     >>> import numpy as np
+    >>> import phsym
     >>> from phsym import LinearPHS
     >>> true = LinearPHS(J=[[0, 2], [-2, 0]], R=[[0.5, 0], [0, 0.1]], B=[[1.0], [0.2]])
     >>> t = np.linspace(0, 5, 501)
     >>> u = np.sin(3 * t)[:, None]
-    >>> y = LinearPHSEstimator.simulate(true, t, u)
-    >>> est = LinearPHSEstimator(2, max_iter=300, random_state=0).fit(t, u, y)
-    >>> bool(np.max(np.abs(est.predict(t, u) - y)) < 1e-3 * np.max(np.abs(y)))
+    >>> data = phsym.simulate(true, 100.0, u=u)         # step outputs, as measured data
+    >>> est = LinearPHSEstimator(2, max_iter=300, random_state=0).fit(data)
+    >>> est.score(data) > 0.999999
     True
     """
 
     def __init__(self, n_states: int, *, free: Sequence[str] = ("J", "R", "B"),
                  fixed: Optional[Mapping[str, Any]] = None, init: InitSpec = "data",
-                 r_rank: Optional[int] = None, scheme: str = "midpoint",
+                 r_rank: Optional[int] = None, method: str = "midpoint",
                  optimizer: str = "lbfgs", max_iter: int = 100, tol: float = 1e-9,
                  ftol: float = 0.0, regularization: float = 0.0,
                  reference: Optional[Mapping[str, Any]] = None,
@@ -145,7 +152,7 @@ class LinearPHSEstimator:
         self.fixed = fixed
         self.init = init
         self.r_rank = r_rank
-        self.scheme = scheme
+        self.method = method
         self.optimizer = optimizer
         self.max_iter = max_iter
         self.tol = tol
@@ -163,97 +170,30 @@ class LinearPHSEstimator:
         self.callback = callback
         self.progress = progress
 
-    # -------------------------------------------------------------- helpers
-    def get_params(self, deep: bool = True) -> Dict[str, Any]:
-        """Constructor arguments (scikit-learn convention).
-
-        Parameters
-        ----------
-        deep : bool
-            Accepted for scikit-learn compatibility (no nested estimators).
-        """
-        names = ["n_states", "free", "fixed", "init", "r_rank", "scheme", "optimizer",
-                 "max_iter", "tol", "ftol", "regularization", "reference", "regularize",
-                 "q_floor",
-                 "cg_beta", "cg_restart", "cg_step0", "cg_adaptive", "lbfgs_memory",
-                 "random_state", "callback", "progress"]
-        return {k: getattr(self, k) for k in names}
-
-    def set_params(self, **params: Any) -> "LinearPHSEstimator":
-        """Set constructor arguments (scikit-learn convention).
-
-        Parameters
-        ----------
-        **params
-            Constructor argument names and new values; unknown names raise
-            ``ValueError``.
-        """
-        valid = self.get_params()
-        for k, v in params.items():
-            if k not in valid:
-                raise ValueError(f"unknown parameter {k!r}")
-            setattr(self, k, v)
-        return self
-
-    @staticmethod
-    def simulate(model: LinearPHS, t: Any, u: Any, x0: Optional[Any] = None,
-                 scheme: str = "midpoint") -> np.ndarray:
-        """Outputs of ``model`` on the uniform grid ``t`` for inputs ``u``.
-
-        Parameters
-        ----------
-        model : LinearPHS
-            System with ``E = I``.
-        t : array_like, shape (N,)
-            Uniform time grid.
-        u : array_like, shape (N, m)
-            Inputs.
-        x0 : array_like, shape (n,), optional
-            Initial state (default zero).
-        scheme : {"midpoint", "euler"}
-            Time stepping.
-
-        Returns
-        -------
-        numpy.ndarray, shape (N, m)
-        """
-        t = np.asarray(t, dtype=float).reshape(-1)
-        h = uniform_step(t)
-        u = as_2d(u, "u", t.size)
-        if u.shape[1] != model.B.shape[1]:
-            raise IdentificationError(f"u has {u.shape[1]} columns, the model has {model.B.shape[1]} inputs")
-        if not np.allclose(model.E, np.eye(model.n_states)):
-            raise IdentificationError("only systems with E = I can be simulated here")
-        x0 = np.zeros(model.n_states) if x0 is None else np.asarray(x0, dtype=float).reshape(-1)
-        if x0.shape[0] != model.n_states or not np.all(np.isfinite(x0)):
-            raise IdentificationError(f"x0 must be {model.n_states} finite numbers, got shape {x0.shape}")
-        return simulate(model.J, model.R, model.Q, model.B, x0, u, h, scheme)[1]
-
     def _check_params(self, m: int) -> tuple:
         n = int(self.n_states)
         if n < 1:
-            raise ValueError("n_states must be positive")
+            raise IdentificationError("n_states must be positive")
         free = (self.free,) if isinstance(self.free, str) else tuple(self.free)     # "x0" is one block
         bad = [b for b in free if b not in BLOCKS]
         if bad:
-            raise ValueError(f"unknown blocks {bad}; choose from {BLOCKS}")
+            raise IdentificationError(f"unknown blocks {bad}; choose from {BLOCKS}")
         if not free:
-            raise ValueError("at least one block must be free")
-        if self.scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {SCHEMES}")
+            raise IdentificationError("at least one block must be free")
+        get_scheme(self.method, SCHEMES, IdentificationError)
         if self.optimizer not in ("lbfgs", "cg"):
-            raise ValueError("optimizer must be 'lbfgs' or 'cg'")
+            raise IdentificationError("optimizer must be 'lbfgs' or 'cg'")
         r = n if self.r_rank is None else int(self.r_rank)
         if not 0 <= r <= n:
-            raise ValueError("r_rank must lie in [0, n_states]")
+            raise IdentificationError("r_rank must lie in [0, n_states]")
         fixed = dict(self.fixed or {})
         overlap = [b for b in fixed if b in free]
         if overlap:
-            raise ValueError(f"blocks {overlap} are both free and fixed")
+            raise IdentificationError(f"blocks {overlap} are both free and fixed")
         return n, r, free, fixed
 
     def _initial_point(self, n: int, m: int, r: int, fixed: Dict[str, Any], h: float,
-                       u: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> Point:
+                       u: np.ndarray, y: np.ndarray, rng: np.random.Generator, scheme, on_steps: bool) -> Point:
         spec = self.init
         user: Dict[str, Any] = {}
         if isinstance(spec, Mapping):
@@ -262,7 +202,7 @@ class LinearPHSEstimator:
         else:
             strategy = spec
         if strategy not in ("seed", "random", "data"):
-            raise ValueError(f"unknown init {strategy!r}")
+            raise IdentificationError(f"unknown init {strategy!r}")
         p: Point = {"Q": np.eye(n), "x0": np.zeros(n)}
         if strategy == "seed":
             U = rng.uniform(-1.0, 1.0, (n, n))
@@ -285,7 +225,7 @@ class LinearPHSEstimator:
             p["L"] = 0.3 * rng.standard_normal((n, r)) / np.sqrt(max(r, 1))
             p["B"] = rng.standard_normal((n, m)) / np.sqrt(n)
         else:
-            p.update(self._data_start(n, m, r, h, u, y, rng))
+            p.update(self._data_start(n, m, r, h, u, y, rng, scheme, on_steps))
         for b, v in {**user, **fixed}.items():
             if b == "R":
                 Rm = sym(np.asarray(v, dtype=float))
@@ -312,11 +252,11 @@ class LinearPHSEstimator:
                         raise IdentificationError("Q must be positive definite")
                 p[b] = arr
             else:
-                raise ValueError(f"unknown block {b!r} in init/fixed")
+                raise IdentificationError(f"unknown block {b!r} in init/fixed")
         return p
 
     def _data_start(self, n: int, m: int, r: int, h: float, u: np.ndarray, y: np.ndarray,
-                    rng: np.random.Generator) -> Point:
+                    rng: np.random.Generator, scheme, on_steps: bool) -> Point:
         N = y.shape[0]
         T = h * (N - 1)
         yc = y - y.mean(axis=0)
@@ -339,7 +279,7 @@ class LinearPHSEstimator:
         L[order, np.arange(order.size)] = np.sqrt(rates[order])
         L += 1e-3 * np.sqrt(rates.mean()) * rng.standard_normal((n, r))
         B = rng.standard_normal((n, m))
-        Ysim = simulate(J, R_of(L), np.eye(n), B, np.zeros(n), u, h, self.scheme)[1]
+        Ysim = simulate(J, R_of(L), np.eye(n), B, np.zeros(n), u, h, scheme, on_steps)[1]
         num = float(np.sum(Ysim * y))
         den = float(np.sum(Ysim * Ysim))
         if den > 0 and num > 0:
@@ -349,18 +289,20 @@ class LinearPHSEstimator:
         return {"J": J, "L": L, "B": B}
 
     # ------------------------------------------------------------------ API
-    def fit(self, t: Any, u: Any, y: Any) -> "LinearPHSEstimator":
+    def fit(self, t: Any, u: Any = None, y: Any = None) -> "LinearPHSEstimator":
         """Identify the system from samples.
 
         Parameters
         ----------
-        t : array_like, shape (N,)
-            Uniformly spaced sample times.
-        u : array_like, shape (N, m)
-            Inputs.
-        y : array_like, shape (N, m)
-            Measured outputs (same number of channels as inputs: collocated
-            ports ``y = B^T Q x``).
+        t : array_like, shape (N+1,), or SimulationResult
+            Uniformly spaced grid times, or a simulation result (its inputs
+            and port outputs are the data).
+        u : array_like, shape (N+1, m)
+            Inputs on the grid.
+        y : array_like, shape (N+1, m) or (N, m)
+            Measured outputs (as many channels as inputs: collocated ports
+            ``y = B^T Q x``): samples at the grid times, or step values as a
+            :class:`~phsym.simulation.SimulationResult` holds them.
 
         Returns
         -------
@@ -368,20 +310,19 @@ class LinearPHSEstimator:
             ``self``, fitted.
         """
         t0 = time.perf_counter()
-        t = np.asarray(t, dtype=float).reshape(-1)
+        t, u, y, on_steps = _data(t, u, y)
         h = uniform_step(t)
-        u = as_2d(u, "u", t.size)
-        y = as_2d(y, "y", t.size)
         if u.shape[1] != y.shape[1]:
             raise IdentificationError("a port-Hamiltonian model needs as many outputs as inputs "
                                       f"(got {u.shape[1]} inputs, {y.shape[1]} outputs)")
+        scheme = get_scheme(self.method, SCHEMES, IdentificationError)
         m = u.shape[1]
         n, r, free, fixed = self._check_params(m)
         rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
             else np.random.default_rng(self.random_state)
-        p0 = self._initial_point(n, m, r, fixed, h, u, y, rng)
-        obj = Objective(u, y, h, self.scheme, free, self.regularization, self.reference,
-                        tuple(self.regularize))
+        p0 = self._initial_point(n, m, r, fixed, h, u, y, rng, scheme, on_steps)
+        obj = Objective(u, y, h, scheme, free, self.regularization, self.reference,
+                        tuple(self.regularize), on_steps)
 
         def on_iter(k: int, p: Point, f: float, gn: float, step: float) -> bool:
             stop = False
@@ -414,41 +355,66 @@ class LinearPHSEstimator:
     def _to_model(p: Point) -> LinearPHS:
         return LinearPHS(p["J"], R_of(p["L"]), p["Q"], p["B"], tol=1e-9)
 
-    def predict(self, t: Any, u: Any, x0: Optional[Any] = None) -> np.ndarray:
-        """Simulate the fitted model.
+    def predict(self, t: Any, u: Any, x0: Optional[Any] = None) -> SimulationResult:
+        """Simulate the fitted model with the scheme of the fit.
 
         Parameters
         ----------
-        t : array_like, shape (N,)
-            Uniform time grid.
-        u : array_like, shape (N, m)
+        t : array_like, shape (N+1,)
+            Uniform grid times.
+        u : array_like, shape (N+1, m)
             Inputs.
         x0 : array_like, shape (n,), optional
             Initial state (default: the fitted ``x0_``).
 
         Returns
         -------
-        numpy.ndarray, shape (N, m)
-            Outputs, computed with the scheme used for fitting.
+        SimulationResult
+            The simulator's result for ``model_`` (``result.y``: step values on ``t_step``).
         """
-        if not hasattr(self, "model_"):
-            raise IdentificationError("estimator is not fitted; call fit() first")
-        return self.simulate(self.model_, t, u, self.x0_ if x0 is None else x0, self.scheme)
+        self._check_fitted("model_")
+        tt = np.asarray(t, dtype=float).reshape(-1)
+        h = uniform_step(tt)
+        U = as_2d(u, "u", tt.size, self.model_.n_inputs)
+        sim = Simulator(self.model_, 1.0 / h, self.method)
+        try:
+            return sim.run(u=U, x0=self.x0_ if x0 is None else x0)
+        except SimulationError as exc:
+            raise IdentificationError(str(exc)) from None
 
-    def score(self, t: Any, u: Any, y: Any) -> float:
-        """Relative max-norm output error ``|y_pred - y|_inf / |y|_inf`` (lower is better).
+    def score(self, t: Any, u: Any = None, y: Any = None) -> float:
+        """Coefficient of determination R² of the prediction (1 is perfect; scikit-learn's score).
 
         Parameters
         ----------
-        t : array_like, shape (N,)
-            Uniform time grid.
-        u : array_like, shape (N, m)
+        t : array_like, shape (N+1,), or SimulationResult
+            Uniform grid times, or a result holding the data.
+        u : array_like, shape (N+1, m)
             Inputs.
-        y : array_like, shape (N, m)
-            Measured outputs to compare with the prediction.
+        y : array_like, shape (N+1, m) or (N, m)
+            Measured outputs (grid samples or step values).
         """
-        yp = self.predict(t, u)
-        y = as_2d(y, "y", yp.shape[0])
-        if y.shape != yp.shape:
-            raise IdentificationError(f"y has {y.shape[1]} columns, the model has {yp.shape[1]} outputs")
-        return float(np.max(np.abs(yp - y)) / max(np.max(np.abs(y)), 1e-300))
+        self._check_fitted("model_")
+        t, u, y, on_steps = _data(t, u, y)
+        res = self.predict(t, u)
+        target = y if on_steps else step_targets(Measurements(t, 0.0, u, y, False), get_scheme(self.method))
+        if target.shape != res.y.shape:
+            raise IdentificationError(f"y has {y.shape[1]} columns, the model has {res.y.shape[1]} outputs")
+        return r2_score(res.y, target)
+
+
+def _data(t: Any, u: Any, y: Any):
+    """``(t, u, y, on_steps)`` from arrays or a SimulationResult."""
+    if isinstance(t, SimulationResult):
+        if u is not None or y is not None:
+            raise IdentificationError("give either a SimulationResult or (t, u, y), not both")
+        return np.asarray(t.t, float), as_2d(t.u, "u"), as_2d(t.y, "y"), True
+    if u is None or y is None:
+        raise IdentificationError("fit needs inputs u and outputs y (or a SimulationResult)")
+    tt = np.asarray(t, dtype=float).reshape(-1)
+    U = as_2d(u, "u", tt.size)
+    Y = as_2d(y, "y")
+    if Y.shape[0] not in (tt.size, tt.size - 1):
+        raise IdentificationError(f"y has {Y.shape[0]} samples: give {tt.size} (on the grid t) or "
+                                  f"{tt.size - 1} (step values)")
+    return tt, U, Y, Y.shape[0] == tt.size - 1

@@ -4,7 +4,8 @@ Both the state recursion ``x_{k+1} = Ad x_k + f_k`` and the discrete adjoint
 recursion ``lam_k = g_k + Ad^T lam_{k+1}`` (run on time-reversed arrays) are
 affine recurrences ``z_{k+1} = A z_k + f_k``; one numba kernel serves both.
 The dense products and triangular solves of the gradient use small compiled
-kernels too (:func:`mm`, :func:`mtm`, :func:`lu_solve`) instead of BLAS,
+kernels too (:func:`mm`, :func:`mtm`, :func:`solve_factored` with the LU
+kernels of :mod:`phsym.codegen.kernels`) instead of BLAS,
 because multi-threaded OpenBLAS is very slow for these sizes on a loaded
 machine.  All kernels are ``@njit(cache=True)`` on float64 arrays.
 """
@@ -13,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["affine_recurrence", "mm", "mtm", "lu_solve"]
+from ..codegen.kernels import lu_solve, lu_solve_t
+
+__all__ = ["affine_recurrence", "mm", "mtm", "solve_factored"]
 
 
 @njit(cache=True, fastmath=True)
@@ -94,54 +97,20 @@ def _gemm_tn(P, X, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(cache=True, fastmath=True)
-def _lu_solve(LU, piv, b, trans):  # pragma: no cover - compiled
-    n = LU.shape[0]
-    r = b.shape[1]
-    x = b.copy()
-    if trans == 0:                       # A = P L U:  x = U^{-1} L^{-1} P^T b
-        for i in range(n):
-            pi = piv[i]
-            if pi != i:
-                for j in range(r):
-                    t = x[i, j]
-                    x[i, j] = x[pi, j]
-                    x[pi, j] = t
-        for i in range(n):
-            for k in range(i):
-                a = LU[i, k]
-                for j in range(r):
-                    x[i, j] -= a * x[k, j]
-        for i in range(n - 1, -1, -1):
-            for k in range(i + 1, n):
-                a = LU[i, k]
-                for j in range(r):
-                    x[i, j] -= a * x[k, j]
-            d = 1.0 / LU[i, i]
-            for j in range(r):
-                x[i, j] *= d
-    else:                                # A^T = U^T L^T P^T: x = P L^{-T} U^{-T} b
-        for i in range(n):
-            for k in range(i):
-                a = LU[k, i]
-                for j in range(r):
-                    x[i, j] -= a * x[k, j]
-            d = 1.0 / LU[i, i]
-            for j in range(r):
-                x[i, j] *= d
-        for i in range(n - 1, -1, -1):
-            for k in range(i + 1, n):
-                a = LU[k, i]
-                for j in range(r):
-                    x[i, j] -= a * x[k, j]
-        for i in range(n - 1, -1, -1):
-            pi = piv[i]
-            if pi != i:
-                for j in range(r):
-                    t = x[i, j]
-                    x[i, j] = x[pi, j]
-                    x[pi, j] = t
-    return x
+@njit(cache=True)
+def _solve_columns(LU, piv, B, trans):  # pragma: no cover - compiled
+    X = np.empty_like(B)
+    col = np.empty(B.shape[0])
+    for j in range(B.shape[1]):
+        for i in range(B.shape[0]):
+            col[i] = B[i, j]
+        if trans:
+            lu_solve_t(LU, piv, col)
+        else:
+            lu_solve(LU, piv, col)
+        for i in range(B.shape[0]):
+            X[i, j] = col[i]
+    return X
 
 
 def _f64(a: np.ndarray) -> np.ndarray:
@@ -160,11 +129,24 @@ def mtm(P: np.ndarray, X: np.ndarray) -> np.ndarray:
     return _gemm_tn(P, X, np.empty((P.shape[1], X.shape[1])))
 
 
-def lu_solve(lu: tuple, b: np.ndarray, trans: int = 0) -> np.ndarray:
-    """Solve with factors from :func:`scipy.linalg.lu_factor` (``trans=1``: A^T)."""
+def solve_factored(lu: tuple, b: np.ndarray, trans: bool = False) -> np.ndarray:
+    """Solve ``A x = b`` (or ``A^T x = b``) with LU factors in LAPACK layout.
+
+    The factors of :func:`scipy.linalg.lu_factor` and of
+    :func:`phsym.codegen.kernels.lu_factor` share the layout; the solves are
+    the kernels of :mod:`phsym.codegen.kernels`, column by column.
+
+    Parameters
+    ----------
+    lu : tuple
+        ``(LU, piv)``.
+    b : numpy.ndarray
+        Right-hand side(s), 1-D or 2-D.
+    trans : bool
+        Solve with the transpose.
+    """
     LU, piv = lu
     b = _f64(b)
     vec = b.ndim == 1
-    x = _lu_solve(_f64(LU), np.ascontiguousarray(piv, dtype=np.int64),
-                  b.reshape(b.shape[0], -1), int(trans))
+    x = _solve_columns(_f64(LU), np.ascontiguousarray(piv, dtype=np.int64), b.reshape(b.shape[0], -1), bool(trans))
     return x.reshape(-1) if vec else x

@@ -18,8 +18,9 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.optimize as sopt
 
-from .linear_kernels import lu_solve, mm
+from .linear_kernels import mm, solve_factored
 from .linear_param import FlatMap, Point, R_of, skew, sym
+from ..errors import IdentificationError
 from .linear_simulation import cost_and_gradient
 
 __all__ = ["Objective", "riemannian_cg", "lbfgs", "IterCallback"]
@@ -32,11 +33,13 @@ class Objective:
 
     Parameters
     ----------
-    u, d : numpy.ndarray, shape (N, m)
-        Inputs and output data on a uniform grid of step ``h``.
+    u : numpy.ndarray, shape (N, m)
+        Inputs on a uniform grid of step ``h``.
+    d : numpy.ndarray, shape (N, m) or (N - 1, m)
+        Output data: grid samples or step values (``on_steps``).
     h : float
         Time step.
-    scheme : {"midpoint", "euler"}
+    scheme : Scheme
         Time-stepping scheme (the gradient is its exact discrete adjoint).
     free : sequence of str
         Free blocks.
@@ -49,16 +52,19 @@ class Objective:
         Reference blocks ``w_ref`` (missing ones: zero; for Q the seed's
         ``1/2 ||log Q||_F^2`` penalty towards the identity is used unless a
         reference Q is given, then ``1/2 ||Q - Q_ref||_F^2``).
+    on_steps : bool
+        ``d`` holds step values.
     """
 
-    def __init__(self, u: np.ndarray, d: np.ndarray, h: float, scheme: str,
+    def __init__(self, u: np.ndarray, d: np.ndarray, h: float, scheme,
                  free: Sequence[str], regularization: float = 0.0,
                  reference: Optional[Mapping[str, Any]] = None,
-                 regularize: Optional[Sequence[str]] = None):
+                 regularize: Optional[Sequence[str]] = None, on_steps: bool = False):
         self.u = np.ascontiguousarray(u, dtype=float)
         self.d = np.ascontiguousarray(d, dtype=float)
         self.h = float(h)
         self.scheme = scheme
+        self.on_steps = bool(on_steps)
         self.free = tuple(free)
         self.lam = float(regularization)
         self.regularize = tuple(b for b in (("Q",) if regularize is None else regularize)
@@ -71,7 +77,7 @@ class Objective:
         self.n_evals += 1
         R = R_of(p["L"])
         f, g = cost_and_gradient(p["J"], R, p["Q"], p["B"], p["x0"], self.u, self.d,
-                                 self.h, self.scheme, grad)
+                                 self.h, self.scheme, grad, self.on_steps)
         if self.lam > 0 and np.isfinite(f):
             cur = {"J": p["J"], "R": R, "B": p["B"], "x0": p["x0"]}
             for b in ("J", "R", "B", "x0"):
@@ -152,7 +158,7 @@ def _qinv(p: Point, free: Sequence[str]) -> Optional[np.ndarray]:
     if "Q" not in free:
         return None
     n = p["Q"].shape[0]
-    return sym(lu_solve(sla.lu_factor(p["Q"]), np.eye(n)))
+    return sym(solve_factored(sla.lu_factor(p["Q"]), np.eye(n)))
 
 
 def riemannian_cg(obj: Objective, p0: Point, free: Sequence[str], max_iter: int = 100,
@@ -212,12 +218,12 @@ def riemannian_cg(obj: Objective, p0: Point, free: Sequence[str], max_iter: int 
         ``cost``, ``grad_norm``, ``step`` per iteration (entry 0 = start).
     """
     if beta_rule not in ("PR", "FR"):
-        raise ValueError("beta_rule must be 'PR' or 'FR'")
+        raise IdentificationError("beta_rule must be 'PR' or 'FR'")
     man = _Manifold(free)
     p = p0
     f, eg = obj(p)
     if not np.isfinite(f):
-        raise FloatingPointError("cost is not finite at the initial point")
+        raise IdentificationError("the output-error cost is not finite at the initial point (unstable start?)")
     qinv = _qinv(p, free)
     g = man.rgrad(p, eg)
     gg = man.inner(p, qinv, g, g)
@@ -333,7 +339,7 @@ def lbfgs(obj: Objective, p0: Point, fmap: FlatMap, max_iter: int = 100, gtol: f
     v0 = fmap.to_vector(p0)
     f0, gv0 = fun(v0)
     if not np.isfinite(f0):
-        raise FloatingPointError("cost is not finite at the initial point")
+        raise IdentificationError("the output-error cost is not finite at the initial point (unstable start?)")
     g0 = float(np.linalg.norm(gv0))
     hist: Dict[str, List[float]] = {"cost": [f0], "grad_norm": [g0], "step": [0.0]}
     state = {"k": 0, "v": v0, "p": p0}

@@ -26,6 +26,7 @@ from typing import Dict, Sequence, Tuple
 
 import numpy as np
 
+from ..errors import IdentificationError
 from .linear_kernels import mm
 
 __all__ = ["BLOCKS", "Point", "skew", "sym", "R_of", "FlatMap"]
@@ -92,7 +93,7 @@ class FlatMap:
                 try:
                     M = np.linalg.cholesky(sym(shifted))
                 except np.linalg.LinAlgError:
-                    raise ValueError("initial Q must exceed q_floor * I") from None
+                    raise IdentificationError("initial Q must exceed q_floor * I") from None
                 v[s] = M[self.il]
             elif b == "B":
                 v[s] = p["B"].ravel()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Callable, List, Mapping, Optional, Tuple
+from typing import Callable, List, Mapping, Optional
 
 import sympy as sp
 

@@ -4,6 +4,8 @@ A warm start evaluates cached waveforms with these functions without
 importing sympy.
 
 >>> import numpy as np
+
+from ..errors import NetlistError
 >>> evaluate_shape("pwl", np.array([0.0, 0.0, 1.0, 2.0]), np.array([0.5, 3.0]))
 array([1., 2.])
 """
@@ -68,4 +70,4 @@ def evaluate_shape(shape: str, a: np.ndarray, t) -> np.ndarray:
         return _pulse(a, t.ravel()).reshape(t.shape)
     if shape == "pwl":
         return np.interp(t, a[0::2], a[1::2]).astype(np.float64)
-    raise ValueError(f"unknown waveform shape {shape!r}")
+    raise NetlistError(f"unknown waveform shape {shape!r}", hint="use DC, SIN, PULSE or PWL")

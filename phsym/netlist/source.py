@@ -158,7 +158,7 @@ def _convert(node) -> Item:
             name = node.children[0]
             args = [_convert(c) for c in node.children[1:] if c is not None]
             return Call(Word("word", str(name), name.start_pos), args, node.meta.end_pos)
-    raise TypeError(f"unexpected parse node {node!r}")  # pragma: no cover
+    raise NetlistError(f"internal error: unexpected parse node {node!r}")  # pragma: no cover
 
 
 _TOKEN_NAMES = {"EQUAL": "'='", "LPAR": "'('", "RPAR": "')'", "COMMA": "','",

@@ -14,7 +14,7 @@ from ..common.names import NameTable
 from ..errors import NetlistError
 from .elements import SUBCKT, Context, build_element, canonical_node, element_kind
 from .params import word_expr
-from .source import Assign, Call, Statement, Word
+from .source import Assign, Statement, Word
 
 __all__ = ["Subckt", "collect_subckts", "expand", "MAX_ELEMENTS"]
 

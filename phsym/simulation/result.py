@@ -161,10 +161,10 @@ class SimulationResult:
         return d
 
     def _step_table(self) -> Dict[str, np.ndarray]:
-        """Columns on the full grid ``t`` (``N + 1`` rows, the first is the
-        initial instant).  States, inputs and H are defined there; step
-        quantities (outputs, probes, powers) belong to step ends and are NaN
-        in the first row, so the table round-trips into ``phsym fit``."""
+        """One table on the grid ``t`` (``N + 1`` rows, the first is the initial
+        instant).  States, inputs and H are defined there; a step quantity
+        (outputs, probes, powers) stands in the row of its step's end time
+        and is missing (NaN; an empty cell in CSV) in the first row."""
         pad = lambda a: np.concatenate([np.full((1,) + a.shape[1:], np.nan), a])
         cols = {"t": self.t}
         for i, s in enumerate(self.names.states):
@@ -210,7 +210,10 @@ class SimulationResult:
             cols = self._step_table()
             names = list(cols)
             data = np.column_stack([cols[n] for n in names])
-            np.savetxt(path, data, delimiter=",", header=",".join(names), comments="", fmt="%.17g")
+            with open(path, "w", newline="") as fh:
+                fh.write(",".join(names) + "\n")
+                for row in data:        # missing step values are empty cells
+                    fh.write(",".join("" if v != v else f"{v:.17g}" for v in row) + "\n")
         elif suf == ".wav":
             self.to_wav(path)
         else:

@@ -31,10 +31,9 @@ given by :meth:`Structure.descriptor` (linear dissipation) and
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 

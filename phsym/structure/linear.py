@@ -16,7 +16,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ..common.schemes import get_scheme
-from ..errors import StructureError
+from ..errors import MissingDependencyError, StructureError
 from .discrete import state_transition, theta_step
 
 __all__ = ["LinearPHS"]
@@ -291,7 +291,7 @@ class LinearPHS:
         try:
             import control
         except ImportError as exc:  # pragma: no cover - optional dependency
-            raise ImportError("python-control is not installed: pip install 'phsym[control]'") from exc
+            raise MissingDependencyError("python-control is not installed: pip install 'phsym[control]'") from exc
         return control.ss(*self.to_state_space())
 
     def discretize(self, h: float, method: str = "midpoint") -> tuple:
@@ -368,6 +368,21 @@ class LinearPHS:
         except (OSError, ValueError) as exc:
             raise StructureError(f"cannot read LinearPHS from {path}: {exc}") from None
         return cls.from_dict(d)
+
+    def to_latex(self, digits: int = 6) -> str:
+        """LaTeX of ``E x' = (J - R) Q x + B u``, ``y = B^T Q x`` with the matrices.
+
+        Parameters
+        ----------
+        digits : int
+            Significant digits of the entries.
+        """
+        import sympy as sp
+
+        def mat(a):
+            return sp.latex(sp.Matrix(a).applyfunc(lambda v: sp.Float(float(v), digits)))
+        return (r"E \dot{x} = (J - R) Q x + B u, \quad y = B^T Q x" + "\n\n"
+                + "\n".join(f"{k} = {mat(getattr(self, k))}" for k in ("E", "J", "R", "Q", "B")))
 
     def __repr__(self) -> str:
         kind = "descriptor " if self.is_descriptor else ""
