@@ -17,7 +17,7 @@ from .errors import (CacheWarning, DataFileError, IdentificationError, MissingDe
                      NetlistWarning, PhsymError, PhsymWarning, SignalError, SimulationError, SimulationInputError,
                      StructureError, UnknownNameError)
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __getattr__, __dir__ = attach(
     __name__,

@@ -10,14 +10,14 @@ import importlib
 import sys
 from typing import List, Optional
 
-from . import __version__
+from .version import __version__
 from .errors import PhsymError
 
 __all__ = ["main", "build_parser"]
 
 #: Subcommand modules exposing ``add_parser(subparsers)``.
 PLUGINS = ["phsym.simulation.cli_simulate", "phsym.identify.cli_identify",
-           "phsym.identify.cli_fit", "phsym.codegen.cli_cache"]
+           "phsym.identify.cli_fit", "phsym.simulation.cli_cache"]
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -6,11 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any, Dict
 
+import numpy as np
 import sympy as sp
 
-import numpy as np
-
-from .model import Model
 from .structure.linear import LinearPHS
 
 __all__ = ["describe", "describe_text", "describe_json", "checks_pass"]

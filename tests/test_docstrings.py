@@ -5,17 +5,23 @@ import re
 import pytest
 
 import phsym
-import phsym.identify
-import phsym.simulation
-from phsym.structure import forms, linearize
+from phsym.codegen.newton import generate
+from phsym.codegen.sensitivity import build_sensitivity
+from phsym.common.names import NameTable
+from phsym.common.schemes import get_scheme
+from phsym.components import Component, Registry, register
+from phsym.identify import data, metrics
+from phsym.identify.base import Estimator
+from phsym.structure import discrete, forms, linearize, probes
 from phsym.structure.linear import LinearPHS
 
 PUBLIC = [phsym.Model, LinearPHS, phsym.simulation.Simulator, phsym.simulation.SimulationResult,
-          phsym.identify.LinearPHSEstimator]
+          phsym.simulation.RunPlan, phsym.identify.LinearPHSEstimator, phsym.identify.ParameterEstimator,
+          Estimator, NameTable, Component, Registry]
 FUNCTIONS = [phsym.parse, phsym.load, phsym.simulate, forms.explicit, linearize.linearize,
-             linearize.operating_point, linearize.descriptor_matrices]
-if hasattr(phsym.identify, "ParameterEstimator"):
-    PUBLIC.append(phsym.identify.ParameterEstimator)
+             linearize.operating_point, linearize.descriptor_matrices, discrete.theta_step,
+             discrete.state_transition, get_scheme, metrics.r2_score, metrics.nrms, data.measurements,
+             data.step_targets, probes.probe_map, build_sensitivity, generate, register]
 
 
 def _callables():

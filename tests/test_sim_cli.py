@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.io import wavfile
 
-from phsym.codegen import cli_cache
+from phsym.simulation import cli_cache
 from phsym.errors import NetlistError
 from phsym.simulation import cli_simulate
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Dict, List
+
+from ..common.paths import atomic_write, cache_dir
+from ..version import __version__
 
 __all__ = ["cache_dir", "cache_key", "load_module", "cache_info", "clear_cache", "atomic_write", "BUILD_LOG",
            "PREFIXES"]
@@ -31,17 +32,8 @@ PREFIX = "phsym_gen_"
 BUILD_LOG: List[str] = []
 
 
-def cache_dir() -> Path:
-    """The cache directory (created if missing)."""
-    d = os.environ.get("PHSYM_CACHE_DIR")
-    path = Path(d) if d else Path.home() / ".cache" / "phsym"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def cache_key(source: str, *parts: str) -> str:
     """Hash of the generated source, the options and the phsym version."""
-    from .. import __version__
     h = hashlib.sha256()
     for s in (source, __version__) + tuple(parts):
         h.update(s.encode())
@@ -51,28 +43,6 @@ def cache_key(source: str, *parts: str) -> str:
 
 def _checksum(body: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
-
-
-def atomic_write(path: Path, write) -> None:
-    """Write ``path`` through a temporary file in its directory and :func:`os.replace`,
-    so that readers never see a partial file.
-
-    Parameters
-    ----------
-    path : pathlib.Path
-        Destination.
-    write : callable(binary file)
-        Writes the contents.
-    """
-    fd, tmp = tempfile.mkstemp(prefix=path.stem + ".", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _write(path: Path, body: str) -> None:

@@ -30,6 +30,7 @@ import sympy as sp
 
 from ..common.schemes import get_scheme
 from ..structure.dirac import Structure
+from ..version import __version__
 from .cache import cache_key, load_module
 from .printing import block, unroll
 from .steps import DD_THRESHOLD, StepEquations, step_equations
@@ -248,7 +249,6 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     sens : SensitivityCode, optional
         Sensitivity functions and sizes; ``None`` for a simulation module.
     """
-    from .. import __version__
     S = eq.S
     nx, nu, ne, nv = S.n_x, S.n_u, S.size, len(eq.V)
     P = len(parameters)

@@ -11,13 +11,14 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import IdentificationError
+
 __all__ = ["nrms", "r2_score", "max_relative_error"]
 
 
 def _pair(y_hat: Any, y: Any):
     a, b = np.asarray(y_hat, float), np.asarray(y, float)
     if a.shape != b.shape:
-        from ..errors import IdentificationError
         raise IdentificationError(f"prediction has shape {a.shape}, data {b.shape}")
     return a, b
 

@@ -4,14 +4,14 @@ A warm start evaluates cached waveforms with these functions without
 importing sympy.
 
 >>> import numpy as np
-
-from ..errors import NetlistError
 >>> evaluate_shape("pwl", np.array([0.0, 0.0, 1.0, 2.0]), np.array([0.5, 3.0]))
 array([1., 2.])
 """
 from __future__ import annotations
 
 import numpy as np
+
+from ..errors import NetlistError
 
 __all__ = ["evaluate_shape", "PULSE_EDGE"]
 

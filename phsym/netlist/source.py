@@ -14,6 +14,7 @@ from typing import List, Optional, Tuple, Union
 
 import lark
 
+from ..common.paths import cache_dir
 from ..errors import Location, NetlistError
 
 __all__ = ["LogicalLine", "Word", "Assign", "Call", "Statement", "split_logical_lines",
@@ -136,7 +137,6 @@ def _lark() -> lark.Lark:
     # lark keeps the analysed LALR tables in our own cache directory (0.1 s
     # of every cold start); lark checks the grammar hash and its version
     try:
-        from ..codegen.cache import cache_dir
         cache = str(cache_dir() / "phsym_lark_grammar.cache")
         return lark.Lark(grammar, parser="lalr", propagate_positions=True, cache=cache)
     except OSError:

@@ -25,7 +25,7 @@ import scipy.sparse.linalg as spla
 from ..common.schemes import Scheme
 from ..errors import SimulationError, StructureError
 from ..structure.discrete import solve_step, theta_step
-from .engine import DenseLinearLoop, SparseLinearLoop
+from .linear_loops import DenseLinearLoop, SparseLinearLoop
 
 __all__ = ["LinearEngine", "DENSE_LIMIT", "INPUT_CODE"]
 

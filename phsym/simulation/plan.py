@@ -16,7 +16,9 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import SignalError, SimulationInputError
-from .engine import LOOPS, RECORD_LIMIT
+from ..netlist.shapes import evaluate_shape
+from .engine import RECORD_LIMIT, NewtonLoop
+from .linear_loops import DenseLinearLoop, SparseLinearLoop
 from .result import SimulationResult
 from .signals import check_steps, grid_points, initial_state, input_array
 
@@ -24,6 +26,9 @@ __all__ = ["RunPlan", "ModelSummary", "FORMAT"]
 
 #: Version of the plan's serialised layout (:meth:`RunPlan.to_arrays`).
 FORMAT = 2
+
+#: Loop classes by their ``KIND`` (the ``kind`` of their ``to_arrays``).
+LOOPS = {cls.KIND: cls for cls in (NewtonLoop, DenseLinearLoop, SparseLinearLoop)}
 
 
 class _Probe(NamedTuple):
@@ -57,7 +62,7 @@ class ModelSummary:
         if self._model is None:
             if self.path is None:
                 raise SignalError(f"{self.name}: no netlist file to build the model from")
-            from ..model import load
+            from ..model import load       # sympy: only when a signal needs the model
             self._model = load(self.path)
         return self._model
 
@@ -122,7 +127,6 @@ class RunPlan:
             return None
         if isinstance(wf, Exception):      # an invalid netlist waveform, reported when used
             raise wf
-        from ..netlist.shapes import evaluate_shape
         return evaluate_shape(wf[0], np.asarray(wf[1], dtype=float), t)
 
     def inputs(self, u=None, duration: Optional[float] = None) -> np.ndarray:
@@ -149,7 +153,7 @@ class RunPlan:
             if self.resolver is None:
                 if self.summary.path is None:
                     raise SignalError(f"{label!r}: {self.summary.name} has no netlist to resolve signals from")
-                from .probes import probe_vector
+                from .probes import probe_vector      # sympy
                 model = self.summary.full_model()
                 values = model.parameter_values(self.values)
                 self.resolver = lambda lab: probe_vector(model.structure, lab, values,

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 from typing import Callable, Mapping, Optional
 
+from ..codegen import aot
 from ..errors import SimulationError
 from .result import SimulationResult
 from .signals import sample_rate
@@ -69,7 +70,7 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
                     return plan.run(u, duration, x0, progress, info={"warm_start": True})
                 except ImportError:     # its generated module left the cache: rebuild below
                     pass
-    from ..model import load
+    from ..model import load            # the symbolic path: sympy, scipy (a warm start needs neither)
     from .simulator import Simulator
     if is_file:
         model = load(model)
@@ -84,6 +85,5 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
                 pass     # a read-only cache only costs the next run its warm start
             else:
                 if plan.loop.key:      # Newton loop or unrolled linear loop
-                    from ..codegen import aot
                     aot.start_background(plan.loop.key)
     return res

@@ -26,6 +26,8 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from ..common.paths import atomic_write, cache_dir
+from ..version import __version__
 from .plan import FORMAT, RunPlan
 
 __all__ = ["snapshot_key", "save_plan", "load_plan", "snapshot_file", "SNAPSHOT_PREFIX"]
@@ -38,7 +40,6 @@ def _code_fingerprint() -> str:
     """Version plus size and mtime of phsym's source files (stat only: a few ms)."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
-        from .. import __version__
         root = Path(__file__).resolve().parent.parent
         h = hashlib.sha256(f"{__version__}\0{FORMAT}".encode())
         for p in sorted(root.rglob("*.py")) + sorted(root.rglob("*.lark")):
@@ -78,7 +79,6 @@ def snapshot_file(key: str) -> Path:
     key : str
         See :func:`snapshot_key`.
     """
-    from ..codegen.cache import cache_dir
     return cache_dir() / f"{SNAPSHOT_PREFIX}{key}.npz"
 
 
@@ -92,7 +92,6 @@ def save_plan(plan: RunPlan, key: str) -> None:
     key : str
         See :func:`snapshot_key`.
     """
-    from ..codegen.cache import atomic_write
     meta, arrays = plan.to_arrays()
     atomic_write(snapshot_file(key), lambda fh: np.savez(fh, meta=np.array(json.dumps(meta)), **arrays))
 

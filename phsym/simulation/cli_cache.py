@@ -26,7 +26,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym cache``; returns the exit status."""
-    from .cache import cache_info, clear_cache
+    from ..codegen.cache import cache_info, clear_cache
     if args.action == "clear":
         n = clear_cache()
         print(f"removed {n} files from {cache_info()['directory']}")
@@ -49,14 +49,14 @@ def _build(args: argparse.Namespace) -> int:
     if not args.file:
         raise PhsymError("phsym cache build needs a netlist FILE")
     os.environ["PHSYM_AOT"] = "0"       # build here, not in the background
-    from ..simulation.run import simulate
+    from .run import simulate
     fs = parse_number(args.fs)
     res = simulate(args.file, fs, duration=1.0 / fs, method=args.method)
     key = res.info.get("key")
     if key is None:
         print(f"{args.file}: {res.info['engine']} engine: no generated loop to compile ahead of time")
         return 0
-    from . import aot
+    from ..codegen import aot
     try:
         path = aot.build(key)
     except RuntimeError as exc:
