@@ -38,7 +38,9 @@ import numpy as np
 
 import phsym
 from phsym.identify import ParameterEstimator
-from phsym.identify.parameter_estimator import UnidentifiableParameterWarning, nrms
+from phsym.common.schemes import get_scheme
+from phsym.identify import UnidentifiableParameterWarning, nrms
+from phsym.identify.data import measurements, step_targets
 
 ROOT = Path(__file__).resolve().parent.parent
 THETA = {"L": 2.0, "C1": 0.01, "C2": 0.02, "R_L": 1.0, "R_G": 6.0, "R_R": 3.0}
@@ -48,7 +50,7 @@ OUT3 = ["y(VG)", "v(n1)", "v(n2)"]
 
 
 def record(model, rng, truth: str):
-    """One noise-free record: t, u, outputs (sample grid), true x0."""
+    """One noise-free record: t, u, outputs (step values for the BE truth, grid samples otherwise), true x0."""
     t = np.arange(int(round(T_END / TS)) + 1) * TS
     ph = rng.uniform(0, 2 * np.pi, NH)
     u_fun = lambda tt: sum(np.sin(2 * np.pi * (i + 1) * F0 * tt + ph[i]) for i in range(NH))  # noqa: E731
@@ -56,7 +58,7 @@ def record(model, rng, truth: str):
                    THETA["C2"] * rng.uniform(-2, 2)])
     if truth == "be":
         res = phsym.Simulator(model, 1 / TS, "backward_euler").run(u={"VG": u_fun(t)}, x0=x0)
-        y = {k: np.concatenate([[np.nan], res[k]]) for k in OUT3}
+        y = {k: res[k] for k in OUT3}          # step values, as the simulator reports them
     else:
         sub = 20
         tf = np.arange((len(t) - 1) * sub + 1) * (TS / sub)
@@ -69,9 +71,6 @@ def record(model, rng, truth: str):
             grid[1:-1] = 0.5 * (s[:-1] + s[1:])
             grid[0], grid[-1] = s[0], s[-1]
             y[k] = grid[::sub]
-    for k in y:
-        if np.isnan(y[k][0]):
-            y[k][0] = y[k][1]
     return t, u_fun(t), y, x0
 
 
@@ -81,12 +80,15 @@ def noisy(y, snr, rng):
 
 def test_nrms(est, t, u, y_noisy, y_clean, label, n_init=400):
     """x0 from the first 2 s with the fitted parameters, then simulate the whole record."""
-    x0 = est.estimate_initial_state(t[:n_init], u[:n_init], {k: y_noisy[k][:n_init] for k in est._labels()})
-    yp = est.predict(t, u, x0=x0)[label][1:]
-    # compare like the fit does: end-of-step samples for backward Euler, the
-    # average of neighbouring samples for the midpoint-type step outputs
-    ref = est._targets
-    return nrms(yp, ref(y_noisy[label][:, None])[:, 0]), nrms(yp, ref(y_clean[label][:, None])[:, 0])
+    labels = list(est.outputs)
+    short = n_init - (len(t) - len(y_noisy[labels[0]]))         # step values have one sample less
+    x0 = est.estimate_initial_state(t[:n_init], u[:n_init], {k: y_noisy[k][:short] for k in labels})
+    yp = est.predict(t, u, x0=x0)[label]
+    scheme = get_scheme(est.method)
+
+    def ref(y):          # compare like the fit does (phsym.identify.data.step_targets)
+        return step_targets(measurements(t, u, {label: y[label]}, ["VG"], [label]), scheme)[:, 0]
+    return nrms(yp, ref(y_noisy)), nrms(yp, ref(y_clean))
 
 
 def main():

@@ -314,5 +314,6 @@ def test_round_trip_on_a_raw_simulation_result(dc):
     np.testing.assert_allclose(pred["y(VG)"], res["y(VG)"], rtol=0, atol=1e-9)
     # grid samples (N + 1 rows) are accepted too: backward Euler compares the step ends
     grid = {k: np.concatenate([[0.0], v]) for k, v in dc["y"].items()}
-    est2 = ParameterEstimator(path, ["R_G"], DC_OUT, x0=dc["x0"]).fit(res.t, res.u, grid)
+    est2 = ParameterEstimator(path, ["R_G", "C1"], DC_OUT, initial={"R_G": 4.0, "C1": 0.02},
+                              x0=dc["x0"]).fit(res.t, res.u, grid)
     assert abs(est2.params_["R_G"] / 6.0 - 1) < 1e-6

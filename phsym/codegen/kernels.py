@@ -173,7 +173,7 @@ def run_linear_sparse(x, U, k0, k1, inputs, n_y, n_w,
         _spmv_acc(Kp, Ki, Kx, x, b)
         _spmv_acc(Kup, Kui, Kux, ub, b)
         splu_solve(Lp, Li, Lx, Up, Ui, Ux, perm_r, perm_c, b, work, v)
-        for i in range(no):
+        for i in range(n_live):
             o[i] = 0.0
         _spmv_acc(Oxp[:n_live + 1], Oxi, Oxx, x, o)
         _spmv_acc(Ovp[:n_live + 1], Ovi, Ovx, v, o)

@@ -139,14 +139,21 @@ def solve_factored(lu: tuple, b: np.ndarray, trans: bool = False) -> np.ndarray:
     Parameters
     ----------
     lu : tuple
-        ``(LU, piv)``.
+        ``(LU, piv)`` of ``A``, or ``(LU, piv, scale)`` of ``A / scale[:, None]``
+        (rows scaled, as :func:`phsym.structure.discrete.solve_step` factors).
     b : numpy.ndarray
         Right-hand side(s), 1-D or 2-D.
     trans : bool
         Solve with the transpose.
     """
-    LU, piv = lu
+    LU, piv = lu[0], lu[1]
+    scale = lu[2] if len(lu) > 2 else None
     b = _f64(b)
     vec = b.ndim == 1
-    x = _solve_columns(_f64(LU), np.ascontiguousarray(piv, dtype=np.int64), b.reshape(b.shape[0], -1), bool(trans))
+    B = b.reshape(b.shape[0], -1)
+    if scale is not None and not trans:          # A x = b  <=>  (A / s) x = b / s
+        B = np.ascontiguousarray(B / scale[:, None])
+    x = _solve_columns(_f64(LU), np.ascontiguousarray(piv, dtype=np.int64), B, bool(trans))
+    if scale is not None and trans:              # A^T x = b  <=>  x = ((A / s)^T)^-1 b / s
+        x = x / scale[:, None]
     return x.reshape(-1) if vec else x

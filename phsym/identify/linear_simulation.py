@@ -49,7 +49,7 @@ def discretize(J: np.ndarray, R: np.ndarray, Q: np.ndarray, B: np.ndarray, h: fl
     """
     A = mm(J - R, Q)
     Ad, Bd, lu = state_transition(theta_step(np.eye(A.shape[0]), A, B, h, scheme))
-    return Ad, Bd, (np.ascontiguousarray(lu[0]), np.ascontiguousarray(lu[1], dtype=np.int64))
+    return Ad, Bd, (np.ascontiguousarray(lu[0]), np.ascontiguousarray(lu[1], dtype=np.int64), lu[2])
 
 
 def quadrature_weights(N: int, h: float, scheme: Scheme, on_steps: bool = False) -> np.ndarray:

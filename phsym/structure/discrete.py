@@ -126,7 +126,7 @@ def theta_step(E: Matrix, A: Matrix, B: Matrix, h: float, scheme: Scheme) -> The
 
 
 def solve_step(step: ThetaStep):
-    """Dense ``V = M^{-1} [Kx, Ku]`` (unknowns of a step from ``(x_k, ubar)``) and the LU of ``M``.
+    """Dense ``V = M^{-1} [Kx, Ku]`` (unknowns of a step from ``(x_k, ubar)``) and the row-scaled LU of ``M``.
 
     Parameters
     ----------
@@ -144,14 +144,20 @@ def solve_step(step: ThetaStep):
                    step.Ku.toarray() if sps.issparse(step.Ku) else step.Ku])
     if M.shape[0] == 0:
         return np.zeros((0, K.shape[1])), (M, np.zeros(0, dtype=np.int32))
+    # rows scaled to unit maximum first: physical units make rows differ by
+    # many orders of magnitude, and only then is a tiny pivot a singularity
+    scale = np.max(np.abs(M), axis=1)
+    if not np.all(np.isfinite(scale)) or np.any(scale == 0):
+        raise StructureError(f"singular step matrix of the {step.scheme.name} scheme (an empty or non-finite row)")
+    Ms = M / scale[:, None]
     try:
-        lu = sla.lu_factor(M, check_finite=True)
+        lu = sla.lu_factor(Ms, check_finite=True)
     except (ValueError, sla.LinAlgError) as exc:
         raise StructureError(f"singular step matrix of the {step.scheme.name} scheme: {exc}") from None
-    if np.min(np.abs(np.diag(lu[0])), initial=np.inf) <= 1e-13 * max(1.0, np.abs(M).max(initial=0.0)):
+    if np.min(np.abs(np.diag(lu[0])), initial=np.inf) <= 1e-14 * Ms.shape[0]:
         raise StructureError(f"singular step matrix of the {step.scheme.name} scheme (a constraint of "
                              "index > 1 it cannot resolve?)")
-    return sla.lu_solve(lu, K), lu
+    return sla.lu_solve(lu, K / scale[:, None]), (lu[0], lu[1], scale)
 
 
 def state_transition(step: ThetaStep):
@@ -167,8 +173,9 @@ def state_transition(step: ThetaStep):
     Ad, Bd : numpy.ndarray
         The state transition.
     lu : tuple
-        LU factors of ``M`` (:func:`scipy.linalg.lu_factor` layout, which is
-        also that of :func:`phsym.codegen.kernels.lu_factor`).
+        ``(LU, piv, scale)``: LU factors of ``M / scale[:, None]`` (rows scaled
+        to unit maximum) in the :func:`scipy.linalg.lu_factor` layout, which
+        is also that of :func:`phsym.codegen.kernels.lu_factor`.
     """
     V, lu = solve_step(step)
     nd = step.differential.size
