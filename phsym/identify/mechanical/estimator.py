@@ -7,7 +7,6 @@ import warnings
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 import numpy as np
-import scipy.optimize as so
 
 from ...errors import IdentificationError
 from ...structure.linear import LinearPHS
@@ -16,7 +15,9 @@ from ..data import as_2d, uniform_step
 from ..metrics import r2_score
 from ..warnings import UnidentifiableParameterWarning
 from .equation_error import equation_error, natural_frequencies, noise_band
+from .lm import levenberg_marquardt
 from .maps import DISCRETISATIONS, discretise, midpoint_c2d
+from .zoh_start import arx_zoh, d2c_second_order
 from .oe import OutputError, simulate_positions
 from .param import Parametrisation
 
@@ -78,13 +79,19 @@ class MechanicalEstimator(Estimator):
         Model of the sampled data: the midpoint model (exact for data from
         a midpoint integrator, good for small h), the exact ZOH model
         (inputs held between samples) or both, keeping the smaller cost.
-    init : {"filtered", "ls"} or mapping, default "filtered"
-        Start: equation-error LS on low-pass prefiltered data, plain
-        equation-error LS, or a mapping with ``M, D, K`` (and ``L``).
-    max_iter : int, default 200
-        Maximal function evaluations per refinement.
-    tol : float, default 1e-12
-        ``ftol``, ``xtol`` and ``gtol`` of :func:`scipy.optimize.least_squares`.
+    init : {"auto", "midpoint", "zoh", "ls"} or mapping, default "auto"
+        Start: equation-error LS of the midpoint model on low-pass
+        prefiltered data (``"midpoint"``), a prefiltered second-order ARX
+        model mapped back by the matrix logarithm (``"zoh"``, needs a known
+        L; accurate for coarse sampling, ill-conditioned as h -> 0), the one
+        of the two whose output error is smaller (``"auto"``), plain
+        unfiltered equation error (``"ls"``), or a mapping with ``M, D, K``
+        (and ``L``).
+    max_iter : int, default 100
+        Maximal Levenberg-Marquardt iterations per refinement.
+    tol : float, default 1e-10
+        Stop when an iteration lowers the cost, or moves the scaled
+        parameters, by less than this (relative).
     identifiability_threshold : float, default 0.5
         Relative standard deviation ``||std(X)|| / ||X||`` above which a
         matrix is reported as not identified by the data.
@@ -104,7 +111,11 @@ class MechanicalEstimator(Estimator):
     discrete_ : dict of numpy.ndarray
         Midpoint parameters ``Md, Dd, Kd`` of the estimate.
     initial_ : dict of numpy.ndarray
-        The equation-error start ``M, D, K, L``.
+        The start ``M, D, K, L`` kept.
+    start_ : str
+        Its origin: ``"midpoint"`` (prefiltered equation error of the
+        midpoint model), ``"zoh"`` (prefiltered ARX + matrix logarithm +
+        second-order extraction), ``"ls"`` or ``"user"``.
     costs_ : dict of str to float
         Final cost ``|r|^2 / 2`` per refinement.
     unidentified_ : list of str
@@ -113,6 +124,8 @@ class MechanicalEstimator(Estimator):
         Residual variance.
     history_ : dict
         ``cost`` per evaluation and ``stage`` labels.
+    n_iter_ : dict of str to int
+        Iterations per refinement.
     h_, fit_time_, n_evals_ : float, float, int
 
     Examples
@@ -130,7 +143,7 @@ class MechanicalEstimator(Estimator):
     """
 
     def __init__(self, n_dof: int, *, input_matrix: Union[None, str, Any] = None, discretisation: str = "auto",
-                 init: Union[str, Mapping[str, Any]] = "filtered", max_iter: int = 200, tol: float = 1e-12,
+                 init: Union[str, Mapping[str, Any]] = "auto", max_iter: int = 100, tol: float = 1e-10,
                  identifiability_threshold: float = 0.5):
         self.n_dof = n_dof
         self.input_matrix = input_matrix
@@ -168,26 +181,40 @@ class MechanicalEstimator(Estimator):
             raise IdentificationError("output matrix C is singular")
         return h, U, Y, Cm
 
-    def _start(self, u, qpos, h, L):
+    def _candidates(self, u, qpos, h, L):
+        """Initial estimates ``{name: (M, D, K, L)}``."""
         spec = self.init
         if isinstance(spec, Mapping):
             try:
                 M, D, K = (np.asarray(spec[k], dtype=float) for k in "MDK")
             except KeyError as exc:
                 raise IdentificationError(f"init mapping lacks {exc}") from None
-            Lh = np.asarray(spec.get("L", np.eye(self.n_dof) if L is None else L), dtype=float)
-            return M, D, K, (L if L is not None else Lh)
+            Lh = L if L is not None else np.asarray(spec.get("L", np.eye(self.n_dof)), dtype=float)
+            return {"user": (M, D, K, Lh)}
+        if spec not in ("auto", "midpoint", "zoh", "ls"):
+            raise IdentificationError(f"unknown init {spec!r}; use 'auto', 'midpoint', 'zoh', 'ls' or a mapping")
         if spec == "ls":
-            return equation_error(u, qpos, h, L)
-        if spec != "filtered":
-            raise IdentificationError(f"unknown init {spec!r}; use 'filtered', 'ls' or a mapping")
+            return {"ls": equation_error(u, qpos, h, L)}
+        out = {}
         fc = 1.5 * noise_band(qpos, h)
-        M, D, K, Lh = equation_error(u, qpos, h, L, cutoff=fc)
-        w = natural_frequencies(_spd(M), _spd(K))
-        fc2 = 2.0 * float(np.max(w)) / (2 * np.pi)
-        if np.isfinite(fc2) and fc2 > 0:
-            M, D, K, Lh = equation_error(u, qpos, h, L, cutoff=max(fc2, fc / 3))
-        return M, D, K, Lh
+        if spec in ("auto", "midpoint"):
+            M, D, K, Lh = equation_error(u, qpos, h, L, cutoff=fc)
+            fc2 = 2.0 * float(np.max(natural_frequencies(_spd(M), _spd(K)))) / (2 * np.pi)
+            if np.isfinite(fc2) and fc2 > 0:
+                M, D, K, Lh = equation_error(u, qpos, h, L, cutoff=max(fc2, fc / 3))
+            out["midpoint"] = (M, D, K, Lh)
+        if spec in ("auto", "zoh"):
+            if L is None:
+                if spec == "zoh":
+                    raise IdentificationError("init='zoh' needs a known input_matrix")
+            else:
+                try:
+                    with np.errstate(all="ignore"):
+                        out["zoh"] = (*d2c_second_order(*arx_zoh(u, qpos, h, fc), h, L), L)
+                except (np.linalg.LinAlgError, ValueError):
+                    if spec == "zoh":
+                        raise IdentificationError("the ARX + d2c start failed (singular realisation)") from None
+        return {k: v for k, v in out.items() if all(np.all(np.isfinite(a)) for a in v)}
 
     # ------------------------------------------------------------ API
     def fit(self, t: Any, u: Any, q: Any, C: Any = None) -> "MechanicalEstimator":
@@ -221,18 +248,33 @@ class MechanicalEstimator(Estimator):
                                       f"got {self.discretisation!r}")
         Lfix = self._input_matrix(n, m)
         qpos = np.linalg.solve(C, Y.T).T
-        M0, D0, K0, L0 = self._start(U, qpos, h, Lfix)
-        if not all(np.all(np.isfinite(a)) for a in (M0, D0, K0, L0)):
-            raise IdentificationError("the initial estimate is not finite (data without excitation?)")
-        par = Parametrisation(n, m, Lfix)
-        theta0 = par.pack(M0, D0, K0, L0)
         kinds = DISCRETISATIONS if self.discretisation == "auto" else (self.discretisation,)
+        cands = self._candidates(U, qpos, h, Lfix)
+        if not cands:
+            raise IdentificationError("no finite initial estimate (data without excitation?)")
+        par = Parametrisation(n, m, Lfix)
+        start_costs = {}
+        for name, (M0, D0, K0, L0) in cands.items():      # keep the start the data like best
+            th = par.pack(M0, D0, K0, L0)
+            with np.errstate(all="ignore"):
+                c = min(float(np.sum(OutputError(par, U, Y, h, k, C).residuals(th) ** 2)) for k in kinds)
+            start_costs[name] = (c if np.isfinite(c) else np.inf, th)
+        start = min(start_costs, key=lambda k: start_costs[k][0])
+        theta0 = start_costs[start][1]
+        par.pack(*cands[start])          # L[0, 0] normalisation of the start kept
+        M0, D0, K0, L0 = cands[start]
         hist: Dict[str, List] = {"cost": [], "stage": []}
         results = {}
         theta = theta0
         n_evals = 0
+        n_iter: Dict[str, int] = {}
         for kind in kinds:
             oe = OutputError(par, U, Y, h, kind, C)
+            if results:          # start from the start or an earlier optimum, whichever fits this model best
+                pool = [theta0] + [v[1] for v in results.values()]
+                with np.errstate(all="ignore"):
+                    costs = [float(np.sum(oe.residuals(th) ** 2)) for th in pool]
+                theta = pool[int(np.nanargmin(np.where(np.isfinite(costs), costs, np.nan)))]
 
             def fun(th, oe=oe, kind=kind):
                 r = oe.residuals(th)
@@ -241,13 +283,16 @@ class MechanicalEstimator(Estimator):
                 return r
 
             with np.errstate(all="ignore"):
-                sol = so.least_squares(fun, theta, jac=oe.jacobian, method="lm", x_scale="jac",
-                                       ftol=self.tol, xtol=self.tol, gtol=self.tol, max_nfev=int(self.max_iter))
-            if not np.all(np.isfinite(sol.x)):
+                sol = levenberg_marquardt(fun, oe.jacobian, theta, max_iter=int(self.max_iter),
+                                          ftol=self.tol, xtol=self.tol)
+            if not np.all(np.isfinite(sol["x"])):
                 raise IdentificationError(f"the {kind} refinement diverged")
+            if not sol["converged"]:
+                warnings.warn(f"the {kind} refinement stopped after max_iter={self.max_iter} iterations "
+                              "before converging", RuntimeWarning, stacklevel=3)
             n_evals += oe.n_evals
-            results[kind] = (float(sol.cost), sol.x, oe)
-            theta = sol.x               # the next refinement starts from this one
+            results[kind] = (float(sol["cost"]), sol["x"], oe)
+            n_iter[kind] = int(sol["n_iter"])
         best = min(results, key=lambda k: results[k][0])
         cost, theta, oe = results[best]
         M, D, K, L, _ = par.unpack(theta)
@@ -255,6 +300,7 @@ class MechanicalEstimator(Estimator):
         self.discretisation_ = best
         self.costs_ = {k: v[0] for k, v in results.items()}
         self.initial_ = {"M": M0, "D": D0, "K": K0, "L": L0}
+        self.start_ = start
         Md, Dd, Kd = midpoint_c2d(M, D, K, h)
         self.discrete_ = {"Md": Md, "Dd": Dd, "Kd": Kd}
         self._uncertainty(par, theta, oe)
@@ -263,6 +309,7 @@ class MechanicalEstimator(Estimator):
         self.C_ = C
         self.history_ = {"cost": np.asarray(hist["cost"]), "stage": list(hist["stage"])}
         self.n_evals_ = n_evals
+        self.n_iter_ = n_iter
         self.fit_time_ = time.perf_counter() - t0
         return self
 
