@@ -7,5 +7,7 @@ with M, K positive definite and D positive semidefinite by construction;
 """
 from .estimator import MechanicalEstimator, mechanical_phs
 from .maps import discretise, midpoint_c2d, midpoint_d2c
+from .network import NotANetworkError, network_netlist
 
-__all__ = ["MechanicalEstimator", "mechanical_phs", "midpoint_c2d", "midpoint_d2c", "discretise"]
+__all__ = ["MechanicalEstimator", "mechanical_phs", "midpoint_c2d", "midpoint_d2c", "discretise", "network_netlist",
+           "NotANetworkError"]

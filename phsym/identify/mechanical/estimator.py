@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
+from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 import numpy as np
@@ -15,6 +16,7 @@ from ..data import as_2d, uniform_step
 from ..metrics import r2_score
 from ..warnings import UnidentifiableParameterWarning
 from .equation_error import equation_error, natural_frequencies, noise_band
+from .network import network_netlist
 from .lm import levenberg_marquardt
 from .maps import DISCRETISATIONS, discretise, midpoint_c2d
 from .zoh_start import arx_zoh, d2c_second_order
@@ -353,6 +355,39 @@ class MechanicalEstimator(Estimator):
             msg = (f"the data do not identify {', '.join(bad)} (relative standard deviation above "
                    f"{self.identifiability_threshold} or a null direction of the Jacobian)")
             warnings.warn(UnidentifiableParameterWarning(msg, bad), stacklevel=3)
+
+    def to_netlist(self, path: Union[None, str, Path] = None, tol: float = 1e-3) -> str:
+        """The identified system as a phsym netlist of masses, springs, dampers and forces.
+
+        Possible when M is diagonal and K, D are a graph Laplacian plus a
+        non-negative diagonal (:func:`~.network.network_netlist`); estimates
+        are so only up to noise, hence the threshold ``tol``: entries below
+        ``tol`` times the largest of their matrix are dropped.
+
+        Parameters
+        ----------
+        path : str or pathlib.Path, optional
+            File to write as well.
+        tol : float
+            Relative threshold below which an entry counts as zero.
+
+        Returns
+        -------
+        str
+            Netlist text.
+
+        Raises
+        ------
+        NotANetworkError
+            The estimate has no mass-spring-damper network form; the message
+            names the entries that prevent it.
+        """
+        self._check_fitted("model_")
+        text = network_netlist(self.M_, self.D_, self.K_, self.L_, tol=tol,
+                               title=f"mass-spring-damper network identified by phsym ({self.discretisation_})")
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
 
     def predict(self, t: Any, u: Any) -> np.ndarray:
         """Outputs ``C q`` of the fitted model from rest, with the discretisation kept by the fit.
