@@ -85,13 +85,17 @@ def network_netlist(M: np.ndarray, D: np.ndarray, K: np.ndarray, L: Optional[np.
     --------
     >>> import numpy as np
     >>> K = np.array([[3.0, -1.0], [-1.0, 1.0]])
-    >>> print(network_netlist(np.diag([1.0, 2.0]), 0.1 * K, K))  # doctest: +ELLIPSIS
+    >>> print(network_netlist(np.diag([1.0, 2.0]), 0.1 * K, K).strip())
     .title identified mass-spring-damper network
+    F1 v1 0 force
+    F2 v2 0 force
     M1 v1 0 mass m=1
     M2 v2 0 mass m=2
     K1_2 v1 v2 spring k=1
     K1 v1 0 spring k=2
-    ...
+    B1_2 v1 v2 damper c=0.1
+    B1 v1 0 damper c=0.2
+    .end
     """
     M, D, K = (np.asarray(a, dtype=float) for a in (M, D, K))
     n = M.shape[0]
