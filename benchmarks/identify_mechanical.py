@@ -38,7 +38,6 @@ from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-import scipy.linalg as sla  # noqa: E402
 import scipy.signal as ss  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
