@@ -151,15 +151,15 @@ def test_cache_info_and_clear_cover_snapshots(cache, tmp_path):
 
 
 def test_aot_checked_rejects_wrong_arrays():
-    with pytest.raises(TypeError, match="float64"):
+    with pytest.raises(phsym.SimulationInputError, match="float64"):
         aot.checked(lambda *a: 0, aot.RUN_TYPES[:2], np.zeros(1, np.float32), np.zeros(2))
-    with pytest.raises(TypeError, match="C-contiguous"):
+    with pytest.raises(phsym.SimulationInputError, match="C-contiguous"):
         aot.checked(lambda *a: 0, aot.RUN_TYPES[:2], np.zeros(4)[::2], np.zeros(2))
-    with pytest.raises(TypeError, match="2 dimension"):
+    with pytest.raises(phsym.SimulationInputError, match="2 dimension"):
         aot.checked(lambda *a: 0, aot.RUN_TYPES[:3], np.zeros(1), np.zeros(1), np.zeros(3))
     ro = np.zeros(1)
     ro.flags.writeable = False
-    with pytest.raises(TypeError, match="writeable"):
+    with pytest.raises(phsym.SimulationInputError, match="writeable"):
         aot.checked(lambda *a: 0, aot.RUN_TYPES[:2], ro, np.zeros(1))
     assert aot.checked(lambda *a: 7, aot.RUN_TYPES[:2], np.zeros(1), np.zeros(2)) == 7
 
@@ -176,10 +176,12 @@ print(json.dumps({{"warm": bool(r.info.get("warm_start")), "compiled": r.info.ge
 """
 
 
-def _child(env, net, out, probe):
+def _child(env, net, out, probe, stderr=None):
     code = _CHILD.format(net=str(net), out=str(out), probe=probe)
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
+    if stderr is not None:
+        stderr.append(res.stderr)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -206,8 +208,16 @@ def test_fresh_process_warm_start_and_ahead_of_time_loop(tmp_path, name, probe):
     assert fast["warm"] and fast["compiled"] == "ahead of time"
     assert not {"sympy", "networkx", "lark", "numba", "scipy"} & set(fast["imported"])
     assert fast["balance"] < 1e-10
+    # a truncated extension (crash, full disk) is removed with one warning, never imported
+    ext = tmp_path / "phsym" / f"{aot.AOT_PREFIX}{cold['key']}{aot._suffix()}"
+    ext.write_bytes(ext.read_bytes()[:4096])
+    err = []
+    hurt = _child(env, net, tmp_path / "hurt.npz", probe, err)
+    assert hurt["warm"] and hurt["compiled"] == "numba cache"
+    assert err[0].count("CacheWarning") == 1 and "damaged cache entry" in err[0]
+    assert not ext.exists()
     ref = np.load(tmp_path / "cold.npz")
-    for other in ("warm.npz", "aot.npz"):
+    for other in ("warm.npz", "aot.npz", "hurt.npz"):
         got = np.load(tmp_path / other)
         for k in ref.files:
             assert np.array_equal(ref[k], got[k]), (other, k)
@@ -219,8 +229,15 @@ def test_corrupt_extension_is_removed(tmp_path, monkeypatch):
     _, ext, _, _ = aot._paths(key)
     ext.write_bytes(b"not an ELF file")
     assert aot.status(key) == "ready"
-    assert aot.load(key) is None
+    with pytest.warns(phsym.CacheWarning, match="digest mismatch"):
+        assert aot.load(key) is None
     assert aot.status(key) == "absent"       # a later run builds it again
+    # a matching digest lets the import itself fail: removed as well
+    ext.write_bytes(b"not an ELF file")
+    aot._sidecar(ext).write_text(aot.digest(ext))
+    with pytest.warns(phsym.CacheWarning, match="ahead-of-time extension"):
+        assert aot.load(key) is None
+    assert aot.status(key) == "absent" and not aot._sidecar(ext).exists()
 
 
 def test_compile_time_is_reported_apart_from_stepping(cache, tmp_path):
