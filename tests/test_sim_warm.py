@@ -124,7 +124,8 @@ def test_corrupt_or_orphaned_snapshot_falls_back(cache, tmp_path):
     f = snapshot_file(key)
     assert f.exists()
     f.write_bytes(b"not a zip file")
-    again = phsym.simulate(path, 48000, duration=0.001)
+    with pytest.warns(phsym.CacheWarning, match="not a zip archive"):
+        again = phsym.simulate(path, 48000, duration=0.001)
     assert not again.info.get("warm_start")          # rebuilt symbolically ...
     _same(cold, again)
     assert phsym.simulate(path, 48000, duration=0.001).info["warm_start"]    # ... and rewritten

@@ -113,6 +113,9 @@ def load_plan(key: str) -> Optional[RunPlan]:
     if not path.exists():
         return None
     try:
+        with open(path, "rb") as fh:
+            if fh.read(4) != b"PK\x03\x04":
+                raise ValueError("not a zip archive (truncated or garbled)")
         with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
             meta = json.loads(str(data["meta"]))
             arrays = {k: data[k] for k in data.files if k != "meta"}
