@@ -74,6 +74,18 @@ def _pycache(d: Path, name: str) -> list:
     return sorted(pc.glob(name + ".*")) if pc.is_dir() else []
 
 
+def _locate(name: str):
+    """``(directory, path, problem)`` of a generated module; a damaged file is discarded."""
+    d = cache_dir()
+    if str(d) not in sys.path:
+        sys.path.insert(0, str(d))
+    path = d / f"{name}.py"
+    why = _problem(path)
+    if why and why != "missing":
+        discard([path] + _pycache(d, name), why)
+    return d, path, why
+
+
 def _import(d: Path, name: str):
     """Import a checked module; damaged bytecode or numba files are discarded first."""
     importlib.invalidate_caches()
@@ -110,17 +122,11 @@ def load_module(body: str, key: str):
     -------
     module
     """
-    d = cache_dir()
     name = PREFIX + key
     if name in sys.modules:
         return sys.modules[name]
-    if str(d) not in sys.path:
-        sys.path.insert(0, str(d))
-    path = d / f"{name}.py"
-    why = _problem(path)
+    d, path, why = _locate(name)
     if why:
-        if why != "missing":
-            discard([path] + _pycache(d, name), why)
         _write(path, body)
         BUILD_LOG.append(key)
     return _import(d, name)
@@ -180,13 +186,7 @@ def import_generated(key: str):
     name = PREFIX + key
     if name in sys.modules:
         return sys.modules[name]
-    d = cache_dir()
-    if str(d) not in sys.path:
-        sys.path.insert(0, str(d))
-    path = d / f"{name}.py"
-    why = _problem(path)
+    d, path, why = _locate(name)
     if why:
-        if why != "missing":
-            discard([path] + _pycache(d, name), why)
         raise ImportError(f"generated module {name} is not in the cache ({why})", name=name)
     return _import(d, name)
