@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Callable, Mapping, Optional
 
@@ -12,6 +13,17 @@ from .signals import sample_rate
 from .warm import load_plan, save_plan, snapshot_key
 
 __all__ = ["simulate"]
+
+_INCLUDES = re.compile(rb"^[ \t]*\.(inc|lib)", re.IGNORECASE | re.MULTILINE)
+
+
+def _with_includes(path, text: bytes) -> bytes:
+    """The deck's bytes followed by those of every file it includes (for the snapshot key)."""
+    if not _INCLUDES.search(text):
+        return text
+    from ..netlist.include import read_deck_lines
+    deck = read_deck_lines(text.decode("utf-8-sig"), str(path))
+    return b"\0".join([text] + [Path(f).read_bytes() for f in deck.files])
 
 
 def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None,
@@ -59,9 +71,9 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
     key = None
     if eligible:
         try:
-            text = Path(model).read_bytes()
-        except OSError:
-            eligible = False     # the symbolic path reports the missing file
+            text = _with_includes(model, Path(model).read_bytes())
+        except (OSError, ValueError):
+            eligible = False     # the symbolic path reports the missing file or the bad include
         else:
             key = snapshot_key(text, fs, method, options)
             plan = load_plan(key)
