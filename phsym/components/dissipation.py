@@ -100,11 +100,15 @@ class Resistor(Component):
 
 @register
 class Diode(Component):
-    """Shockley diode ``D anode cathode [MODEL] [IS=.. N=.. VT=..]``.
+    """Shockley diode ``D anode cathode [MODEL] [IS=.. N=.. VT=.. RS=..]``.
 
     Voltage-controlled: ``i = Is (exp(v / (N Vt)) - 1)`` with
     ``v = e(anode) - e(cathode)``; thermal voltage ``Vt`` defaults to
-    25.85 mV.  Dissipated power ``v i >= 0``.
+    25.85 mV.  Dissipated power ``v i >= 0``.  A series resistance ``RS``
+    (given and non-zero) puts the junction between an internal node
+    ``NAME#j`` and the cathode, and a linear resistor (branch ``NAME.rs``)
+    between the anode and that node; ``i(NAME)`` is the diode current and
+    ``v(NAME)`` the junction voltage.
 
     Examples
     --------
@@ -119,15 +123,34 @@ class Diode(Component):
     terminals = ("anode", "cathode")
     values = (Value("Is", "A", "saturation current", default=1e-14, check="positive"),
               Value("N", "", "emission coefficient", default=1.0, check="positive"),
-              Value("Vt", "V", "thermal voltage", default=0.02585, check="positive"))
+              Value("Vt", "V", "thermal voltage", default=0.02585, check="positive"),
+              Value("Rs", "ohm", "series resistance (internal node when given and non-zero)",
+                    check="nonnegative", optional=True))
     model = "D"
+    # SPICE level-1 (and ngspice level-1 extension) parameters without an
+    # effect here: capacitances, transit time, breakdown, noise, high
+    # injection, temperature coefficients, sidewall and recombination terms
+    model_ignored = ("CJO", "CJ0", "CJ", "VJ", "PB", "M", "MJ", "FC", "FCS", "TT", "BV", "IBV", "IB",
+                     "NBV", "IBVL", "NBVL", "EG", "XTI", "KF", "AF", "TNOM", "TRS", "TRS1", "TRS2", "TBV1",
+                     "TBV2", "TM1", "TM2", "TTT1", "TTT2", "CJP", "CJSW", "PHP", "MJSW", "CTA", "CTP", "TPB",
+                     "TPHP", "JSW", "ISW", "NS", "ISR", "NR", "IKF", "IK", "IKR", "TIKF", "LEVEL", "AREA",
+                     "PJ", "DSKIP", "RSW", "TLEV", "TLEVC", "GAP1", "GAP2")
     summary = "Shockley diode"
 
     def contribute(self) -> Contribution:
         Is, N, Vt = self.value("Is"), self.value("N"), self.value("Vt")
         law = Is * (sp.exp(_V / (N * Vt)) - 1)
         d = Dissipation(self.name, self.name, "across", law, _V, False)
-        return Contribution(branches=[self.branch("dissipation", P_VCR)], dissipations=[d])
+        rs = self.spec.values.get("Rs")
+        if rs is None or sp.sympify(rs).xreplace(self.defaults) == 0:
+            return Contribution(branches=[self.branch("dissipation", P_VCR)], dissipations=[d])
+        anode, cathode = self.spec.nodes
+        inner = f"{self.name}#j"
+        junction = self.branch("dissipation", P_VCR, nodes=(inner, cathode))
+        series = self.branch("dissipation", P_LINEAR, nodes=(anode, inner), suffix=".rs")
+        # its own port name (w_D1.rs), so the two laws keep distinct variables
+        r = Dissipation(series.name, series.name, "through", sp.sympify(rs) * _I, _I, True)
+        return Contribution(branches=[junction, series], dissipations=[d, r])
 
 
 @register

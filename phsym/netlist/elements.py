@@ -255,7 +255,7 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         elif v.default is not None:
             default = ctx.defaults.get((cls.kind, v.key), v.default)
             values[v.key] = ctx.table.add(pname, default, stmt.loc(stmt.head))
-        elif not (v.main and law is not None):
+        elif not (v.main and law is not None) and not v.optional:
             raise NetlistError(f"missing value {v.key} for {cls.kind} '{stmt.head.text}'",
                                stmt.loc(stmt.head), hint=cls.usage())
     ic = None

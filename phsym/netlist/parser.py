@@ -38,6 +38,7 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
     """``.model NAME TYPE(KEY=value ...)`` cards; the types and keys are those the
     component kinds declare (:attr:`Component.model`, :attr:`Value.model_key`)."""
     models: Dict[str, ModelCard] = {}
+    ignored: Dict[str, List[str]] = {}
     types = sorted({c.model for c in REGISTRY.values() if c.model})
     usage = ".model NAME TYPE(KEY=value ...) with TYPE one of " + ", ".join(types)
     for stmt in stmts:
@@ -64,15 +65,20 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
             raise NetlistError(f"model '{name_word.text}' is defined twice", stmt.loc(name_word),
                                hint="give each .model its own name")
         declared = {(v.model_key or v.key).lower(): v for c in kinds for v in c.values}
+        known = {k.lower() for c in kinds for k in c.model_ignored} - set(declared)
         given: Dict[str, Assign] = {}
         for a in args:
             if not isinstance(a, Assign):
                 raise NetlistError("expected KEY=VALUE in .model", stmt.loc(a), hint=usage)
             v = declared.get(a.key.text.lower())
+            if v is None and a.key.text.lower() in known:
+                ignored.setdefault(name_word.text, []).append(a.key.text.upper())
+                continue
             if v is None:
                 accepted = ", ".join((v.model_key or v.key).upper() for v in declared.values())
                 raise NetlistError(f"unknown {kinds[0].kind} model parameter '{a.key.text}'",
-                                   stmt.loc(a), hint=f"accepted: {accepted}")
+                                   stmt.loc(a), hint=f"accepted: {accepted}; accepted and ignored: "
+                                   + ", ".join(sorted(k.upper() for k in known)))
             if v.key in given:
                 raise NetlistError(f"model parameter '{a.key.text}' given twice", stmt.loc(a),
                                    hint="parameter names are case-insensitive; keep one")
@@ -87,6 +93,10 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
                 default = defaults.get((kinds[0].kind, v.key), v.default)
                 symbols[v.key] = table.add(pname, default, stmt.loc(name_word))
         models[key] = ModelCard(name_word.text, kinds[0].model, symbols, stmt.loc(name_word))
+    if ignored:
+        cards = "; ".join(f"{card}: {', '.join(keys)}" for card, keys in ignored.items())
+        warnings.warn(f"SPICE model parameters that phsym does not implement are ignored ({cards}); "
+                      "see docs/spice-compatibility.md", NetlistWarning, stacklevel=4)
     return models
 
 
