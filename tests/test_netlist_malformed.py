@@ -40,7 +40,7 @@ CORPUS = [
     ("ends-name-mismatch", ".subckt S a\nR1 a 0 1\n.ends T\n", 3, 7, "does not match"),
     ("param-inside-subckt", ".subckt S a\n.param z=1\n.ends\n", 2, 1, "not allowed inside"),
     ("unknown-model", "D1 a 0 DX\n", 1, 8, "unknown model"),
-    ("model-bad-key", ".model DM D(IS=1n BV=3)\n", 1, 19, "unknown diode model parameter"),
+    ("model-bad-key", ".model DM D(IS=1n BVX=3)\n", 1, 19, "unknown diode model parameter"),
     ("model-bad-type", ".model Q1 NPN(BF=100)\n", 1, 11, "unsupported model type"),
     ("k-unknown-ref", "L1 a 0 1m\nK1 L1 L9 0.5\n", 2, 7, "unknown element 'L9'"),
     ("k-not-inductor", "L1 a 0 1m\nC1 a 0 1u\nK1 L1 C1 0.5\n", 3, 7, "not an inductor"),

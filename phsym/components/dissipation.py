@@ -102,9 +102,14 @@ class Resistor(Component):
 class Diode(Component):
     """Shockley diode ``D anode cathode [MODEL] [IS=.. N=.. VT=.. RS=..]``.
 
-    Voltage-controlled: ``i = Is (exp(v / (N Vt)) - 1)`` with
+    Voltage-controlled: ``i = Is (exp(v / (N Vt)) - 1) + Gmin v`` with
     ``v = e(anode) - e(cathode)``; thermal voltage ``Vt`` defaults to
-    25.85 mV.  Dissipated power ``v i >= 0``.  A series resistance ``RS``
+    25.85 mV.  ``Gmin`` (default 1e-12 S, SPICE's GMIN, set for the whole
+    deck by ``.options GMIN=``) is a conductance across the junction, as in
+    SPICE: it keeps a floating node defined when every diode is off (a
+    bridge rectifier), so Newton's Jacobian stays regular; its power
+    ``Gmin v**2`` is part of the diode's dissipation.  Dissipated power
+    ``v i >= 0``.  A series resistance ``RS``
     (given and non-zero) puts the junction between an internal node
     ``NAME#j`` and the cathode, and a linear resistor (branch ``NAME.rs``)
     between the anode and that node; ``i(NAME)`` is the diode current and
@@ -115,7 +120,7 @@ class Diode(Component):
     >>> import phsym
     >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nD1 b 0 Is=1n N=2\\n")
     >>> m.structure.dissipative[1].z
-    D1.Is*(exp(w_D1/(D1.N*D1.Vt)) - 1)
+    D1.Gmin*w_D1 + D1.Is*(exp(w_D1/(D1.N*D1.Vt)) - 1)
     """
 
     kind = "diode"
@@ -124,6 +129,8 @@ class Diode(Component):
     values = (Value("Is", "A", "saturation current", default=1e-14, check="positive"),
               Value("N", "", "emission coefficient", default=1.0, check="positive"),
               Value("Vt", "V", "thermal voltage", default=0.02585, check="positive"),
+              Value("Gmin", "S", "conductance across the junction (SPICE GMIN)", default=1e-12,
+                    check="nonnegative"),
               Value("Rs", "ohm", "series resistance (internal node when given and non-zero)",
                     check="nonnegative", optional=True))
     model = "D"
@@ -138,8 +145,8 @@ class Diode(Component):
     summary = "Shockley diode"
 
     def contribute(self) -> Contribution:
-        Is, N, Vt = self.value("Is"), self.value("N"), self.value("Vt")
-        law = Is * (sp.exp(_V / (N * Vt)) - 1)
+        Is, N, Vt, gmin = self.value("Is"), self.value("N"), self.value("Vt"), self.value("Gmin")
+        law = Is * (sp.exp(_V / (N * Vt)) - 1) + gmin * _V
         d = Dissipation(self.name, self.name, "across", law, _V, False)
         rs = self.spec.values.get("Rs")
         if rs is None or sp.sympify(rs).xreplace(self.defaults) == 0:

@@ -12,8 +12,8 @@ Mapping to phsym (see ``docs/spice-compatibility.md``):
 * ``.options RELTOL= ABSTOL= VNTOL=``: the Newton tolerance on the scaled
   step is the smallest of those given; ``ITL4=`` is the iteration cap per
   step; ``TEMP=``/``TNOM=`` (degrees Celsius) set the diode thermal voltage
-  and the temperature of model parameters; ``GMIN=`` and ``ITL1=`` are
-  stored.  Any other option is named in one warning and ignored.
+  (``TNOM`` is stored); ``GMIN=`` is the conductance across every diode
+  junction (default 1e-12 S); ``ITL1=`` is stored.  Any other option is named in one warning and ignored.
 * ``.temp T`` is ``.options TEMP=T``.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ OPTION_CARDS = (".options", ".option", ".opt", ".opts")
 #: Options phsym uses (lower case) and what for.
 USED_OPTIONS = {"reltol": "Newton tolerance", "abstol": "Newton tolerance", "vntol": "Newton tolerance",
                 "itl4": "Newton iterations per step", "itl1": "stored (DC iterations)",
-                "gmin": "stored (junction conductance)", "temp": "thermal voltage",
+                "gmin": "diode junction conductance", "temp": "thermal voltage",
                 "tnom": "model temperature"}
 #: k / q [V/K] (exact SI values of k and q).
 BOLTZMANN_OVER_Q = 1.380649e-23 / 1.602176634e-19

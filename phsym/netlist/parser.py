@@ -251,6 +251,8 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     defaults = {}
     if settings.thermal_voltage is not None:
         defaults[("diode", "Vt")] = settings.thermal_voltage
+    if "gmin" in options:
+        defaults[("diode", "Gmin")] = options["gmin"]
     models = _models(model_stmts, table, names, defaults)
     elements: List[ElementSpec] = []
     expand(element_stmts, Context(table, names, models, defaults=defaults), names, subckts, [], elements)
