@@ -22,7 +22,7 @@ def test_spice_level1_names_accepted_ignored_ones_in_one_warning():
         nl = parse_netlist(text)
     msgs = [str(w.message) for w in rec]
     assert len(msgs) == 1
-    assert "DA: CJO, VJ, M, FC, TT, BV, IBV; DB: EG, XTI, KF, AF, LEVEL" in msgs[0]
+    assert "DA: CJO, VJ, M, FC, TT, BV, IBV; DB: KF, AF, LEVEL)" in msgs[0]   # EG, XTI: temperature law
     assert nl.parameters["DA.N"].default == 1.05 and nl.parameters["DB.Is"].default == 2e-9
 
 
@@ -136,3 +136,29 @@ def test_bridge_rectifier_other_diode_model_runs_from_the_deck(tmp_path, capsys)
         vout = data["q_C1"] / 100e-6
     # the rectified output rises to about 10 V minus two diode drops and ripples with 1k || 100u
     assert 8.4 < vout.max() < 8.7 and vout[-1] > 7.5
+
+
+# ------------------------------------------------------------------ temperature
+def test_saturation_current_follows_spice_level1_temperature_law():
+    from phsym.netlist.params import evaluate_parameters
+    text = "T\nV1 a 0 1\nR1 a b 1k\nD1 b 0 DA\n.model DA D(IS=1e-14 N=1.5 EG=1.2 XTI=2 TNOM=20)\n.temp 75\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # TNOM, EG, XTI are used, not ignored
+        nl = parse_netlist(text)
+    T, Tn = 75 + 273.15, 20 + 273.15
+    vt = 1.380649e-23 * T / 1.602176634e-19
+    ref = 1e-14 * (T / Tn) ** (2 / 1.5) * np.exp((T / Tn - 1) * 1.2 / (1.5 * vt))
+    assert nl.parameters["DA.Is_at_T"].default == pytest.approx(ref, rel=1e-12)
+    assert str(nl.element("D1").values["Is"]) == "DA.Is_at_T"
+    assert nl.parameters["DA.Vt"].default == pytest.approx(vt, rel=1e-12)
+    # derived: overriding the card's IS scales with it
+    values = evaluate_parameters(nl.parameters, {"DA.Is": 2e-14})
+    assert values[nl.parameters["DA.Is_at_T"].symbol] == pytest.approx(2 * ref, rel=1e-12)
+    # defaults EG=1.11, XTI=3, TNOM from .options; T = TNOM changes nothing
+    nl = parse_netlist("T\nV1 a 0 1\nD1 a 0 DA\n.model DA D(IS=1e-14)\n.options TNOM=50 TEMP=50\n")
+    assert "DA.Is_at_T" not in nl.parameters
+    nl = parse_netlist("T\nV1 a 0 1\nD1 a 0 DA\n.model DA D(IS=1e-14)\n.options TNOM=27 TEMP=100\n")
+    T, Tn = 373.15, 300.15
+    vt = 1.380649e-23 * T / 1.602176634e-19
+    ref = 1e-14 * (T / Tn) ** 3 * np.exp((T / Tn - 1) * 1.11 / vt)
+    assert nl.parameters["DA.Is_at_T"].default == pytest.approx(ref, rel=1e-12)

@@ -1,11 +1,12 @@
 """Dissipative components: one resistive port each, ``w z(w) >= 0``."""
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Dict, Mapping
 
 import numpy as np
 import sympy as sp
 
+from ..common.physics import KELVIN, thermal_voltage
 from ..errors import StructureError
 from .base import P_CCR, P_LINEAR, P_VCR, Contribution, Dissipation
 from .component import Component, LawForm, Value, register
@@ -138,11 +139,39 @@ class Diode(Component):
     # effect here: capacitances, transit time, breakdown, noise, high
     # injection, temperature coefficients, sidewall and recombination terms
     model_ignored = ("CJO", "CJ0", "CJ", "VJ", "PB", "M", "MJ", "FC", "FCS", "TT", "BV", "IBV", "IB",
-                     "NBV", "IBVL", "NBVL", "EG", "XTI", "KF", "AF", "TNOM", "TRS", "TRS1", "TRS2", "TBV1",
+                     "NBV", "IBVL", "NBVL", "KF", "AF", "TRS", "TRS1", "TRS2", "TBV1",
                      "TBV2", "TM1", "TM2", "TTT1", "TTT2", "CJP", "CJSW", "PHP", "MJSW", "CTA", "CTP", "TPB",
                      "TPHP", "JSW", "ISW", "NS", "ISR", "NR", "IKF", "IK", "IKR", "TIKF", "LEVEL", "AREA",
                      "PJ", "DSKIP", "RSW", "TLEV", "TLEVC", "GAP1", "GAP2")
+    model_temperature = ("TNOM", "EG", "XTI")
     summary = "Shockley diode"
+
+    @classmethod
+    def at_temperature(cls, symbols: Mapping[str, sp.Expr], card: Mapping[str, float], temp: float,
+                       tnom: float) -> Dict[str, sp.Expr]:
+        """SPICE level 1: ``IS(T) = IS (T/Tnom)**(XTI/N) exp((T/Tnom - 1) EG / (N k T / q))``.
+
+        ``EG`` defaults to 1.11 eV, ``XTI`` to 3, the card's ``TNOM`` to the
+        deck's; nothing changes when ``T = Tnom``.
+
+        Parameters
+        ----------
+        symbols : mapping of str to sympy.Expr
+            The card's values by key.
+        card : mapping of str to float
+            ``TNOM``, ``EG``, ``XTI`` as given on the card.
+        temp : float
+            Circuit temperature [degrees Celsius].
+        tnom : float
+            The deck's nominal temperature [degrees Celsius].
+        """
+        t_nom = card.get("TNOM", tnom)
+        if t_nom == temp:
+            return {}
+        ratio = (temp + KELVIN) / (t_nom + KELVIN)
+        eg, xti, n = card.get("EG", 1.11), card.get("XTI", 3.0), symbols["N"]
+        factor = sp.Float(ratio) ** (xti / n) * sp.exp((ratio - 1) * eg / (n * thermal_voltage(temp)))
+        return {"Is": symbols["Is"] * factor}
 
     def contribute(self) -> Contribution:
         Is, N, Vt, gmin = self.value("Is"), self.value("N"), self.value("Vt"), self.value("Gmin")

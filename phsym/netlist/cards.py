@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from ..common.physics import BOLTZMANN_OVER_Q, KELVIN as _KELVIN, thermal_voltage
 from ..errors import NetlistError, NetlistWarning
 from .numbers import looks_numeric, parse_number
 from .source import Assign, Statement, Word
@@ -36,10 +37,7 @@ OPTION_CARDS = (".options", ".option", ".opt", ".opts")
 USED_OPTIONS = {"reltol": "Newton tolerance", "abstol": "Newton tolerance", "vntol": "Newton tolerance",
                 "itl4": "Newton iterations per step", "itl1": "stored (DC iterations)",
                 "gmin": "diode junction conductance", "temp": "thermal voltage",
-                "tnom": "model temperature"}
-#: k / q [V/K] (exact SI values of k and q).
-BOLTZMANN_OVER_Q = 1.380649e-23 / 1.602176634e-19
-_KELVIN = 273.15
+                "tnom": "nominal temperature of .model cards"}
 
 
 @dataclass(frozen=True)
@@ -100,7 +98,7 @@ class DeckSettings:
     def thermal_voltage(self) -> Optional[float]:
         """``k T / q`` [V] at ``TEMP`` (None when the deck sets no temperature)."""
         temp = self.options.get("temp")
-        return None if temp is None else BOLTZMANN_OVER_Q * (temp + _KELVIN)
+        return None if temp is None else thermal_voltage(temp)
 
     def simulator_options(self) -> Dict[str, float]:
         """Simulator keyword arguments from the options (``tol``, ``maxit``)."""

@@ -34,7 +34,7 @@ DOT_COMMANDS = (".title", ".param", ".model", ".subckt", ".ends", ".probe", ".tr
 
 
 def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
-            defaults: Dict[tuple, float]) -> Dict[str, ModelCard]:
+            defaults: Dict[tuple, float], options: Dict[str, float]) -> Dict[str, ModelCard]:
     """``.model NAME TYPE(KEY=value ...)`` cards; the types and keys are those the
     component kinds declare (:attr:`Component.model`, :attr:`Value.model_key`)."""
     models: Dict[str, ModelCard] = {}
@@ -66,16 +66,23 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
                                hint="give each .model its own name")
         declared = {(v.model_key or v.key).lower(): v for c in kinds for v in c.values}
         known = {k.lower() for c in kinds for k in c.model_ignored} - set(declared)
+        thermal = {k.lower() for k in kinds[0].model_temperature}
         given: Dict[str, Assign] = {}
+        card: Dict[str, float] = {}
         for a in args:
             if not isinstance(a, Assign):
                 raise NetlistError("expected KEY=VALUE in .model", stmt.loc(a), hint=usage)
+            if a.key.text.lower() in thermal:
+                loc = stmt.loc(a.value)
+                card[a.key.text.upper()] = table.evaluate(word_expr(a.value, stmt, names), loc, a.key.text)
+                continue
             v = declared.get(a.key.text.lower())
             if v is None and a.key.text.lower() in known:
                 ignored.setdefault(name_word.text, []).append(a.key.text.upper())
                 continue
             if v is None:
                 accepted = ", ".join((v.model_key or v.key).upper() for v in declared.values())
+                accepted += "".join(", " + k.upper() for k in sorted(thermal))
                 raise NetlistError(f"unknown {kinds[0].kind} model parameter '{a.key.text}'",
                                    stmt.loc(a), hint=f"accepted: {accepted}; accepted and ignored: "
                                    + ", ".join(sorted(k.upper() for k in known)))
@@ -92,6 +99,9 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
             elif v.default is not None:
                 default = defaults.get((kinds[0].kind, v.key), v.default)
                 symbols[v.key] = table.add(pname, default, stmt.loc(name_word))
+        scaled = kinds[0].at_temperature(symbols, card, options.get("temp", 27.0), options.get("tnom", 27.0))
+        for k, expr in scaled.items():      # derived: follows the card's value when it is overridden
+            symbols[k] = table.add_value(f"{name_word.text}.{k}_at_T", expr, stmt.loc(name_word))
         models[key] = ModelCard(name_word.text, kinds[0].model, symbols, stmt.loc(name_word))
     if ignored:
         cards = "; ".join(f"{card}: {', '.join(keys)}" for card, keys in ignored.items())
@@ -253,7 +263,7 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
         defaults[("diode", "Vt")] = settings.thermal_voltage
     if "gmin" in options:
         defaults[("diode", "Gmin")] = options["gmin"]
-    models = _models(model_stmts, table, names, defaults)
+    models = _models(model_stmts, table, names, defaults, options)
     elements: List[ElementSpec] = []
     expand(element_stmts, Context(table, names, models, defaults=defaults), names, subckts, [], elements)
     if not elements:
