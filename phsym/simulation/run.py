@@ -1,10 +1,13 @@
 """``phsym.simulate``: build (or load) a simulator and run it, in one call."""
 from __future__ import annotations
 
+import copy
 import os
 import re
 from pathlib import Path
 from typing import Callable, Mapping, Optional
+
+import numpy as np
 
 from ..codegen import aot
 from ..errors import SimulationError
@@ -66,8 +69,10 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
     """
     fs = sample_rate(fs)
     is_file = isinstance(model, (str, os.PathLike))
+    dc = isinstance(x0, str) and x0.strip().lower() == "dc"
+    # a DC start is part of the snapshot when the netlist's own waveforms give the first input
     eligible = (warm_start and is_file and Path(model).suffix.lower() != ".json" and not params
-                and not (isinstance(x0, str) and x0.strip().lower() == "dc"))
+                and not (dc and u is not None))
     key = None
     if eligible:
         try:
@@ -75,11 +80,11 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
         except (OSError, ValueError):
             eligible = False     # the symbolic path reports the missing file or the bad include
         else:
-            key = snapshot_key(text, fs, method, options)
+            key = snapshot_key(text, fs, method, {**options, " x0": "dc"} if dc else options)
             plan = load_plan(key)
             if plan is not None:
                 try:
-                    return plan.run(u, duration, x0, progress, info={"warm_start": True})
+                    return plan.run(u, duration, None if dc else x0, progress, info={"warm_start": True})
                 except ImportError:     # its generated module left the cache: rebuild below
                     pass
     from ..model import load            # the symbolic path: sympy, scipy (a warm start needs neither)
@@ -90,6 +95,9 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
     res = sim.run(u=u, duration=duration, x0=x0, params=params, progress=progress)
     if eligible and key is not None:
         plan = sim.plan(None)
+        if dc:      # the snapshot starts where this run started
+            plan = copy.copy(plan)
+            plan.x_ic, plan.x_ic_desc = np.array(res.x[0], dtype=float), res.info["x0"]
         if plan.serialisable:
             try:
                 save_plan(plan, key)
