@@ -84,13 +84,25 @@ def test_warm_inputs_and_initial_states(cache, tmp_path):
         _same(sim.run(**kw), warm)
 
 
+def test_dc_start_is_warm_too(cache, tmp_path):
+    path = tmp_path / "rc.cir"
+    path.write_text("RC\nV1 in 0 SIN(1 1 1k)\nR1 in out 1k\nR2 out 0 1k\nC1 out 0 1u\n")
+    cold = phsym.simulate(path, 48000, duration=0.001, x0="dc")
+    assert cold.x[0, 0] == pytest.approx(0.5e-6, rel=1e-10)      # DC point at V1(0) = 1 V
+    warm = phsym.simulate(path, 48000, duration=0.001, x0="dc")
+    assert warm.info["warm_start"] and warm.info["x0"] == cold.info["x0"]
+    _same(cold, warm)
+    plain = phsym.simulate(path, 48000, duration=0.001)            # another snapshot: from zero
+    assert plain.x[0, 0] == 0.0
+
+
 def test_what_takes_the_symbolic_path(cache, tmp_path):
     path = _copy(tmp_path, "diode_clipper.cir")
     phsym.simulate(path, 48000, duration=0.001)
     assert phsym.simulate(path, 48000, duration=0.001).info["warm_start"]
-    # parameter overrides, x0="dc", another rate, method or option, a Model
+    # parameter overrides, x0="dc" with given inputs, another rate, method or option, a Model
     assert not phsym.simulate(path, 48000, duration=0.001, params={"Rs": 1000.0}).info.get("warm_start")
-    assert not phsym.simulate(path, 48000, duration=0.001, x0="dc").info.get("warm_start")
+    assert not phsym.simulate(path, 48000, duration=0.001, x0="dc", u={"Vin": 0.5}).info.get("warm_start")
     assert not phsym.simulate(path, 44100, duration=0.001).info.get("warm_start")
     assert not phsym.simulate(path, 48000, duration=0.001, method="midpoint").info.get("warm_start")
     assert not phsym.simulate(path, 48000, duration=0.001, tol=1e-10).info.get("warm_start")

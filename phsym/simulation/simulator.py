@@ -192,7 +192,8 @@ class Simulator:
             the input arrays set the length.
         x0 : None, array, dict or "dc"
             Initial state (default: netlist ICs, zero elsewhere); ``"dc"`` is
-            the DC operating point for the first input sample.
+            the DC operating point for the first input sample (storages set
+            by a ``.ic`` card held at their value, as in SPICE).
         params : dict, optional
             Parameter overrides by name (no recompilation).
         progress : callable(done, total), optional
@@ -230,5 +231,10 @@ class Simulator:
             self.plan()
             return xi[self._differential]
         values = self.model.parameter_values(params)
-        x_ic, _ = initial_from_ic(self.model.structure, values)
-        return dc_operating_point(self.model.structure, values, u0, x_ic)
+        S = self.model.structure
+        x_ic, _ = initial_from_ic(S, values)
+        deck = getattr(self.model.netlist, "deck", None)
+        held_names = set(deck.held) if deck is not None else set()
+        index = {s: i for i, s in enumerate(S.states)}
+        held = [index[s] for st in S.storages if held_names & set(st.elements) for s in st.states]
+        return dc_operating_point(S, values, u0, x_ic, held)

@@ -14,8 +14,10 @@ symbolic path, so the arrays are identical.
 The snapshot key covers the netlist text, the sample rate, the method, the
 options, phsym's version and the size and modification time of phsym's own
 source files, so an edited netlist or an updated phsym never reuses an old
-snapshot.  Runs with parameter overrides or ``x0="dc"`` and
-:class:`~phsym.model.Model` objects take the symbolic path.
+snapshot.  Runs with parameter overrides, ``x0="dc"`` with given inputs
+and :class:`~phsym.model.Model` objects take the symbolic path; with the
+netlist's own waveforms, ``x0="dc"`` is stored as the snapshot's initial
+state (under its own key).
 """
 from __future__ import annotations
 
