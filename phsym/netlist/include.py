@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from ..errors import Location, NetlistError
+from ..errors import NetlistError
 from .source import LogicalLine, split_logical_lines
 
 __all__ = ["DeckLines", "read_deck_lines", "SKIPPED_CARDS", "INCLUDE_CARDS"]
@@ -194,8 +194,3 @@ def read_deck_lines(text: str, file: Optional[str] = None) -> DeckLines:
     _expand(split_logical_lines(text, file), base, top, out)
     return out
 
-
-def first_line_location(file: Optional[str], text: str) -> Location:
-    """Location of line 1 (for title messages)."""
-    first = text.split("\n", 1)[0]
-    return Location(file, 1, 1, first, max(1, len(first)))
