@@ -1,0 +1,416 @@
+"""EffortGP: identify the effort function of a pH-DAE ``E x' = (J - R) z(x) + B u``
+from state and input samples with a structure-transformed Gaussian process."""
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any, Dict, Optional, Sequence
+
+import numpy as np
+from scipy.optimize import minimize
+
+from ...errors import IdentificationError
+from ..base import Estimator
+from ..metrics import r2_score
+from .derivatives import DERIVATIVES, estimate_derivative
+from .energy import EnergyLayout, energy_objective, energy_posterior
+from .icm import IcmLayout, icm_objective, icm_posterior
+from .kernels import KERNELS
+from .structure import StructureMatrices, UnidentifiableEffortWarning, check_structure
+
+__all__ = ["EffortGP", "UnidentifiableEffortWarning"]
+
+VARIANTS = ("direct", "energy")
+# Standardised inputs and targets: length scales beyond 100 or task weights beyond 30
+# only make the covariance ill-conditioned (nearly linear data drive them there).
+_ELL = (np.log(1e-2), np.log(1e2))
+_W = (-30.0, 30.0)
+
+
+class EffortGP(Estimator):
+    """Gaussian-process identification of the effort function ``z(x)`` of
+    ``E x' = (J - R) z(x) + B u`` (Zaspel & Günther), with constant E, J, R, B.
+
+    The targets ``y_i = E x'(t_i) - B u(t_i)`` equal ``(J - R) z(x_i)`` up to
+    noise.  ``variant="direct"`` (the seed's method) puts a multi-task prior
+    ``z ~ GP(0, B_T ⊗ k)`` on the efforts (intrinsic coregionalisation,
+    ``B_T = W W^T + diag(v)`` with ``W`` of ``rank`` columns), so the targets
+    have the covariance ``(J - R) B_T (J - R)^T ⊗ k + diag(noise) ⊗ I``,
+    solved through its Kronecker structure.  ``variant="energy"`` learns a
+    scalar Hamiltonian instead: the efforts of the differential variables
+    (nonzero columns of E) are ``dH/dx`` of one GP ``H`` (gradient kernel),
+    the algebraic efforts an intrinsic-coregionalisation GP; the learned
+    storage law is then a gradient by construction.  Hyperparameters (length
+    scales per input, task covariance, per-component noise) maximise the log
+    marginal likelihood with analytic gradients (L-BFGS-B with restarts).
+
+    Only the part of ``z`` outside the null space of ``J - R`` is informed by
+    data; if ``J - R`` is singular a :class:`UnidentifiableEffortWarning`
+    names the null directions, along which ``predict`` returns the prior
+    (mean 0, its variance in ``return_std``).
+
+    Parameters
+    ----------
+    E, J, R, B : array_like
+        The constant structure: E (n, n), J skew (n, n), R symmetric positive
+        semi-definite (n, n), B (n, m).
+    kernel : {"rbf", "matern52"}, default "rbf"
+        Stationary kernel in the standardised states (the energy variant's
+        Hamiltonian always uses ``"rbf"``; this kernel serves its algebraic
+        efforts).
+    rank : int, optional
+        Columns of ``W`` in the task covariance (default: full, n).
+    variant : {"direct", "energy"}, default "direct"
+        The seed's multi-task effort GP, or the Hamiltonian GP (see above).
+    derivative : {"central", "spline", "gp"}, default "central"
+        How ``fit`` estimates ``x'`` when it is not given (see
+        :func:`~phsym.identify.gp.estimate_derivative`).
+    restarts : int, default 3
+        Optimiser starts (the first deterministic, the others random).
+    max_iter : int, default 200
+        L-BFGS-B iterations per start.
+    noise_bounds : tuple of float, default (1e-10, 1.0)
+        Bounds of each component's noise variance, relative to the mean
+        square of the targets.
+    random_state : int or None, default 0
+        Seed of the random restarts.
+
+    Attributes
+    ----------
+    posterior_ : object
+        The conditioned GP (Kronecker or dense form).
+    log_marginal_likelihood_ : float
+        At the optimum (of the scaled targets).
+    length_scales_ : ndarray
+        In the units of the states.
+    noise_ : ndarray
+        Noise variance of each target component, in its units.
+    task_covariance_ : ndarray or None
+        ``B_T`` of the direct variant (scaled units).
+    targets_ : ndarray
+        The training targets ``E x' - B u``.
+    derivatives_ : ndarray
+        ``x'`` used for the training rows.
+    fit_time_ : float
+        Seconds spent in ``fit``.
+
+    Examples
+    --------
+    A linear RC-like system ``x' = -x + u`` whose effort is ``z = 2 x``:
+
+    >>> t = np.linspace(0.0, 6.0, 40)
+    >>> x = np.sin(t)[:, None]; u = np.cos(t)[:, None] + 2 * x
+    >>> gp = EffortGP([[1.0]], [[0.0]], [[0.5]], [[1.0]]).fit(x, u, Xdot=np.cos(t)[:, None])
+    >>> bool(np.allclose(gp.predict(np.array([[0.3]])), 0.6, atol=1e-3))
+    True
+    """
+
+    def __init__(self, E: Any = None, J: Any = None, R: Any = None, B: Any = None, *,
+                 kernel: str = "rbf", rank: Optional[int] = None, variant: str = "direct",
+                 derivative: str = "central", restarts: int = 3, max_iter: int = 200,
+                 noise_bounds: Sequence[float] = (1e-10, 1.0), random_state: Optional[int] = 0):
+        self.E = E
+        self.J = J
+        self.R = R
+        self.B = B
+        self.kernel = kernel
+        self.rank = rank
+        self.variant = variant
+        self.derivative = derivative
+        self.restarts = restarts
+        self.max_iter = max_iter
+        self.noise_bounds = noise_bounds
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def _validate(self) -> StructureMatrices:
+        if str(self.kernel).lower() not in KERNELS:
+            raise IdentificationError(f"unknown kernel {self.kernel!r}; choose one of {', '.join(KERNELS)}")
+        if self.variant not in VARIANTS:
+            raise IdentificationError(f"unknown variant {self.variant!r}; choose one of {', '.join(VARIANTS)}")
+        if str(self.derivative).lower() not in DERIVATIVES:
+            raise IdentificationError(f"unknown derivative {self.derivative!r}; "
+                                      f"choose one of {', '.join(DERIVATIVES)}")
+        if int(self.restarts) < 1 or int(self.max_iter) < 1:
+            raise IdentificationError("restarts and max_iter must be at least 1")
+        lo, hi = (float(v) for v in self.noise_bounds)
+        if not 0.0 < lo < hi:
+            raise IdentificationError(f"noise_bounds must satisfy 0 < low < high, got {self.noise_bounds!r}")
+        return check_structure(self.E, self.J, self.R, self.B)
+
+    def _targets(self, S: StructureMatrices, X: Any, U: Any, Xdot: Any, t: Any, train_index: Any):
+        X = _as_2d(X, "X")
+        n = S.A.shape[0]
+        if X.shape[1] != n:
+            raise IdentificationError(f"X has {X.shape[1]} columns but the structure has {n} states")
+        U = _as_2d(U, "U", rows=X.shape[0])
+        if U.shape[1] != S.B.shape[1]:
+            raise IdentificationError(f"U has {U.shape[1]} columns but B has {S.B.shape[1]}")
+        if Xdot is None:
+            if t is None:
+                raise IdentificationError("give either Xdot or the sample times t to estimate it")
+            Xdot = estimate_derivative(t, X, self.derivative, columns=S.differential)
+        Xdot = _as_2d(Xdot, "Xdot", rows=X.shape[0])
+        if Xdot.shape[1] != n:
+            raise IdentificationError(f"Xdot has {Xdot.shape[1]} columns, expected {n}")
+        if train_index is not None:
+            idx = np.asarray(train_index)
+            try:
+                X, U, Xdot = X[idx], U[idx], Xdot[idx]
+            except IndexError as exc:
+                raise IdentificationError(f"train_index out of range: {exc}") from None
+        if X.shape[0] < 2:
+            raise IdentificationError("fitting needs at least 2 samples")
+        return X, U, Xdot, Xdot @ S.E.T - U @ S.B.T
+
+    def fit(self, X: Any, U: Any, Xdot: Any = None, t: Any = None, train_index: Any = None) -> "EffortGP":
+        """Learn ``z`` from states, inputs and (given or estimated) derivatives.
+
+        Parameters
+        ----------
+        X : array_like, shape (N, n)
+            States, algebraic variables included.
+        U : array_like, shape (N, m)
+            Inputs at the same samples.
+        Xdot : array_like, shape (N, n), optional
+            Time derivatives of the states (only the differential columns
+            matter).  Estimated from ``t`` with ``derivative`` when omitted.
+        t : array_like, shape (N,), optional
+            Strictly increasing sample times (needed without ``Xdot``).
+        train_index : array_like of int, optional
+            Train on these rows only.  Derivatives are estimated on the whole
+            series first ("full series"); to estimate them from the training
+            samples alone, pass only those samples (and their times) instead.
+
+        Returns
+        -------
+        EffortGP
+            ``self``.
+
+        Raises
+        ------
+        IdentificationError
+            For inconsistent shapes, non-finite data, an invalid structure or
+            invalid settings.
+        """
+        start = time.perf_counter()
+        S = self._validate()
+        X, U, Xdot, Y = self._targets(S, X, U, Xdot, t, train_index)
+        if S.null.shape[1]:
+            warnings.warn(UnidentifiableEffortWarning(
+                f"J - R is singular (rank {S.A.shape[0] - S.null.shape[1]} of {S.A.shape[0]}): the effort "
+                f"components along its null space {np.round(S.null.T, 6).tolist()} are not informed by the "
+                "data; predict returns the prior there", S.null), stacklevel=2)
+        mu = X.mean(axis=0)
+        sx = X.std(axis=0)
+        sx[sx == 0] = 1.0
+        sy = float(np.sqrt(np.mean(Y * Y))) or 1.0
+        Xs, Ys = (X - mu) / sx, Y / sy
+        n = S.A.shape[0]
+        rank = n if self.rank is None else int(self.rank)
+        if not 1 <= rank <= n:
+            raise IdentificationError(f"rank must be between 1 and {n}, got {self.rank!r}")
+        kernel = str(self.kernel).lower()
+        if self.variant == "direct":
+            A = S.A
+            layout = IcmLayout(n, n, rank)
+            objective, conditioner = icm_objective, icm_posterior
+        else:
+            if not S.differential:
+                raise IdentificationError("the energy variant needs differential variables (E has no nonzero column)")
+            zscale = np.ones(n)
+            zscale[S.differential] = 1.0 / sx[S.differential]
+            A = S.A * zscale[None, :]
+            layout = EnergyLayout(n, tuple(S.differential), tuple(S.algebraic), max(1, min(rank, len(S.algebraic))))
+            objective, conditioner = energy_objective, energy_posterior
+            self.effort_scale_ = zscale * sy
+        theta, value, nit = self._optimize(layout, objective, kernel, Xs, Ys, A)
+        self.posterior_ = conditioner(theta, layout, kernel, Xs, Ys, A)
+        self.theta_ = theta
+        self.log_marginal_likelihood_ = -value
+        self.n_iter_ = nit
+        self.structure_ = S
+        self.x_mean_, self.x_scale_, self.y_scale_ = mu, sx, sy
+        if self.variant == "direct":
+            self.effort_scale_ = np.full(n, sy)
+            ell, _, _, noise = layout.unpack(theta)
+            self.task_covariance_ = layout.task_covariance(theta)
+        else:
+            ell, _, _, _, _, noise = layout.unpack(theta)
+            self.task_covariance_ = None
+        self.length_scales_ = ell * sx
+        self.noise_ = noise * sy ** 2
+        self.targets_, self.derivatives_ = Y, Xdot
+        self.n_features_in_ = n
+        self.fit_time_ = time.perf_counter() - start
+        return self
+
+    def _bounds_and_starts(self, layout: Any, Ys: np.ndarray):
+        rng = np.random.default_rng(self.random_state)
+        lo, hi = np.log([float(v) for v in self.noise_bounds])
+        noise0 = np.clip(np.log(1e-4), lo, hi)
+        if isinstance(layout, IcmLayout):
+            d, n, r = layout.d, layout.n, layout.rank
+            bounds = [_ELL] * d + [_W] * (n * r) \
+                + [(np.log(1e-8), np.log(1e4))] * n + [(lo, hi)] * n
+            first = np.concatenate([np.zeros(d), 0.1 * np.eye(n, r).ravel(), np.zeros(n), np.full(n, noise0)])
+
+            def draw():
+                return np.concatenate([rng.uniform(-1.0, 1.5, d), rng.normal(0.0, 0.5, n * r),
+                                       rng.normal(0.0, 1.0, n), rng.uniform(lo, np.log(1e-2), n)])
+        else:
+            d, na, r = layout.d, len(layout.algebraic), layout.rank
+            bounds = [_ELL] * d + [(np.log(1e-8), np.log(1e6))] \
+                + [_ELL] * d + [_W] * (na * r) \
+                + [(np.log(1e-8), np.log(1e4))] * na + [(lo, hi)] * layout.n
+            first = np.concatenate([np.zeros(d), [0.0], np.zeros(d), 0.1 * np.eye(na, r).ravel(), np.zeros(na),
+                                    np.full(layout.n, noise0)])
+
+            def draw():
+                return np.concatenate([rng.uniform(-1.0, 1.5, d), rng.normal(0.0, 1.0, 1), rng.uniform(-1.0, 1.5, d),
+                                       rng.normal(0.0, 0.5, na * r), rng.normal(0.0, 1.0, na),
+                                       rng.uniform(lo, np.log(1e-2), layout.n)])
+        starts = [first] + [draw() for _ in range(int(self.restarts) - 1)]
+        clip_lo = np.array([b[0] if b[0] is not None else -np.inf for b in bounds])
+        clip_hi = np.array([b[1] if b[1] is not None else np.inf for b in bounds])
+        return bounds, [np.clip(s, clip_lo, clip_hi) for s in starts]
+
+    def _optimize(self, layout: Any, objective: Any, kernel: str, Xs: np.ndarray, Ys: np.ndarray, A: np.ndarray):
+        bounds, starts = self._bounds_and_starts(layout, Ys)
+
+        def fun(theta):
+            try:
+                f, g = objective(theta, layout, kernel, Xs, Ys, A)
+            except np.linalg.LinAlgError:
+                return 1e30, np.zeros_like(theta)
+            if not (np.isfinite(f) and np.all(np.isfinite(g))):
+                return 1e30, np.zeros_like(theta)
+            return f, g
+
+        best = None
+        for x0 in starts:
+            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                           options={"maxiter": int(self.max_iter), "maxfun": 3 * int(self.max_iter)})
+            if best is None or res.fun < best.fun:
+                best = res
+        if best is None or not np.isfinite(best.fun) or best.fun >= 1e30:
+            raise IdentificationError("the marginal likelihood could not be evaluated at any start "
+                                      "(covariance not positive definite); raise noise_bounds[0]")
+        return best.x, float(best.fun), int(best.nit)
+
+    # -------------------------------------------------------------- predict
+    def _scaled(self, X: Any) -> np.ndarray:
+        self._check_fitted("posterior_")
+        X = _as_2d(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise IdentificationError(f"X has {X.shape[1]} columns, the model {self.n_features_in_}")
+        return (X - self.x_mean_) / self.x_scale_
+
+    def predict(self, X: Any, return_std: bool = False):
+        """Posterior mean of the effort ``z(X)`` (and its standard deviation).
+
+        Parameters
+        ----------
+        X : array_like, shape (M, n)
+            States.
+        return_std : bool, default False
+            Also return the posterior standard deviation of each component.
+
+        Returns
+        -------
+        z : ndarray, shape (M, n)
+        std : ndarray, shape (M, n)
+            Only with ``return_std``.
+        """
+        Xs = self._scaled(X)
+        z = self.posterior_.mean(Xs) * self.effort_scale_
+        if not return_std:
+            return z
+        return z, np.sqrt(self.posterior_.variance(Xs)) * self.effort_scale_
+
+    def predict_transformed(self, X: Any, return_std: bool = False):
+        """Posterior mean of ``(J - R) z(X)`` (what the data observe), and its standard deviation.
+
+        Parameters
+        ----------
+        X : array_like, shape (M, n)
+            States.
+        return_std : bool, default False
+            Also return the posterior standard deviation.
+
+        Returns
+        -------
+        ndarray, shape (M, n)
+            And the standard deviation with ``return_std``.
+        """
+        Xs = self._scaled(X)
+        y = (self.posterior_.mean(Xs) * self.effort_scale_) @ self.structure_.A.T
+        if not return_std:
+            return y
+        return y, np.sqrt(self.posterior_.variance(Xs, transformed=True)) * self.y_scale_
+
+    def predict_jacobian(self, X: Any) -> np.ndarray:
+        """Jacobian ``dz/dx`` of the posterior mean (for Newton iterations), shape (M, n, n).
+
+        Parameters
+        ----------
+        X : array_like, shape (M, n)
+            States.
+        """
+        Xs = self._scaled(X)
+        return self.posterior_.mean_dx(Xs) * self.effort_scale_[None, :, None] / self.x_scale_[None, None, :]
+
+    def hamiltonian(self, X: Any) -> np.ndarray:
+        """Learned Hamiltonian (energy variant; defined up to an additive constant), shape (M,).
+
+        Parameters
+        ----------
+        X : array_like, shape (M, n)
+            States.
+
+        Raises
+        ------
+        IdentificationError
+            For the direct variant, which learns no Hamiltonian.
+        """
+        if self.variant != "energy":
+            raise IdentificationError("only variant='energy' learns a Hamiltonian")
+        return self.posterior_.hamiltonian(self._scaled(X)) * self.y_scale_
+
+    def score(self, X: Any, U: Any, Xdot: Any = None, t: Any = None) -> float:
+        """R² of ``(J - R) z(X)`` against the targets ``E x' - B u``.
+
+        Parameters
+        ----------
+        X : array_like, shape (N, n)
+            States.
+        U : array_like, shape (N, m)
+            Inputs.
+        Xdot : array_like, shape (N, n), optional
+            Derivatives (estimated from ``t`` when omitted).
+        t : array_like, shape (N,), optional
+            Sample times.
+        """
+        self._check_fitted("posterior_")
+        X, _, _, Y = self._targets(self.structure_, X, U, Xdot, t, None)
+        return r2_score(self.predict_transformed(X), Y)
+
+    @property
+    def hyperparameters_(self) -> Dict[str, Any]:
+        """Fitted hyperparameters by name (state units)."""
+        self._check_fitted("posterior_")
+        return {"length_scales": self.length_scales_, "noise": self.noise_,
+                "task_covariance": self.task_covariance_}
+
+
+def _as_2d(a: Any, name: str, rows: Optional[int] = None) -> np.ndarray:
+    arr = np.asarray(a, dtype=float)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise IdentificationError(f"{name} must be a 2-D array, got shape {arr.shape}")
+    if rows is not None and arr.shape[0] != rows:
+        raise IdentificationError(f"{name} has {arr.shape[0]} rows, expected {rows}")
+    if not np.all(np.isfinite(arr)):
+        raise IdentificationError(f"{name} contains NaN or infinite values")
+    return arr

@@ -1,0 +1,161 @@
+"""Stationary kernels with anisotropic length scales, their derivatives in the
+log length scales (for the marginal-likelihood gradient) and in the first
+argument (for efforts that are gradients, and for Newton on learned laws).
+
+Inputs are already standardised by the estimator; the kernels have unit
+variance (the signal variances live in the task covariance).
+"""
+from __future__ import annotations
+
+from typing import Tuple
+
+import numpy as np
+
+from ...errors import IdentificationError
+
+__all__ = ["KERNELS", "kernel_matrix", "kernel_and_grads", "kernel_dx", "rbf_hessian_blocks"]
+
+KERNELS = ("rbf", "matern52")
+_S5 = np.sqrt(5.0)
+
+
+def _check(kernel: str) -> str:
+    name = str(kernel).lower()
+    if name not in KERNELS:
+        raise IdentificationError(f"unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}")
+    return name
+
+
+def _scaled_sq(X1: np.ndarray, X2: np.ndarray, ell: np.ndarray) -> np.ndarray:
+    """Per-dimension squared scaled differences, shape (N1, N2, d)."""
+    D = (X1[:, None, :] - X2[None, :, :]) / ell
+    return D * D
+
+
+def kernel_matrix(kernel: str, X1: np.ndarray, X2: np.ndarray, ell: np.ndarray) -> np.ndarray:
+    """k(X1, X2) for unit variance.
+
+    Parameters
+    ----------
+    kernel : str
+        ``"rbf"`` (squared exponential) or ``"matern52"``.
+    X1, X2 : ndarray, shapes (N1, d) and (N2, d)
+        Points.
+    ell : ndarray, shape (d,)
+        Length scales.
+
+    Returns
+    -------
+    ndarray, shape (N1, N2)
+    """
+    r2 = _scaled_sq(X1, X2, ell).sum(axis=2)
+    if _check(kernel) == "rbf":
+        return np.exp(-0.5 * r2)
+    r = np.sqrt(r2)
+    return (1.0 + _S5 * r + 5.0 / 3.0 * r2) * np.exp(-_S5 * r)
+
+
+def kernel_and_grads(kernel: str, X: np.ndarray, ell: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """k(X, X) and its derivatives in ``log ell``.
+
+    Parameters
+    ----------
+    kernel : str
+        Kernel name.
+    X : ndarray, shape (N, d)
+        Points.
+    ell : ndarray, shape (d,)
+        Length scales.
+
+    Returns
+    -------
+    K : ndarray, shape (N, N)
+    dK : ndarray, shape (d, N, N)
+        ``dK[i] = dK / d log ell[i]``.
+    """
+    S = _scaled_sq(X, X, ell)
+    r2 = S.sum(axis=2)
+    if _check(kernel) == "rbf":
+        K = np.exp(-0.5 * r2)
+        return K, np.moveaxis(S * K[:, :, None], 2, 0)
+    r = np.sqrt(r2)
+    e = np.exp(-_S5 * r)
+    K = (1.0 + _S5 * r + 5.0 / 3.0 * r2) * e
+    f = 5.0 / 3.0 * (1.0 + _S5 * r) * e
+    return K, np.moveaxis(S * f[:, :, None], 2, 0)
+
+
+def kernel_dx(kernel: str, X1: np.ndarray, X2: np.ndarray, ell: np.ndarray) -> np.ndarray:
+    """Derivative of k(x1, x2) in x1.
+
+    Parameters
+    ----------
+    kernel : str
+        Kernel name.
+    X1, X2 : ndarray, shapes (N1, d) and (N2, d)
+        Points.
+    ell : ndarray, shape (d,)
+        Length scales.
+
+    Returns
+    -------
+    ndarray, shape (N1, N2, d)
+    """
+    Dl = (X1[:, None, :] - X2[None, :, :]) / (ell * ell)
+    r2 = _scaled_sq(X1, X2, ell).sum(axis=2)
+    if _check(kernel) == "rbf":
+        return -np.exp(-0.5 * r2)[:, :, None] * Dl
+    r = np.sqrt(r2)
+    f = 5.0 / 3.0 * (1.0 + _S5 * r) * np.exp(-_S5 * r)
+    return -f[:, :, None] * Dl
+
+
+def rbf_hessian_blocks(X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, dims: np.ndarray,
+                       with_grads: bool = False):
+    """Cov(dH/dx_i(x1), dH/dx_j(x2)) for H ~ GP(0, rbf), i, j in ``dims``.
+
+    ``d^2 k / dx1_i dx2_j = k (delta_ij / l_i^2 - a_i a_j)`` with
+    ``a = (x1 - x2) / l^2``.
+
+    Parameters
+    ----------
+    X1, X2 : ndarray, shapes (N1, d) and (N2, d)
+        Points.
+    ell : ndarray, shape (d,)
+        Length scales.
+    dims : ndarray of int
+        Input dimensions differentiated (the storage variables).
+    with_grads : bool
+        Also return the derivatives in ``log ell``.
+
+    Returns
+    -------
+    K : ndarray, shape (s, N1, s, N2)
+        ``s = len(dims)``.
+    dK : ndarray, shape (d, s, N1, s, N2)
+        Only with ``with_grads``.
+    """
+    dims = np.asarray(dims, dtype=int)
+    Delta = X1[:, None, :] - X2[None, :, :]
+    S = (Delta / ell) ** 2
+    k = np.exp(-0.5 * S.sum(axis=2))
+    A = Delta[:, :, dims] / (ell[dims] ** 2)                       # (N1, N2, s)
+    s = len(dims)
+    eye = np.eye(s)
+    inv2 = 1.0 / ell[dims] ** 2
+    M = eye[None, None] * inv2[None, None, None, :] - A[:, :, :, None] * A[:, :, None, :]  # (N1,N2,s,s)
+    K = np.transpose(k[:, :, None, None] * M, (2, 0, 3, 1))
+    if not with_grads:
+        return K
+    d = X1.shape[1]
+    dK = np.empty((d,) + K.shape)
+    for q in range(d):
+        extra = np.zeros_like(M)
+        hit = np.nonzero(dims == q)[0]
+        for i in hit:
+            extra[:, :, i, i] -= 2.0 * inv2[i]
+            extra[:, :, i, :] += 2.0 * A[:, :, i, None] * A
+            extra[:, :, :, i] += 2.0 * A * A[:, :, i, None]
+        dq = k[:, :, None, None] * (S[:, :, q, None, None] * M + extra)
+        dK[q] = np.transpose(dq, (2, 0, 3, 1))
+    return K, dK
