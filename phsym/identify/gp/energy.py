@@ -12,12 +12,12 @@ assembled and factorised densely (``O((nN)^3)``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from .kernels import kernel_and_grads, kernel_dx, kernel_matrix, rbf_hessian_blocks
+from .kernels import gram, gram_and_grads, gram_diag, gram_dx, kernel_dx, rbf_hessian_blocks
 
 __all__ = ["EnergyLayout", "EnergyPosterior", "energy_objective", "energy_posterior"]
 
@@ -26,7 +26,7 @@ _LOG2PI = np.log(2.0 * np.pi)
 
 @dataclass(frozen=True)
 class EnergyLayout:
-    """Hyperparameters ``[log l_H (d), log s^2, log l_A (d), W_A, log v_A, log noise (n)]``.
+    """Hyperparameters ``[log l_H (h), log s^2, log l_A (d), (log c_A), W_A, log v_A, log noise (n)]``.
 
     Parameters
     ----------
@@ -38,12 +38,28 @@ class EnergyLayout:
         The other effort components.
     rank : int
         Columns of ``W_A``.
+    h_inputs : tuple of int
+        States ``H`` depends on (they include ``storage``; default all).
+    linear : bool
+        The algebraic efforts' kernel has a linear part ``c_A x^T x'``.
     """
 
     d: int
     storage: Tuple[int, ...]
     algebraic: Tuple[int, ...]
     rank: int
+    h_inputs: Tuple[int, ...] = ()
+    linear: bool = False
+
+    @property
+    def hin(self) -> np.ndarray:
+        """Indices of the inputs of ``H``."""
+        return np.array(self.h_inputs if self.h_inputs else range(self.d), int)
+
+    @property
+    def local(self) -> np.ndarray:
+        """Positions of the storage variables among the inputs of ``H``."""
+        return np.array([list(self.hin).index(j) for j in self.storage], int)
 
     @property
     def n(self) -> int:
@@ -54,7 +70,7 @@ class EnergyLayout:
     def size(self) -> int:
         """Length of ``theta``."""
         na = len(self.algebraic)
-        return 2 * self.d + 1 + na * self.rank + na + self.n
+        return len(self.hin) + self.d + 1 + int(self.linear) + na * self.rank + na + self.n
 
     def unpack(self, theta: np.ndarray):
         """``l_H, s^2, l_A, W_A, v_A, noise`` from ``theta``.
@@ -64,11 +80,21 @@ class EnergyLayout:
         theta : ndarray
             Flat hyperparameters.
         """
-        d, na = self.d, len(self.algebraic)
-        i = 2 * d + 1
+        h, na = len(self.hin), len(self.algebraic)
+        i = h + 1 + self.d + int(self.linear)
         j = i + na * self.rank
-        return (np.exp(theta[:d]), float(np.exp(theta[d])), np.exp(theta[d + 1:i]),
+        return (np.exp(theta[:h]), float(np.exp(theta[h])), np.exp(theta[h + 1:h + 1 + self.d]),
                 theta[i:j].reshape(na, self.rank), np.exp(theta[j:j + na]), np.exp(theta[j + na:]))
+
+    def linear_variance(self, theta: np.ndarray) -> Optional[float]:
+        """``c_A``, or None without a linear part.
+
+        Parameters
+        ----------
+        theta : ndarray
+            Flat hyperparameters.
+        """
+        return float(np.exp(theta[len(self.hin) + 1 + self.d])) if self.linear else None
 
 
 def _prior(layout: EnergyLayout, theta: np.ndarray, kernel: str, X: np.ndarray, grads: bool):
@@ -78,14 +104,14 @@ def _prior(layout: EnergyLayout, theta: np.ndarray, kernel: str, X: np.ndarray, 
     Kz = np.zeros((n, N, n, N))
     out = {"noise": noise, "s2": s2, "W": W, "v": v}
     if grads:
-        KH, dKH = rbf_hessian_blocks(X, X, ellH, S, with_grads=True)
+        KH, dKH = rbf_hessian_blocks(X[:, layout.hin], X[:, layout.hin], ellH, layout.local, with_grads=True)
         out["KH"], out["dKH"] = KH, dKH
     else:
-        KH = rbf_hessian_blocks(X, X, ellH, S)
+        KH = rbf_hessian_blocks(X[:, layout.hin], X[:, layout.hin], ellH, layout.local)
     Kz[np.ix_(S, range(N), S, range(N))] = s2 * KH
     if len(Al):
         BA = W @ W.T + np.diag(v)
-        KA, dKA = kernel_and_grads(kernel, X, ellA)
+        KA, dKA = gram_and_grads(kernel, X, ellA, layout.linear_variance(theta))
         Kz[np.ix_(Al, range(N), Al, range(N))] = BA[:, None, :, None] * KA[None, :, None, :]
         out.update(BA=BA, KA=KA, dKA=dKA)
     return Kz, out
@@ -136,7 +162,7 @@ def energy_objective(theta: np.ndarray, layout: EnergyLayout, kernel: str, X: np
         GBA = 0.5 * (GBA + GBA.T)
         parts += [np.einsum("bc,qbc->q", GKA, p["dKA"]), (2.0 * GBA @ p["W"]).ravel(), np.diag(GBA) * p["v"]]
     else:
-        parts += [np.zeros(layout.d)]
+        parts += [np.zeros(layout.d + int(layout.linear))]
     parts.append(np.einsum("ibib->i", G4) * p["noise"])
     return -float(lml), -np.concatenate(parts)
 
@@ -178,10 +204,11 @@ class EnergyPosterior:
         ellH, s2, ellA, W, v, _ = lay.unpack(self.theta)
         M, N = Xs.shape[0], self.X.shape[0]
         Kc = np.zeros((lay.n, M, lay.n, N))
-        Kc[np.ix_(S, range(M), S, range(N))] = s2 * rbf_hessian_blocks(Xs, self.X, ellH, S)
+        hin = lay.hin
+        Kc[np.ix_(S, range(M), S, range(N))] = s2 * rbf_hessian_blocks(Xs[:, hin], self.X[:, hin], ellH, lay.local)
         if len(Al):
             BA = W @ W.T + np.diag(v)
-            KA = kernel_matrix(self.kernel, Xs, self.X, ellA)
+            KA = gram(self.kernel, Xs, self.X, ellA, lay.linear_variance(self.theta))
             Kc[np.ix_(Al, range(M), Al, range(N))] = BA[:, None, :, None] * KA[None, :, None, :]
         return Kc
 
@@ -204,8 +231,8 @@ class EnergyPosterior:
             Standardised points.
         """
         ellH, s2 = self.layout.unpack(self.theta)[:2]
-        S = np.array(self.layout.storage, int)
-        dk = kernel_dx("rbf", Xs, self.X, ellH)[:, :, S]          # dk/dx*, = -dk/dx'
+        S, hin = np.array(self.layout.storage, int), self.layout.hin
+        dk = kernel_dx("rbf", Xs[:, hin], self.X[:, hin], ellH)[:, :, self.layout.local]  # dk/dx* = -dk/dx'
         return -s2 * np.einsum("mbl,lb->m", dk, self.beta[S])
 
     def mean_dx(self, Xs: np.ndarray) -> np.ndarray:
@@ -220,36 +247,41 @@ class EnergyPosterior:
         S, Al = np.array(lay.storage, int), np.array(lay.algebraic, int)
         ellH, s2, ellA, W, v, _ = lay.unpack(self.theta)
         out = np.zeros((Xs.shape[0], lay.n, lay.d))
-        Delta = Xs[:, None, :] - self.X[None, :, :]
+        hin, loc = lay.hin, lay.local
+        Delta = Xs[:, hin][:, None, :] - self.X[:, hin][None, :, :]
         k = np.exp(-0.5 * np.sum((Delta / ellH) ** 2, axis=2))
         a = Delta / ellH ** 2                                      # (M, N, d)
         inv2 = 1.0 / ellH ** 2
         bS = self.beta[S]                                          # (s, N)
         # d/dx*_q of k (delta_jl/l_j^2 - a_j a_l), contracted with beta_l
-        ab = np.einsum("mbl,lb->mb", a[:, :, S], bS)               # sum_l a_l beta_l
-        for jj, j in enumerate(S):
-            base = k * (inv2[j] * bS[jj][None, :] - a[:, :, j] * ab)  # (M, N): M_jl beta_l
+        ab = np.einsum("mbl,lb->mb", a[:, :, loc], bS)             # sum_l a_l beta_l
+        for jj, (j, jl) in enumerate(zip(S, loc)):
+            base = k * (inv2[jl] * bS[jj][None, :] - a[:, :, jl] * ab)  # (M, N): M_jl beta_l
             term = -a * base[:, :, None]
-            term[:, :, j] -= (k * ab * inv2[j])
+            term[:, :, jl] -= (k * ab * inv2[jl])
             extra = np.zeros_like(term)
-            extra[:, :, S] = -(k * a[:, :, j])[:, :, None] * (bS.T[None, :, :] * inv2[S][None, None, :])
-            out[:, j, :] = s2 * np.sum(term + extra, axis=1)
+            extra[:, :, loc] = -(k * a[:, :, jl])[:, :, None] * (bS.T[None, :, :] * inv2[loc][None, None, :])
+            out[:, j, hin] = s2 * np.sum(term + extra, axis=1)
         if len(Al):
             BA = W @ W.T + np.diag(v)
-            dk = kernel_dx(self.kernel, Xs, self.X, ellA)
+            dk = gram_dx(self.kernel, Xs, self.X, ellA, lay.linear_variance(self.theta))
             out[:, Al, :] = np.einsum("mbq,jl,lb->mjq", dk, BA, self.beta[Al])
         return out
 
-    def _point_prior(self) -> np.ndarray:
-        """Prior covariance of ``z`` at one point (the same everywhere for stationary kernels)."""
+    def _prior_diag(self, Xs: np.ndarray, transformed: bool) -> np.ndarray:
+        """Prior variance of ``z`` (or ``A z``) at each point, shape (n, M)."""
         lay = self.layout
         S, Al = np.array(lay.storage, int), np.array(lay.algebraic, int)
         ellH, s2, ellA, W, v, _ = lay.unpack(self.theta)
-        Bz = np.zeros((lay.n, lay.n))
-        Bz[np.ix_(S, S)] = s2 * np.diag(1.0 / ellH[S] ** 2)
+        BS = np.zeros((lay.n, lay.n))
+        BS[np.ix_(S, S)] = s2 * np.diag(1.0 / ellH[lay.local] ** 2)
+        BA = np.zeros((lay.n, lay.n))
         if len(Al):
-            Bz[np.ix_(Al, Al)] = W @ W.T + np.diag(v)
-        return Bz
+            BA[np.ix_(Al, Al)] = W @ W.T + np.diag(v)
+        if transformed:
+            BS, BA = self.A @ BS @ self.A.T, self.A @ BA @ self.A.T
+        g = gram_diag(Xs, lay.linear_variance(self.theta))
+        return np.diag(BS)[:, None] + np.diag(BA)[:, None] * g[None, :]
 
     def variance(self, Xs: np.ndarray, transformed: bool = False) -> np.ndarray:
         """Posterior variance of the scaled efforts (or of ``A z``), shape (M, n).
@@ -263,13 +295,11 @@ class EnergyPosterior:
         """
         n, M, N = self.layout.n, Xs.shape[0], self.X.shape[0]
         Kc = np.einsum("jmlb,il->jmib", self._cross(Xs), self.A)      # Cov(z(Xs), y)
-        Bz = self._point_prior()
         if transformed:
             Kc = np.einsum("kj,jmib->kmib", self.A, Kc)
-            Bz = self.A @ Bz @ self.A.T
         Kc = Kc.reshape(n * M, n * N)
         red = np.sum(Kc * cho_solve(self.chol, Kc.T).T, axis=1).reshape(n, M)
-        return np.clip(np.diag(Bz)[:, None] - red, 0.0, None).T
+        return np.clip(self._prior_diag(Xs, transformed) - red, 0.0, None).T
 
 
 def energy_posterior(theta: np.ndarray, layout: EnergyLayout, kernel: str, X: np.ndarray,

@@ -7,7 +7,6 @@ import warnings
 from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
-from scipy.optimize import minimize
 
 from ...errors import IdentificationError
 from ..base import Estimator
@@ -16,15 +15,12 @@ from .derivatives import DERIVATIVES, estimate_derivative
 from .energy import EnergyLayout, energy_objective, energy_posterior
 from .icm import IcmLayout, icm_objective, icm_posterior
 from .kernels import KERNELS
+from .optimize import maximize_evidence
 from .structure import StructureMatrices, UnidentifiableEffortWarning, check_structure
 
 __all__ = ["EffortGP", "UnidentifiableEffortWarning"]
 
 VARIANTS = ("direct", "energy")
-# Standardised inputs and targets: length scales beyond 100 or task weights beyond 30
-# only make the covariance ill-conditioned (nearly linear data drive them there).
-_ELL = (np.log(1e-2), np.log(1e2))
-_W = (-30.0, 30.0)
 
 
 class EffortGP(Estimator):
@@ -58,10 +54,23 @@ class EffortGP(Estimator):
         Stationary kernel in the standardised states (the energy variant's
         Hamiltonian always uses ``"rbf"``; this kernel serves its algebraic
         efforts).
+    linear : bool, default True
+        Add a linear kernel ``c x^T x'`` (``c`` learned) to the stationary one,
+        so that efforts linear in the states (linear elements, algebraic
+        variables) need neither huge length scales nor huge variances; with
+        ``False`` the kernel is the seed's.  (In the energy variant it serves
+        the algebraic efforts; the Hamiltonian kernel stays RBF.)
     rank : int, optional
         Columns of ``W`` in the task covariance (default: full, n).
     variant : {"direct", "energy"}, default "direct"
         The seed's multi-task effort GP, or the Hamiltonian GP (see above).
+    hamiltonian_inputs : {"differential", "all"}, default "differential"
+        States the learned Hamiltonian depends on (energy variant).
+        ``"differential"``: the differential variables only, so ``H`` is a
+        storage function and the model passive by construction;
+        ``"all"``: algebraic variables too, as the augmented Hamiltonian of a
+        constrained mechanical system needs (``H = T + U - g(q)^T lambda``;
+        passivity then holds on the constraint manifold).
     derivative : {"central", "spline", "gp"}, default "central"
         How ``fit`` estimates ``x'`` when it is not given (see
         :func:`~phsym.identify.gp.estimate_derivative`).
@@ -82,9 +91,15 @@ class EffortGP(Estimator):
     log_marginal_likelihood_ : float
         At the optimum (of the scaled targets).
     length_scales_ : ndarray
-        In the units of the states.
+        In the units of the states (of the algebraic efforts' kernel in the
+        energy variant).
+    hamiltonian_length_scales_ : ndarray
+        Energy variant: of the Hamiltonian's kernel, over its inputs.
     noise_ : ndarray
         Noise variance of each target component, in its units.
+    mean_ : ndarray
+        Constant prior mean of the (scaled) efforts: the least-squares
+        solution of ``(J - R) z = mean(y)``.
     task_covariance_ : ndarray or None
         ``B_T`` of the direct variant (scaled units).
     targets_ : ndarray
@@ -96,26 +111,28 @@ class EffortGP(Estimator):
 
     Examples
     --------
-    A linear RC-like system ``x' = -x + u`` whose effort is ``z = 2 x``:
+    ``x' = -z / 2 + u`` with the effort ``z = 2 x``, sampled along ``x = sin t``:
 
     >>> t = np.linspace(0.0, 6.0, 40)
-    >>> x = np.sin(t)[:, None]; u = np.cos(t)[:, None] + 2 * x
+    >>> x = np.sin(t)[:, None]; u = np.cos(t)[:, None] + x
     >>> gp = EffortGP([[1.0]], [[0.0]], [[0.5]], [[1.0]]).fit(x, u, Xdot=np.cos(t)[:, None])
     >>> bool(np.allclose(gp.predict(np.array([[0.3]])), 0.6, atol=1e-3))
     True
     """
 
     def __init__(self, E: Any = None, J: Any = None, R: Any = None, B: Any = None, *,
-                 kernel: str = "rbf", rank: Optional[int] = None, variant: str = "direct",
-                 derivative: str = "central", restarts: int = 3, max_iter: int = 200,
+                 kernel: str = "rbf", linear: bool = True, rank: Optional[int] = None, variant: str = "direct",
+                 hamiltonian_inputs: str = "differential", derivative: str = "central", restarts: int = 3, max_iter: int = 200,
                  noise_bounds: Sequence[float] = (1e-10, 1.0), random_state: Optional[int] = 0):
         self.E = E
         self.J = J
         self.R = R
         self.B = B
         self.kernel = kernel
+        self.linear = linear
         self.rank = rank
         self.variant = variant
+        self.hamiltonian_inputs = hamiltonian_inputs
         self.derivative = derivative
         self.restarts = restarts
         self.max_iter = max_iter
@@ -213,7 +230,7 @@ class EffortGP(Estimator):
         kernel = str(self.kernel).lower()
         if self.variant == "direct":
             A = S.A
-            layout = IcmLayout(n, n, rank)
+            layout = IcmLayout(n, n, rank, bool(self.linear))
             objective, conditioner = icm_objective, icm_posterior
         else:
             if not S.differential:
@@ -221,11 +238,25 @@ class EffortGP(Estimator):
             zscale = np.ones(n)
             zscale[S.differential] = 1.0 / sx[S.differential]
             A = S.A * zscale[None, :]
-            layout = EnergyLayout(n, tuple(S.differential), tuple(S.algebraic), max(1, min(rank, len(S.algebraic))))
+            if self.hamiltonian_inputs == "differential":
+                hin = tuple(S.differential)
+            elif self.hamiltonian_inputs == "all":
+                hin = tuple(range(n))
+            else:
+                raise IdentificationError(f"hamiltonian_inputs must be 'differential' or 'all', "
+                                          f"got {self.hamiltonian_inputs!r}")
+            layout = EnergyLayout(n, tuple(S.differential), tuple(S.algebraic),
+                                  max(1, min(rank, len(S.algebraic))), hin, bool(self.linear))
             objective, conditioner = energy_objective, energy_posterior
             self.effort_scale_ = zscale * sy
-        theta, value, nit = self._optimize(layout, objective, kernel, Xs, Ys, A)
+        # constant prior mean of z (least squares through J - R): a zero-mean GP would have to
+        # build offsets from huge length scales and variances (a linear term of H, for "energy")
+        mean = np.linalg.pinv(A) @ Ys.mean(axis=0)
+        Ys = Ys - mean @ A.T
+        theta, value, nit = maximize_evidence(layout, objective, (kernel, Xs, Ys, A), self.noise_bounds,
+                                              self.restarts, self.max_iter, self.random_state)
         self.posterior_ = conditioner(theta, layout, kernel, Xs, Ys, A)
+        self.mean_ = mean
         self.theta_ = theta
         self.log_marginal_likelihood_ = -value
         self.n_iter_ = nit
@@ -236,67 +267,15 @@ class EffortGP(Estimator):
             ell, _, _, noise = layout.unpack(theta)
             self.task_covariance_ = layout.task_covariance(theta)
         else:
-            ell, _, _, _, _, noise = layout.unpack(theta)
+            ellH, _, ell, _, _, noise = layout.unpack(theta)
             self.task_covariance_ = None
+            self.hamiltonian_length_scales_ = ellH * sx[layout.hin]
         self.length_scales_ = ell * sx
         self.noise_ = noise * sy ** 2
         self.targets_, self.derivatives_ = Y, Xdot
         self.n_features_in_ = n
         self.fit_time_ = time.perf_counter() - start
         return self
-
-    def _bounds_and_starts(self, layout: Any, Ys: np.ndarray):
-        rng = np.random.default_rng(self.random_state)
-        lo, hi = np.log([float(v) for v in self.noise_bounds])
-        noise0 = np.clip(np.log(1e-4), lo, hi)
-        if isinstance(layout, IcmLayout):
-            d, n, r = layout.d, layout.n, layout.rank
-            bounds = [_ELL] * d + [_W] * (n * r) \
-                + [(np.log(1e-8), np.log(1e4))] * n + [(lo, hi)] * n
-            first = np.concatenate([np.zeros(d), 0.1 * np.eye(n, r).ravel(), np.zeros(n), np.full(n, noise0)])
-
-            def draw():
-                return np.concatenate([rng.uniform(-1.0, 1.5, d), rng.normal(0.0, 0.5, n * r),
-                                       rng.normal(0.0, 1.0, n), rng.uniform(lo, np.log(1e-2), n)])
-        else:
-            d, na, r = layout.d, len(layout.algebraic), layout.rank
-            bounds = [_ELL] * d + [(np.log(1e-8), np.log(1e6))] \
-                + [_ELL] * d + [_W] * (na * r) \
-                + [(np.log(1e-8), np.log(1e4))] * na + [(lo, hi)] * layout.n
-            first = np.concatenate([np.zeros(d), [0.0], np.zeros(d), 0.1 * np.eye(na, r).ravel(), np.zeros(na),
-                                    np.full(layout.n, noise0)])
-
-            def draw():
-                return np.concatenate([rng.uniform(-1.0, 1.5, d), rng.normal(0.0, 1.0, 1), rng.uniform(-1.0, 1.5, d),
-                                       rng.normal(0.0, 0.5, na * r), rng.normal(0.0, 1.0, na),
-                                       rng.uniform(lo, np.log(1e-2), layout.n)])
-        starts = [first] + [draw() for _ in range(int(self.restarts) - 1)]
-        clip_lo = np.array([b[0] if b[0] is not None else -np.inf for b in bounds])
-        clip_hi = np.array([b[1] if b[1] is not None else np.inf for b in bounds])
-        return bounds, [np.clip(s, clip_lo, clip_hi) for s in starts]
-
-    def _optimize(self, layout: Any, objective: Any, kernel: str, Xs: np.ndarray, Ys: np.ndarray, A: np.ndarray):
-        bounds, starts = self._bounds_and_starts(layout, Ys)
-
-        def fun(theta):
-            try:
-                f, g = objective(theta, layout, kernel, Xs, Ys, A)
-            except np.linalg.LinAlgError:
-                return 1e30, np.zeros_like(theta)
-            if not (np.isfinite(f) and np.all(np.isfinite(g))):
-                return 1e30, np.zeros_like(theta)
-            return f, g
-
-        best = None
-        for x0 in starts:
-            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                           options={"maxiter": int(self.max_iter), "maxfun": 3 * int(self.max_iter)})
-            if best is None or res.fun < best.fun:
-                best = res
-        if best is None or not np.isfinite(best.fun) or best.fun >= 1e30:
-            raise IdentificationError("the marginal likelihood could not be evaluated at any start "
-                                      "(covariance not positive definite); raise noise_bounds[0]")
-        return best.x, float(best.fun), int(best.nit)
 
     # -------------------------------------------------------------- predict
     def _scaled(self, X: Any) -> np.ndarray:
@@ -323,7 +302,7 @@ class EffortGP(Estimator):
             Only with ``return_std``.
         """
         Xs = self._scaled(X)
-        z = self.posterior_.mean(Xs) * self.effort_scale_
+        z = (self.posterior_.mean(Xs) + self.mean_) * self.effort_scale_
         if not return_std:
             return z
         return z, np.sqrt(self.posterior_.variance(Xs)) * self.effort_scale_
@@ -344,7 +323,7 @@ class EffortGP(Estimator):
             And the standard deviation with ``return_std``.
         """
         Xs = self._scaled(X)
-        y = (self.posterior_.mean(Xs) * self.effort_scale_) @ self.structure_.A.T
+        y = ((self.posterior_.mean(Xs) + self.mean_) * self.effort_scale_) @ self.structure_.A.T
         if not return_std:
             return y
         return y, np.sqrt(self.posterior_.variance(Xs, transformed=True)) * self.y_scale_
@@ -375,7 +354,9 @@ class EffortGP(Estimator):
         """
         if self.variant != "energy":
             raise IdentificationError("only variant='energy' learns a Hamiltonian")
-        return self.posterior_.hamiltonian(self._scaled(X)) * self.y_scale_
+        Xs = self._scaled(X)
+        S = self.structure_.differential
+        return (self.posterior_.hamiltonian(Xs) + Xs[:, S] @ self.mean_[S]) * self.y_scale_
 
     def score(self, X: Any, U: Any, Xdot: Any = None, t: Any = None) -> float:
         """R² of ``(J - R) z(X)`` against the targets ``E x' - B u``.

@@ -12,11 +12,11 @@ determinant from ``Lambda[b, a] = l_k[b] l_c[a] + 1`` at ``O(N^3 + n^3)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
-from .kernels import kernel_and_grads, kernel_dx, kernel_matrix
+from .kernels import gram, gram_and_grads, gram_diag, gram_dx
 
 __all__ = ["IcmLayout", "IcmPosterior", "icm_objective", "icm_posterior"]
 
@@ -35,16 +35,19 @@ class IcmLayout:
         Number of tasks (effort components).
     rank : int
         Columns of ``W``.
+    linear : bool
+        The kernel has a linear part ``c x^T x'`` (``log c`` follows the length scales).
     """
 
     d: int
     n: int
     rank: int
+    linear: bool = False
 
     @property
     def size(self) -> int:
         """Length of ``theta``."""
-        return self.d + self.n * self.rank + 2 * self.n
+        return self.d + int(self.linear) + self.n * self.rank + 2 * self.n
 
     def unpack(self, theta: np.ndarray):
         """Length scales, ``W``, ``v`` and the noise variances ``d`` from ``theta``.
@@ -54,10 +57,20 @@ class IcmLayout:
         theta : ndarray
             Flat hyperparameters.
         """
-        i = self.d
+        i = self.d + int(self.linear)
         j = i + self.n * self.rank
         W = theta[i:j].reshape(self.n, self.rank)
-        return (np.exp(theta[:i]), W, np.exp(theta[j:j + self.n]), np.exp(theta[j + self.n:]))
+        return (np.exp(theta[:self.d]), W, np.exp(theta[j:j + self.n]), np.exp(theta[j + self.n:]))
+
+    def linear_variance(self, theta: np.ndarray) -> Optional[float]:
+        """``c`` of the linear kernel part, or None.
+
+        Parameters
+        ----------
+        theta : ndarray
+            Flat hyperparameters.
+        """
+        return float(np.exp(theta[self.d])) if self.linear else None
 
     def task_covariance(self, theta: np.ndarray) -> np.ndarray:
         """``B = W W^T + diag(v)``.
@@ -110,7 +123,7 @@ def icm_objective(theta: np.ndarray, layout: IcmLayout, kernel: str, X: np.ndarr
     ell, W, v, noise = layout.unpack(theta)
     Bt = W @ W.T + np.diag(v)
     C = A @ Bt @ A.T
-    K, dK = kernel_and_grads(kernel, X, ell)
+    K, dK = gram_and_grads(kernel, X, ell, layout.linear_variance(theta))
     lk, Uk, lc, Uct, Lam = _factor(K, C, noise)
     Yh = Uk.T @ Y @ Uct
     Ma = Uk @ (Yh / Lam) @ Uct.T                            # K_full^{-1} y as (N, n)
@@ -138,6 +151,8 @@ class IcmPosterior:
         Standardised training inputs.
     ell : ndarray
         Length scales.
+    c : float or None
+        Variance of the linear kernel part.
     A, Bt : ndarray
         Structure matrix and task covariance.
     Ma : ndarray
@@ -149,6 +164,7 @@ class IcmPosterior:
     kernel: str
     X: np.ndarray
     ell: np.ndarray
+    c: Optional[float]
     A: np.ndarray
     Bt: np.ndarray
     Ma: np.ndarray
@@ -164,7 +180,7 @@ class IcmPosterior:
         Xs : ndarray, shape (M, d)
             Standardised points.
         """
-        return kernel_matrix(self.kernel, Xs, self.X, self.ell) @ (self.Ma @ self.A @ self.Bt)
+        return gram(self.kernel, Xs, self.X, self.ell, self.c) @ (self.Ma @ self.A @ self.Bt)
 
     def mean_dx(self, Xs: np.ndarray) -> np.ndarray:
         """Jacobian of the posterior mean in the standardised inputs, shape (M, n, d).
@@ -174,7 +190,7 @@ class IcmPosterior:
         Xs : ndarray, shape (M, d)
             Standardised points.
         """
-        dk = kernel_dx(self.kernel, Xs, self.X, self.ell)
+        dk = gram_dx(self.kernel, Xs, self.X, self.ell, self.c)
         return np.einsum("mbq,bj->mjq", dk, self.Ma @ self.A @ self.Bt)
 
     def variance(self, Xs: np.ndarray, transformed: bool = False) -> np.ndarray:
@@ -190,9 +206,9 @@ class IcmPosterior:
         cross = self.A @ self.Bt @ self.A.T if transformed else self.A @ self.Bt
         prior = np.diag(self.A @ self.Bt @ self.A.T if transformed else self.Bt)
         P = self.Uct.T @ cross
-        Kk = self.Uk.T @ kernel_matrix(self.kernel, self.X, Xs, self.ell)
+        Kk = self.Uk.T @ gram(self.kernel, self.X, Xs, self.ell, self.c)
         S = (Kk * Kk).T @ (1.0 / self.Lam)
-        return np.clip(prior[None, :] - S @ (P * P), 0.0, None)
+        return np.clip(gram_diag(Xs, self.c)[:, None] * prior[None, :] - S @ (P * P), 0.0, None)
 
 
 def icm_posterior(theta: np.ndarray, layout: IcmLayout, kernel: str, X: np.ndarray,
@@ -220,7 +236,8 @@ def icm_posterior(theta: np.ndarray, layout: IcmLayout, kernel: str, X: np.ndarr
     """
     ell, W, v, noise = layout.unpack(theta)
     Bt = W @ W.T + np.diag(v)
-    K = kernel_matrix(kernel, X, X, ell)
+    c = layout.linear_variance(theta)
+    K = gram(kernel, X, X, ell, c)
     lk, Uk, lc, Uct, Lam = _factor(K, A @ Bt @ A.T, noise)
     Ma = Uk @ ((Uk.T @ Y @ Uct) / Lam) @ Uct.T
-    return IcmPosterior(kernel, X, ell, A, Bt, Ma, Uk, Uct, Lam)
+    return IcmPosterior(kernel, X, ell, c, A, Bt, Ma, Uk, Uct, Lam)

@@ -7,13 +7,14 @@ variance (the signal variances live in the task covariance).
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
 from ...errors import IdentificationError
 
-__all__ = ["KERNELS", "kernel_matrix", "kernel_and_grads", "kernel_dx", "rbf_hessian_blocks"]
+__all__ = ["KERNELS", "gram", "gram_and_grads", "gram_diag", "gram_dx", "kernel_matrix", "kernel_and_grads",
+           "kernel_dx", "rbf_hessian_blocks"]
 
 KERNELS = ("rbf", "matern52")
 _S5 = np.sqrt(5.0)
@@ -159,3 +160,73 @@ def rbf_hessian_blocks(X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, dims: np
         dq = k[:, :, None, None] * (S[:, :, q, None, None] * M + extra)
         dK[q] = np.transpose(dq, (2, 0, 3, 1))
     return K, dK
+
+
+def gram(kernel: str, X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, c: Optional[float]) -> np.ndarray:
+    """``k(X1, X2) + c X1 X2^T``: the stationary kernel plus an optional linear one.
+
+    Parameters
+    ----------
+    kernel : str
+        Kernel name.
+    X1, X2 : ndarray
+        Points.
+    ell : ndarray
+        Length scales.
+    c : float or None
+        Variance of the linear part (None: no linear part).
+    """
+    K = kernel_matrix(kernel, X1, X2, ell)
+    return K if c is None else K + c * (X1 @ X2.T)
+
+
+def gram_and_grads(kernel: str, X: np.ndarray, ell: np.ndarray, c: Optional[float]):
+    """:func:`gram` at ``(X, X)`` and its derivatives in ``log ell`` (and ``log c`` last).
+
+    Parameters
+    ----------
+    kernel : str
+        Kernel name.
+    X : ndarray
+        Points.
+    ell : ndarray
+        Length scales.
+    c : float or None
+        Variance of the linear part.
+    """
+    K, dK = kernel_and_grads(kernel, X, ell)
+    if c is None:
+        return K, dK
+    L = c * (X @ X.T)
+    return K + L, np.concatenate([dK, L[None]])
+
+
+def gram_dx(kernel: str, X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, c: Optional[float]) -> np.ndarray:
+    """Derivative of :func:`gram` in its first argument, shape (N1, N2, d).
+
+    Parameters
+    ----------
+    kernel : str
+        Kernel name.
+    X1, X2 : ndarray
+        Points.
+    ell : ndarray
+        Length scales.
+    c : float or None
+        Variance of the linear part.
+    """
+    D = kernel_dx(kernel, X1, X2, ell)
+    return D if c is None else D + c * X2[None, :, :]
+
+
+def gram_diag(X: np.ndarray, c: Optional[float]) -> np.ndarray:
+    """Prior variance ``k(x, x) + c |x|^2`` at each point, shape (N,).
+
+    Parameters
+    ----------
+    X : ndarray
+        Points.
+    c : float or None
+        Variance of the linear part.
+    """
+    return np.ones(X.shape[0]) if c is None else 1.0 + c * np.sum(X * X, axis=1)
