@@ -100,6 +100,10 @@ class EffortGP(Estimator):
     mean_ : ndarray
         Constant prior mean of the (scaled) efforts: the least-squares
         solution of ``(J - R) z = mean(y)``.
+    mean_slope_ : ndarray, shape (n, n)
+        Energy variant: the linear part of the prior mean of the storage
+        efforts (the gradient of a least-squares quadratic Hamiltonian), in
+        standardised units; zero for the direct variant.
     task_covariance_ : ndarray or None
         ``B_T`` of the direct variant (scaled units).
     targets_ : ndarray
@@ -252,11 +256,14 @@ class EffortGP(Estimator):
         # constant prior mean of z (least squares through J - R): a zero-mean GP would have to
         # build offsets from huge length scales and variances (a linear term of H, for "energy")
         mean = np.linalg.pinv(A) @ Ys.mean(axis=0)
-        Ys = Ys - mean @ A.T
+        slope = np.zeros((n, n))
+        if self.variant == "energy":
+            slope = _quadratic_energy(Xs, Ys, A, S.differential, layout.hin)
+        Ys = Ys - (mean + Xs @ slope.T) @ A.T
         theta, value, nit = maximize_evidence(layout, objective, (kernel, Xs, Ys, A), self.noise_bounds,
                                               self.restarts, self.max_iter, self.random_state)
         self.posterior_ = conditioner(theta, layout, kernel, Xs, Ys, A)
-        self.mean_ = mean
+        self.mean_, self.mean_slope_ = mean, slope
         self.theta_ = theta
         self.log_marginal_likelihood_ = -value
         self.n_iter_ = nit
@@ -302,7 +309,7 @@ class EffortGP(Estimator):
             Only with ``return_std``.
         """
         Xs = self._scaled(X)
-        z = (self.posterior_.mean(Xs) + self.mean_) * self.effort_scale_
+        z = (self.posterior_.mean(Xs) + self.mean_ + Xs @ self.mean_slope_.T) * self.effort_scale_
         if not return_std:
             return z
         return z, np.sqrt(self.posterior_.variance(Xs)) * self.effort_scale_
@@ -323,7 +330,8 @@ class EffortGP(Estimator):
             And the standard deviation with ``return_std``.
         """
         Xs = self._scaled(X)
-        y = ((self.posterior_.mean(Xs) + self.mean_) * self.effort_scale_) @ self.structure_.A.T
+        z = self.posterior_.mean(Xs) + self.mean_ + Xs @ self.mean_slope_.T
+        y = (z * self.effort_scale_) @ self.structure_.A.T
         if not return_std:
             return y
         return y, np.sqrt(self.posterior_.variance(Xs, transformed=True)) * self.y_scale_
@@ -337,7 +345,8 @@ class EffortGP(Estimator):
             States.
         """
         Xs = self._scaled(X)
-        return self.posterior_.mean_dx(Xs) * self.effort_scale_[None, :, None] / self.x_scale_[None, None, :]
+        jac = self.posterior_.mean_dx(Xs) + self.mean_slope_[None]
+        return jac * self.effort_scale_[None, :, None] / self.x_scale_[None, None, :]
 
     def hamiltonian(self, X: Any) -> np.ndarray:
         """Learned Hamiltonian (energy variant; defined up to an additive constant), shape (M,).
@@ -356,7 +365,9 @@ class EffortGP(Estimator):
             raise IdentificationError("only variant='energy' learns a Hamiltonian")
         Xs = self._scaled(X)
         S = self.structure_.differential
-        return (self.posterior_.hamiltonian(Xs) + Xs[:, S] @ self.mean_[S]) * self.y_scale_
+        Q = _quadratic_form(self.mean_slope_, S)
+        quad = 0.5 * np.einsum("mi,ij,mj->m", Xs, Q, Xs)
+        return (self.posterior_.hamiltonian(Xs) + Xs[:, S] @ self.mean_[S] + quad) * self.y_scale_
 
     def score(self, X: Any, U: Any, Xdot: Any = None, t: Any = None) -> float:
         """R² of ``(J - R) z(X)`` against the targets ``E x' - B u``.
@@ -382,6 +393,37 @@ class EffortGP(Estimator):
         self._check_fitted("posterior_")
         return {"length_scales": self.length_scales_, "noise": self.noise_,
                 "task_covariance": self.task_covariance_}
+
+
+def _quadratic_energy(Xs: np.ndarray, Ys: np.ndarray, A: np.ndarray, storage: Sequence[int],
+                      hin: Sequence[int]) -> np.ndarray:
+    """Slope of the storage efforts of a least-squares quadratic Hamiltonian.
+
+    Efforts ``z = pinv(A) y`` per sample, ``z_S ~ c + x_H G`` by least squares;
+    the block of G among the storage states is symmetrised (a Hessian).  The
+    GP then models the remainder: without it a nearly quadratic energy needs
+    huge variances and length scales, and the learned law's sum of bumps
+    cancels to a small result (inaccurate in floating point).
+    """
+    n = A.shape[0]
+    S, H = list(storage), list(hin)
+    Z = Ys @ np.linalg.pinv(A).T
+    design = np.column_stack([np.ones(len(Xs)), Xs[:, H]])
+    coef = np.linalg.lstsq(design, Z[:, S], rcond=None)[0][1:]     # (h, s)
+    slope = np.zeros((n, n))
+    slope[np.ix_(S, H)] = coef.T
+    block = slope[np.ix_(S, S)]
+    slope[np.ix_(S, S)] = 0.5 * (block + block.T)
+    return slope
+
+
+def _quadratic_form(slope: np.ndarray, storage: Sequence[int]) -> np.ndarray:
+    """Symmetric Q with ``(Q x)_S = slope[S] x`` (zero among the other states)."""
+    Q = np.zeros_like(slope)
+    S = list(storage)
+    Q[S, :] = slope[S, :]
+    Q[:, S] = slope[S, :].T
+    return Q
 
 
 def _as_2d(a: Any, name: str, rows: Optional[int] = None) -> np.ndarray:
