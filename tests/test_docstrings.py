@@ -13,6 +13,7 @@ from phsym.components import Component, Registry, register
 from phsym.identify import data, metrics
 from phsym.identify.base import Estimator
 from phsym.identify.gp import EffortGP, estimate_derivative
+from phsym.identify.gp.laws import hamiltonian_expression, law_text
 from phsym.structure import discrete, forms, linearize, probes
 from phsym.structure.linear import LinearPHS
 
@@ -22,7 +23,8 @@ PUBLIC = [phsym.Model, LinearPHS, phsym.simulation.Simulator, phsym.simulation.S
 FUNCTIONS = [phsym.parse, phsym.load, phsym.simulate, forms.explicit, linearize.linearize,
              linearize.operating_point, linearize.descriptor_matrices, discrete.theta_step,
              discrete.state_transition, get_scheme, metrics.r2_score, metrics.nrms, data.measurements,
-             data.step_targets, probes.probe_map, build_sensitivity, generate, register, estimate_derivative]
+             data.step_targets, probes.probe_map, build_sensitivity, generate, register, estimate_derivative,
+             hamiltonian_expression, law_text]
 
 
 def _callables():
