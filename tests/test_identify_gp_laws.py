@@ -1,7 +1,8 @@
 """A learned storage law runs inside a netlist: learn the nonlinear capacitor
-of the seed's RC circuit from data (scipy-integrated), write it as the
-capacitor's H={...} law, simulate with a new input and compare with the
-circuit that has the true law."""
+of the seed's RC circuit from data (scipy-integrated) on the netlist's own
+descriptor structure (EffortGP.from_model), write it as the capacitor's
+H={...} law, simulate with a new input and compare with the circuit that has
+the true law."""
 import numpy as np
 import pytest
 import sympy as sp
@@ -23,22 +24,23 @@ C1 c 0 {law}
 
 
 def _learn(n_train=8):
+    """Learn C1's law from the structure of the netlist (its own law unused) and samples of
+    xi = (q_C1, e_R1) (charge and resistor current) along a scipy-integrated trajectory."""
     # training input u = 2 + sin t keeps u_C = sqrt(2 q) away from its singular point 0
     t = np.linspace(0.0, 10 * np.pi, 1000)
     u = 2.0 + np.sin(t)
     sol = solve_ivp(lambda s, q: 2.0 + np.sin(s) - np.sqrt(2 * q), (0, t[-1]), [2.0], t_eval=t,
                     rtol=1e-12, atol=1e-12)
     q = sol.y[0]
-    iv = u - np.sqrt(2 * q)
-    X = np.column_stack([q, u, iv])
-    Xdot = np.column_stack([iv, np.zeros_like(t), np.zeros_like(t)])
-    E = np.diag([1.0, 0, 0])
-    J = np.array([[0.0, 0, 0], [0, 0, 1], [0, -1, 0]])
-    R = np.array([[1.0, -1, 0], [-1, 1, 0], [0, 0, 0]])
-    B = np.array([[0.0], [0], [1]])
+    i_r = u - np.sqrt(2 * q)
+    X = np.column_stack([q, i_r])
+    Xdot = np.column_stack([i_r, np.zeros_like(t)])
+    model = phsym.parse(NET.format(law="H={q**2/2}"))      # placeholder law: C1's is learned
     tr = np.argsort(q)[np.linspace(0, len(t) - 1, n_train).astype(int)]     # spread over the charges
     # exact derivatives: the noise may stay small (else 8 samples are explained as a quadratic H plus noise)
-    return EffortGP(E, J, R, B, variant="energy", noise_bounds=(1e-10, 1e-6)).fit(X[tr], u[tr, None], Xdot=Xdot[tr]), q
+    gp = EffortGP.from_model(model, learn=["C1"], noise_bounds=(1e-10, 1e-6))
+    assert gp.names == ["q_C1", "e_R1"] and gp.storage == [0]
+    return gp.fit(X[tr], u[tr, None], Xdot=Xdot[tr]), q
 
 
 def test_learned_capacitor_law_simulates_like_the_true_circuit():
@@ -47,8 +49,9 @@ def test_learned_capacitor_law_simulates_like_the_true_circuit():
     H = hamiltonian_expression(gp, [s])
     qs = np.linspace(1.0, 3.3, 9)
     assert np.abs(sp.lambdify(s, sp.diff(H, s))(qs) - np.sqrt(2 * qs)).max() < 2e-3
-    assert np.allclose(sp.lambdify(s, H)(qs), gp.hamiltonian(np.column_stack([qs, 0 * qs, 0 * qs])), atol=1e-9)
-    learned = phsym.parse(NET.format(law=law_text(H, "q")))
+    assert np.allclose(sp.lambdify(s, H)(qs), gp.hamiltonian(np.column_stack([qs, 0 * qs])), atol=1e-9)
+    assert gp.law("q_C1", "q") == law_text(H, "q")
+    learned = phsym.parse(NET.format(law=gp.law("q_C1", "q")))
     truth = phsym.parse(NET.format(law="H={2*sqrt(2)/3*q**(3/2)}"))
     a = simulate(learned, fs=50, duration=12.0, x0={"q_C1": 2.0})
     b = simulate(truth, fs=50, duration=12.0, x0={"q_C1": 2.0})
@@ -59,8 +62,12 @@ def test_learned_capacitor_law_simulates_like_the_true_circuit():
     assert np.abs(a.balance).max() < 1e-6 * scale
 
 
-def test_law_needs_the_energy_variant():
+def test_law_needs_the_energy_variant_and_a_storage():
     gp, _ = _learn(6)
+    with pytest.raises(IdentificationError, match="alone"):
+        gp.law("e_R1", "q")
     gp.set_params(variant="direct")
     with pytest.raises(IdentificationError, match="energy"):
         hamiltonian_expression(gp, [sp.Symbol("q")])
+    with pytest.raises(IdentificationError, match="not a storage"):
+        EffortGP.from_model(phsym.parse(NET.format(law="H={q**2/2}")), learn=["R1"])

@@ -16,7 +16,8 @@ from .energy import EnergyLayout, energy_objective, energy_posterior
 from .icm import IcmLayout, icm_objective, icm_posterior
 from .kernels import KERNELS
 from .optimize import maximize_evidence
-from .structure import StructureMatrices, UnidentifiableEffortWarning, check_structure
+from .prior_mean import quadratic_energy, quadratic_form
+from .structure import StructureMatrices, UnidentifiableEffortWarning, as_2d, check_structure
 
 __all__ = ["EffortGP", "UnidentifiableEffortWarning"]
 
@@ -71,6 +72,13 @@ class EffortGP(Estimator):
         ``"all"``: algebraic variables too, as the augmented Hamiltonian of a
         constrained mechanical system needs (``H = T + U - g(q)^T lambda``;
         passivity then holds on the constraint manifold).
+    storage : sequence of int, optional
+        Energy variant: the effort components that are gradients of ``H``
+        (default: all differential variables; a subset leaves the others to
+        the algebraic GP, e.g. storages whose law is not being learned).
+        ``hamiltonian_inputs="differential"`` then means these states.
+    names : sequence of str, optional
+        Names of the states (set by :meth:`from_model`; used by :meth:`law`).
     derivative : {"central", "spline", "gp"}, default "central"
         How ``fit`` estimates ``x'`` when it is not given (see
         :func:`~phsym.identify.gp.estimate_derivative`).
@@ -126,7 +134,8 @@ class EffortGP(Estimator):
 
     def __init__(self, E: Any = None, J: Any = None, R: Any = None, B: Any = None, *,
                  kernel: str = "rbf", linear: bool = True, rank: Optional[int] = None, variant: str = "direct",
-                 hamiltonian_inputs: str = "differential", derivative: str = "central", restarts: int = 3, max_iter: int = 200,
+                 hamiltonian_inputs: str = "differential", storage: Optional[Sequence[int]] = None,
+                 names: Optional[Sequence[str]] = None, derivative: str = "central", restarts: int = 3, max_iter: int = 200,
                  noise_bounds: Sequence[float] = (1e-10, 1.0), random_state: Optional[int] = 0):
         self.E = E
         self.J = J
@@ -137,11 +146,60 @@ class EffortGP(Estimator):
         self.rank = rank
         self.variant = variant
         self.hamiltonian_inputs = hamiltonian_inputs
+        self.storage = storage
+        self.names = names
         self.derivative = derivative
         self.restarts = restarts
         self.max_iter = max_iter
         self.noise_bounds = noise_bounds
         self.random_state = random_state
+
+    @classmethod
+    def from_model(cls, model: Any, learn: Sequence[str], x_op: Optional[Dict[str, float]] = None,
+                   params: Optional[Dict[str, float]] = None, **kwargs: Any) -> "EffortGP":
+        """An energy-variant estimator on a netlist's descriptor structure.
+
+        ``E, J, R, B`` come from the model's descriptor form (variables
+        ``xi = (x, w, lambda)``, named in ``names``: the data columns); the
+        Hamiltonian learns the laws of the storage elements in ``learn`` (its
+        inputs are their states); every other effort is learned by the
+        algebraic GP.  :meth:`law` returns the learned law as netlist text.
+
+        Parameters
+        ----------
+        model : phsym.Model
+            The model; the laws of the learned elements are not used.
+        learn : sequence of str
+            Storage elements whose law is learned.
+        x_op : dict of str to float, optional
+            Operating point of the descriptor matrices (default 1 for every state).
+        params : dict of str to float, optional
+            Parameter overrides.
+        **kwargs
+            Further constructor arguments.
+
+        Returns
+        -------
+        EffortGP
+        """
+        from .netlist_link import structure_from_model
+        st = structure_from_model(model, learn, x_op, params)
+        kwargs.setdefault("variant", "energy")
+        return cls(st["E"], st["J"], st["R"], st["B"], storage=st["storage"], names=st["names"], **kwargs)
+
+    def law(self, state: str, variable: str) -> str:
+        """The learned law of one storage state as netlist text ``H={...}``.
+
+        Parameters
+        ----------
+        state : str
+            The state's name in ``names`` (e.g. ``"q_C1"``).
+        variable : str
+            The law's variable in the netlist (``q`` for a capacitor).
+        """
+        from .netlist_link import element_law
+        self._check_fitted("posterior_")
+        return element_law(self, state, variable)
 
     # ------------------------------------------------------------------ fit
     def _validate(self) -> StructureMatrices:
@@ -160,18 +218,18 @@ class EffortGP(Estimator):
         return check_structure(self.E, self.J, self.R, self.B)
 
     def _targets(self, S: StructureMatrices, X: Any, U: Any, Xdot: Any, t: Any, train_index: Any):
-        X = _as_2d(X, "X")
+        X = as_2d(X, "X")
         n = S.A.shape[0]
         if X.shape[1] != n:
             raise IdentificationError(f"X has {X.shape[1]} columns but the structure has {n} states")
-        U = _as_2d(U, "U", rows=X.shape[0])
+        U = as_2d(U, "U", rows=X.shape[0])
         if U.shape[1] != S.B.shape[1]:
             raise IdentificationError(f"U has {U.shape[1]} columns but B has {S.B.shape[1]}")
         if Xdot is None:
             if t is None:
                 raise IdentificationError("give either Xdot or the sample times t to estimate it")
             Xdot = estimate_derivative(t, X, self.derivative, columns=S.differential)
-        Xdot = _as_2d(Xdot, "Xdot", rows=X.shape[0])
+        Xdot = as_2d(Xdot, "Xdot", rows=X.shape[0])
         if Xdot.shape[1] != n:
             raise IdentificationError(f"Xdot has {Xdot.shape[1]} columns, expected {n}")
         if train_index is not None:
@@ -237,20 +295,23 @@ class EffortGP(Estimator):
             layout = IcmLayout(n, n, rank, bool(self.linear))
             objective, conditioner = icm_objective, icm_posterior
         else:
-            if not S.differential:
-                raise IdentificationError("the energy variant needs differential variables (E has no nonzero column)")
+            storage = list(S.differential) if self.storage is None else [int(i) for i in self.storage]
+            if not storage or not set(storage) <= set(S.differential):
+                raise IdentificationError(f"the energy variant needs storage states among the differential "
+                                          f"variables {S.differential}, got {storage}")
+            others = [j for j in range(n) if j not in storage]
             zscale = np.ones(n)
-            zscale[S.differential] = 1.0 / sx[S.differential]
+            zscale[storage] = 1.0 / sx[storage]
             A = S.A * zscale[None, :]
             if self.hamiltonian_inputs == "differential":
-                hin = tuple(S.differential)
+                hin = tuple(storage)
             elif self.hamiltonian_inputs == "all":
                 hin = tuple(range(n))
             else:
                 raise IdentificationError(f"hamiltonian_inputs must be 'differential' or 'all', "
                                           f"got {self.hamiltonian_inputs!r}")
-            layout = EnergyLayout(n, tuple(S.differential), tuple(S.algebraic),
-                                  max(1, min(rank, len(S.algebraic))), hin, bool(self.linear))
+            layout = EnergyLayout(n, tuple(storage), tuple(others), max(1, min(rank, len(others))), hin,
+                                  bool(self.linear))
             objective, conditioner = energy_objective, energy_posterior
             self.effort_scale_ = zscale * sy
         # constant prior mean of z (least squares through J - R): a zero-mean GP would have to
@@ -258,7 +319,7 @@ class EffortGP(Estimator):
         mean = np.linalg.pinv(A) @ Ys.mean(axis=0)
         slope = np.zeros((n, n))
         if self.variant == "energy":
-            slope = _quadratic_energy(Xs, Ys, A, S.differential, layout.hin)
+            slope = quadratic_energy(Xs, Ys, A, layout.storage, layout.hin)
         Ys = Ys - (mean + Xs @ slope.T) @ A.T
         theta, value, nit = maximize_evidence(layout, objective, (kernel, Xs, Ys, A), self.noise_bounds,
                                               self.restarts, self.max_iter, self.random_state)
@@ -287,7 +348,7 @@ class EffortGP(Estimator):
     # -------------------------------------------------------------- predict
     def _scaled(self, X: Any) -> np.ndarray:
         self._check_fitted("posterior_")
-        X = _as_2d(X, "X")
+        X = as_2d(X, "X")
         if X.shape[1] != self.n_features_in_:
             raise IdentificationError(f"X has {X.shape[1]} columns, the model {self.n_features_in_}")
         return (X - self.x_mean_) / self.x_scale_
@@ -364,8 +425,8 @@ class EffortGP(Estimator):
         if self.variant != "energy":
             raise IdentificationError("only variant='energy' learns a Hamiltonian")
         Xs = self._scaled(X)
-        S = self.structure_.differential
-        Q = _quadratic_form(self.mean_slope_, S)
+        S = list(self.posterior_.layout.storage)
+        Q = quadratic_form(self.mean_slope_, S)
         quad = 0.5 * np.einsum("mi,ij,mj->m", Xs, Q, Xs)
         return (self.posterior_.hamiltonian(Xs) + Xs[:, S] @ self.mean_[S] + quad) * self.y_scale_
 
@@ -386,54 +447,3 @@ class EffortGP(Estimator):
         self._check_fitted("posterior_")
         X, _, _, Y = self._targets(self.structure_, X, U, Xdot, t, None)
         return r2_score(self.predict_transformed(X), Y)
-
-    @property
-    def hyperparameters_(self) -> Dict[str, Any]:
-        """Fitted hyperparameters by name (state units)."""
-        self._check_fitted("posterior_")
-        return {"length_scales": self.length_scales_, "noise": self.noise_,
-                "task_covariance": self.task_covariance_}
-
-
-def _quadratic_energy(Xs: np.ndarray, Ys: np.ndarray, A: np.ndarray, storage: Sequence[int],
-                      hin: Sequence[int]) -> np.ndarray:
-    """Slope of the storage efforts of a least-squares quadratic Hamiltonian.
-
-    Efforts ``z = pinv(A) y`` per sample, ``z_S ~ c + x_H G`` by least squares;
-    the block of G among the storage states is symmetrised (a Hessian).  The
-    GP then models the remainder: without it a nearly quadratic energy needs
-    huge variances and length scales, and the learned law's sum of bumps
-    cancels to a small result (inaccurate in floating point).
-    """
-    n = A.shape[0]
-    S, H = list(storage), list(hin)
-    Z = Ys @ np.linalg.pinv(A).T
-    design = np.column_stack([np.ones(len(Xs)), Xs[:, H]])
-    coef = np.linalg.lstsq(design, Z[:, S], rcond=None)[0][1:]     # (h, s)
-    slope = np.zeros((n, n))
-    slope[np.ix_(S, H)] = coef.T
-    block = slope[np.ix_(S, S)]
-    slope[np.ix_(S, S)] = 0.5 * (block + block.T)
-    return slope
-
-
-def _quadratic_form(slope: np.ndarray, storage: Sequence[int]) -> np.ndarray:
-    """Symmetric Q with ``(Q x)_S = slope[S] x`` (zero among the other states)."""
-    Q = np.zeros_like(slope)
-    S = list(storage)
-    Q[S, :] = slope[S, :]
-    Q[:, S] = slope[S, :].T
-    return Q
-
-
-def _as_2d(a: Any, name: str, rows: Optional[int] = None) -> np.ndarray:
-    arr = np.asarray(a, dtype=float)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise IdentificationError(f"{name} must be a 2-D array, got shape {arr.shape}")
-    if rows is not None and arr.shape[0] != rows:
-        raise IdentificationError(f"{name} has {arr.shape[0]} rows, expected {rows}")
-    if not np.all(np.isfinite(arr)):
-        raise IdentificationError(f"{name} contains NaN or infinite values")
-    return arr
