@@ -71,3 +71,28 @@ def test_law_needs_the_energy_variant_and_a_storage():
         hamiltonian_expression(gp, [sp.Symbol("q")])
     with pytest.raises(IdentificationError, match="not a storage"):
         EffortGP.from_model(phsym.parse(NET.format(law="H={q**2/2}")), learn=["R1"])
+
+
+def test_cli_learn(tmp_path, capsys):
+    from phsym.cli import main
+    t = np.linspace(0.0, 10 * np.pi, 800)
+    u = 2.0 + np.sin(t)
+    q = solve_ivp(lambda s, x: 2.0 + np.sin(s) - np.sqrt(2 * x), (0, t[-1]), [2.0], t_eval=t,
+                  rtol=1e-12, atol=1e-12).y[0]
+    data = tmp_path / "rc.csv"
+    np.savetxt(data, np.column_stack([t, q, u - np.sqrt(2 * q), u]), delimiter=",",
+               header="t,q_C1,e_R1,V1", comments="")
+    net = tmp_path / "rc.cir"
+    net.write_text(NET.format(law="2u"))
+    out = tmp_path / "law.txt"
+    code = main(["learn", str(net), str(data), "--element", "C1", "--samples", "24", "--out", str(out),
+                 "--quiet"])
+    assert code == 0
+    law = out.read_text().strip()
+    assert law.startswith("H={") and law in capsys.readouterr().out
+    model = phsym.parse(NET.format(law=law))
+    grad = sp.lambdify(model.structure.states[0], model.structure.gradients[0].subs(
+        {s: v for s, v in model.parameter_values().items()}))
+    qs = np.linspace(1.0, 3.3, 7)
+    assert np.abs(grad(qs) - np.sqrt(2 * qs)).max() < 1e-2     # central differences of 800 samples
+    assert main(["learn", str(net), str(data), "--element", "R1", "--quiet"]) == 2
