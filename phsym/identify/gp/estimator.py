@@ -82,7 +82,7 @@ class EffortGP(Estimator):
     derivative : {"central", "spline", "gp"}, default "central"
         How ``fit`` estimates ``x'`` when it is not given (see
         :func:`~phsym.identify.gp.estimate_derivative`).
-    restarts : int, default 3
+    restarts : int, default 2
         Optimiser starts (the first deterministic, the others random).
     max_iter : int, default 200
         L-BFGS-B iterations per start.
@@ -135,7 +135,8 @@ class EffortGP(Estimator):
     def __init__(self, E: Any = None, J: Any = None, R: Any = None, B: Any = None, *,
                  kernel: str = "rbf", linear: bool = True, rank: Optional[int] = None, variant: str = "direct",
                  hamiltonian_inputs: str = "differential", storage: Optional[Sequence[int]] = None,
-                 names: Optional[Sequence[str]] = None, derivative: str = "central", restarts: int = 3, max_iter: int = 200,
+                 names: Optional[Sequence[str]] = None, derivative: str = "central", restarts: int = 2,
+                 max_iter: int = 200,
                  noise_bounds: Sequence[float] = (1e-10, 1.0), random_state: Optional[int] = 0):
         self.E = E
         self.J = J

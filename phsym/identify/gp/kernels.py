@@ -56,7 +56,7 @@ def kernel_matrix(kernel: str, X1: np.ndarray, X2: np.ndarray, ell: np.ndarray) 
     return (1.0 + _S5 * r + 5.0 / 3.0 * r2) * np.exp(-_S5 * r)
 
 
-def kernel_and_grads(kernel: str, X: np.ndarray, ell: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def kernel_and_grads(kernel: str, X: np.ndarray, ell: np.ndarray, extra: int = 0) -> Tuple[np.ndarray, np.ndarray]:
     """k(X, X) and its derivatives in ``log ell``.
 
     Parameters
@@ -67,23 +67,33 @@ def kernel_and_grads(kernel: str, X: np.ndarray, ell: np.ndarray) -> Tuple[np.nd
         Points.
     ell : ndarray, shape (d,)
         Length scales.
+    extra : int
+        Further (uninitialised) slots at the end of ``dK`` for the caller.
 
     Returns
     -------
     K : ndarray, shape (N, N)
-    dK : ndarray, shape (d, N, N)
+    dK : ndarray, shape (d + extra, N, N)
         ``dK[i] = dK / d log ell[i]``.
     """
-    S = _scaled_sq(X, X, ell)
-    r2 = S.sum(axis=2)
-    if _check(kernel) == "rbf":
+    name = _check(kernel)
+    N, d = X.shape
+    dK = np.empty((d + extra, N, N))
+    r2 = np.zeros((N, N))
+    for q in range(d):           # one contiguous (N, N) slab per dimension: no (N, N, d) temporaries
+        D = np.subtract.outer(X[:, q], X[:, q]) / ell[q]
+        np.multiply(D, D, out=dK[q])
+        r2 += dK[q]
+    if name == "rbf":
         K = np.exp(-0.5 * r2)
-        return K, np.moveaxis(S * K[:, :, None], 2, 0)
-    r = np.sqrt(r2)
-    e = np.exp(-_S5 * r)
-    K = (1.0 + _S5 * r + 5.0 / 3.0 * r2) * e
-    f = 5.0 / 3.0 * (1.0 + _S5 * r) * e
-    return K, np.moveaxis(S * f[:, :, None], 2, 0)
+        f = K
+    else:
+        r = np.sqrt(r2)
+        e = np.exp(-_S5 * r)
+        K = (1.0 + _S5 * r + 5.0 / 3.0 * r2) * e
+        f = 5.0 / 3.0 * (1.0 + _S5 * r) * e
+    dK[:d] *= f
+    return K, dK
 
 
 def kernel_dx(kernel: str, X1: np.ndarray, X2: np.ndarray, ell: np.ndarray) -> np.ndarray:
@@ -194,11 +204,11 @@ def gram_and_grads(kernel: str, X: np.ndarray, ell: np.ndarray, c: Optional[floa
     c : float or None
         Variance of the linear part.
     """
-    K, dK = kernel_and_grads(kernel, X, ell)
     if c is None:
-        return K, dK
-    L = c * (X @ X.T)
-    return K + L, np.concatenate([dK, L[None]])
+        return kernel_and_grads(kernel, X, ell)
+    K, dK = kernel_and_grads(kernel, X, ell, extra=1)
+    np.multiply(X @ X.T, c, out=dK[-1])
+    return K + dK[-1], dK
 
 
 def gram_dx(kernel: str, X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, c: Optional[float]) -> np.ndarray:
