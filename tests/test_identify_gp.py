@@ -2,7 +2,6 @@
 planar pendulum (index 3) integrated here by scipy at tight tolerances; the
 marginal-likelihood gradients by finite differences; posteriors against a
 dense textbook computation."""
-import warnings
 
 import numpy as np
 import pytest
