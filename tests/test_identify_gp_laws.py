@@ -35,10 +35,10 @@ def _learn(n_train=8):
     i_r = u - np.sqrt(2 * q)
     X = np.column_stack([q, i_r])
     Xdot = np.column_stack([i_r, np.zeros_like(t)])
-    model = phsym.parse(NET.format(law="H={q**2/2}"))      # placeholder law: C1's is learned
+    model = phsym.parse(NET.format(law="H=learn"))         # C1's law is to be learned
     tr = np.argsort(q)[np.linspace(0, len(t) - 1, n_train).astype(int)]     # spread over the charges
     # exact derivatives: the noise may stay small (else 8 samples are explained as a quadratic H plus noise)
-    gp = EffortGP.from_model(model, learn=["C1"], noise_bounds=(1e-10, 1e-6))
+    gp = EffortGP.from_model(model, noise_bounds=(1e-10, 1e-6))             # learn: the H=learn elements
     assert gp.names == ["q_C1", "e_R1"] and gp.storage == [0]
     return gp.fit(X[tr], u[tr, None], Xdot=Xdot[tr]), q
 
@@ -71,6 +71,21 @@ def test_law_needs_the_energy_variant_and_a_storage():
         hamiltonian_expression(gp, [sp.Symbol("q")])
     with pytest.raises(IdentificationError, match="not a storage"):
         EffortGP.from_model(phsym.parse(NET.format(law="H={q**2/2}")), learn=["R1"])
+    with pytest.raises(IdentificationError, match="no element to learn"):
+        EffortGP.from_model(phsym.parse(NET.format(law="H={q**2/2}")))
+
+
+def test_learn_syntax():
+    from phsym.errors import NetlistError, SimulationInputError
+    model = phsym.parse(NET.format(law="H=LEARN"))
+    law = model.netlist.element("C1").law
+    assert law.learn and law.expr == law.variable ** 2 / 2
+    with pytest.raises(SimulationInputError, match="C1 is to be learned"):
+        simulate(model, fs=10, duration=1.0)
+    with pytest.raises(NetlistError, match="only storage laws"):
+        phsym.parse(NET.format(law="H={q**2/2}").replace("R1 in c 1", "R1 in c I=learn"))
+    with pytest.raises(NetlistError):          # a value and a law
+        phsym.parse(NET.format(law="1u H=learn"))
 
 
 def test_cli_learn(tmp_path, capsys):
@@ -83,14 +98,14 @@ def test_cli_learn(tmp_path, capsys):
     np.savetxt(data, np.column_stack([t, q, u - np.sqrt(2 * q), u]), delimiter=",",
                header="t,q_C1,e_R1,V1", comments="")
     net = tmp_path / "rc.cir"
-    net.write_text(NET.format(law="2u"))
+    net.write_text(NET.format(law="H=learn"))
     out = tmp_path / "law.txt"
-    code = main(["learn", str(net), str(data), "--element", "C1", "--samples", "24", "--out", str(out),
-                 "--quiet"])
+    code = main(["learn", str(net), str(data), "--samples", "24", "--out", str(out), "--quiet"])
     assert code == 0
     law = out.read_text().strip()
     assert law.startswith("H={") and law in capsys.readouterr().out
     model = phsym.parse(NET.format(law=law))
+    assert not model.netlist.element("C1").law.learn
     grad = sp.lambdify(model.structure.states[0], model.structure.gradients[0].subs(
         {s: v for s, v in model.parameter_values().items()}))
     qs = np.linspace(1.0, 3.3, 7)

@@ -2,13 +2,14 @@
 
 Usage::
 
-    phsym learn NETLIST DATA.csv --element C1 [--inputs V1] [--time t] \
+    phsym learn NETLIST DATA.csv [--element C1] [--inputs V1] [--time t] \
         [--derivative central|spline|gp] [--samples 64] [--variable q] \
         [--out law.txt] [--plot law.png] [--quiet]
 
 The netlist gives the structure (its descriptor form ``E xi' = (J - R) z + B u``,
-see :meth:`phsym.identify.EffortGP.from_model`); the law written for the
-element is ignored.  The CSV needs a header row with the time column, one
+see :meth:`phsym.identify.EffortGP.from_model`); the element to learn is
+written ``H=learn`` in the netlist (or named by ``--element``, its law then
+ignored).  The CSV needs a header row with the time column, one
 column per descriptor variable (``q_C1``, ``e_R1``, ...: ``phsym learn`` lists
 them when one is missing) and the input columns.  Derivatives come from the
 time series; ``--samples`` evenly spaced rows train the GP.  The learned law
@@ -35,7 +36,8 @@ _VARIABLES = {"capacitor": "q", "inductor": "phi", "mass": "p", "spring": "x", "
 def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("netlist", help="netlist file (the structure; the element's law is ignored)")
     p.add_argument("data", help="CSV file with a header row")
-    p.add_argument("--element", required=True, help="storage element whose law is learned")
+    p.add_argument("--element", default=None, help="storage element whose law is learned "
+                                                    "(default: the one written H=learn)")
     p.add_argument("--inputs", default=None, help="comma-separated input columns (default: the model's inputs)")
     p.add_argument("--time", default="t", help="name of the time column (default: t)")
     p.add_argument("--derivative", default="central", choices=("central", "spline", "gp"),
@@ -92,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
     say = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
         model = load(args.netlist)
-        gp = EffortGP.from_model(model, learn=[args.element], restarts=args.restarts)
+        gp = EffortGP.from_model(model, learn=[args.element] if args.element else None, restarts=args.restarts)
+        element = args.element or [el.name for el in model.netlist.elements if el.law is not None and el.law.learn][0]
         states = list(gp.names)
         inputs = split_names(args.inputs) or list(model.inputs)
         cols = read_csv_columns(args.data, [args.time] + states + inputs)
@@ -108,14 +111,14 @@ def run(args: argparse.Namespace) -> int:
         gp.fit(X, U, Xdot=Xdot, train_index=rows)
         say(f"done in {time.perf_counter() - start:.2f} s; log marginal likelihood {gp.log_marginal_likelihood_:.4g}; "
             f"R^2 on all samples {gp.score(X, U, Xdot=Xdot):.6f}")
-        kind = model.netlist.element(args.element).kind
+        kind = model.netlist.element(element).kind
         variable = args.variable or _VARIABLES.get(kind, "x")
         state = states[gp.storage[0]]
         law = gp.law(state, variable)
     except (OSError, ValueError, KeyError, PhsymError) as exc:
         print(f"phsym learn: error: {exc}", file=sys.stderr)
         return 2
-    print(f"{args.element}: {law}")
+    print(f"{element}: {law}")
     if args.out:
         with open(args.out, "w") as fh:
             fh.write(law + "\n")

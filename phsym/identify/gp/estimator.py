@@ -156,7 +156,7 @@ class EffortGP(Estimator):
         self.random_state = random_state
 
     @classmethod
-    def from_model(cls, model: Any, learn: Sequence[str], x_op: Optional[Dict[str, float]] = None,
+    def from_model(cls, model: Any, learn: Optional[Sequence[str]] = None, x_op: Optional[Dict[str, float]] = None,
                    params: Optional[Dict[str, float]] = None, **kwargs: Any) -> "EffortGP":
         """An energy-variant estimator on a netlist's descriptor structure.
 
@@ -170,8 +170,8 @@ class EffortGP(Estimator):
         ----------
         model : phsym.Model
             The model; the laws of the learned elements are not used.
-        learn : sequence of str
-            Storage elements whose law is learned.
+        learn : sequence of str, optional
+            Storage elements whose law is learned (default: those with ``H=learn``).
         x_op : dict of str to float, optional
             Operating point of the descriptor matrices (default 1 for every state).
         params : dict of str to float, optional

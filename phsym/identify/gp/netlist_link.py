@@ -11,7 +11,7 @@ from ...errors import IdentificationError
 __all__ = ["structure_from_model", "element_law"]
 
 
-def structure_from_model(model: Any, learn: Sequence[str], x_op: Optional[Mapping[str, float]] = None,
+def structure_from_model(model: Any, learn: Optional[Sequence[str]] = None, x_op: Optional[Mapping[str, float]] = None,
                          params: Optional[Mapping[str, float]] = None) -> Dict[str, Any]:
     """``E, J, R, B``, variable names and learned-state indices of a model's descriptor form.
 
@@ -22,8 +22,9 @@ def structure_from_model(model: Any, learn: Sequence[str], x_op: Optional[Mappin
         operating point of the descriptor matrices; ``J``, ``B``, ``E`` do not
         depend on laws and ``R`` holds the resistances of linear dissipative
         elements).
-    learn : sequence of str
-        Storage elements whose law is learned.
+    learn : sequence of str, optional
+        Storage elements whose law is learned (default: those written
+        ``H=learn`` in the netlist).
     x_op : mapping of str to float, optional
         Storage states of the operating point (default 1 for every state:
         laws such as ``q^(3/2)`` have no finite Hessian at 0).
@@ -45,6 +46,10 @@ def structure_from_model(model: Any, learn: Sequence[str], x_op: Optional[Mappin
     """
     from ...structure.linearize import descriptor_matrices
 
+    if not learn:
+        learn = [el.name for el in model.netlist.elements if el.law is not None and el.law.learn]
+        if not learn:
+            raise IdentificationError("no element to learn: name them (learn=[...]) or write H=learn in the netlist")
     S = model.structure
     values = model.parameter_values(params)
     for d in S.dissipative:
