@@ -305,4 +305,9 @@ def _law(cls: Type[Component], given: Dict[str, Assign], stmt: Statement, ctx: C
     names.set(var.name, var, exact_only=True)
     loc = stmt.loc(a)
     arg_locs["law"] = loc
+    if a.value.kind == "word" and a.value.text.lower() == "learn":
+        if form.key != "H":
+            raise NetlistError(f"only storage laws can be learned, not {form.key}=", loc,
+                               hint="write H=learn on a storage element (capacitor, inductor, mass, spring, ...)")
+        return Law(form.key, var ** 2 / 2, var, loc, learn=True)    # placeholder: fixes the structure only
     return Law(form.key, word_expr(a.value, stmt, names), var, loc)

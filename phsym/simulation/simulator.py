@@ -78,6 +78,10 @@ class Simulator:
         if not numeric and not hasattr(model, "structure"):
             raise SimulationInputError(f"cannot simulate a {type(model).__name__}: give a Model (phsym.load of a "
                                        "netlist) or a LinearPHS")
+        pending = [] if numeric else [el.name for el in model.netlist.elements if el.law is not None and el.law.learn]
+        if pending:
+            raise SimulationInputError(f"the law of {', '.join(pending)} is to be learned (H=learn): learn it "
+                                       "(EffortGP.from_model or phsym learn) and write the learned H={...}")
         linear = numeric or model.structure.is_linear
         if engine == "auto":
             engine = "linear" if linear else "newton"
