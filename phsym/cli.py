@@ -1,7 +1,7 @@
 """The ``phsym`` command line.
 
-Subcommands: ``show`` (structure of a netlist), ``simulate``, ``identify``, ``identify-mech``,
-``cache`` (each implemented next to the code it drives).
+Subcommands: ``show`` (structure of a netlist), ``simulate``, ``identify``,
+``identify-mech``, ``fit``, ``learn``, ``cache`` (each implemented next to the code it drives).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ __all__ = ["main", "build_parser"]
 
 #: Subcommand modules exposing ``add_parser(subparsers)``.
 PLUGINS = ["phsym.simulation.cli_simulate", "phsym.identify.cli_identify", "phsym.identify.cli_mech",
-           "phsym.identify.cli_fit", "phsym.simulation.cli_cache"]
+           "phsym.identify.cli_fit", "phsym.identify.cli_learn", "phsym.simulation.cli_cache"]
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -14,7 +14,8 @@ caller would catch without knowing phsym (as lark's
     ├── IdentificationError    (ValueError)    inconsistent data or estimator settings
     ├── DataFileError          (ValueError)    a data file (CSV, WAV) cannot be read: file, line
     ├── UnknownNameError       (KeyError)      a name looked up in a table of names
-    └── MissingDependencyError (ImportError)   an optional extra is not installed
+    ├── MissingDependencyError (ImportError)   an optional extra is not installed
+    └── BuildError             (RuntimeError)  an ahead-of-time build failed or is running elsewhere
 
     PhsymWarning (UserWarning)
     ├── NetlistWarning         suspicious but legal netlist input
@@ -42,6 +43,7 @@ __all__ = [
     "UnknownNameError",
     "DataFileError",
     "MissingDependencyError",
+    "BuildError",
     "PhsymWarning",
     "NetlistWarning",
     "CacheWarning",
@@ -230,6 +232,11 @@ class DataFileError(PhsymError, ValueError):
 
 class MissingDependencyError(PhsymError, ImportError):
     """An optional dependency is not installed; the message names the extra to install."""
+
+
+class BuildError(PhsymError, RuntimeError):
+    """An ahead-of-time build of a generated loop failed (the reason is kept in
+    the cache's ``.failed`` file) or another process holds its lock."""
 
 
 class PhsymWarning(UserWarning):

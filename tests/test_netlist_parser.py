@@ -33,7 +33,7 @@ def test_clipper(tmp_path):
     assert isinstance(nl.element("C1").ic, sp.Float) and float(nl.element("C1").ic) == 0 and nl.element("C1").values["C"] == S("C")
     d1 = nl.element("D1")
     assert d1.kind == "diode" and d1.values == {"Is": S("DMOD.Is"), "N": S("DMOD.N"),
-                                                "Vt": S("DMOD.Vt")}
+                                                "Vt": S("DMOD.Vt"), "Gmin": S("DMOD.Gmin")}
     assert nl.element("D2").nodes == ("0", "out")
     assert nl.parameters["DMOD.Is"].default == pytest.approx(2.52e-9)
     assert nl.parameters["DMOD.Vt"].default == pytest.approx(0.02585)

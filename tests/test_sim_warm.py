@@ -84,13 +84,25 @@ def test_warm_inputs_and_initial_states(cache, tmp_path):
         _same(sim.run(**kw), warm)
 
 
+def test_dc_start_is_warm_too(cache, tmp_path):
+    path = tmp_path / "rc.cir"
+    path.write_text("RC\nV1 in 0 SIN(1 1 1k)\nR1 in out 1k\nR2 out 0 1k\nC1 out 0 1u\n")
+    cold = phsym.simulate(path, 48000, duration=0.001, x0="dc")
+    assert cold.x[0, 0] == pytest.approx(0.5e-6, rel=1e-10)      # DC point at V1(0) = 1 V
+    warm = phsym.simulate(path, 48000, duration=0.001, x0="dc")
+    assert warm.info["warm_start"] and warm.info["x0"] == cold.info["x0"]
+    _same(cold, warm)
+    plain = phsym.simulate(path, 48000, duration=0.001)            # another snapshot: from zero
+    assert plain.x[0, 0] == 0.0
+
+
 def test_what_takes_the_symbolic_path(cache, tmp_path):
     path = _copy(tmp_path, "diode_clipper.cir")
     phsym.simulate(path, 48000, duration=0.001)
     assert phsym.simulate(path, 48000, duration=0.001).info["warm_start"]
-    # parameter overrides, x0="dc", another rate, method or option, a Model
+    # parameter overrides, x0="dc" with given inputs, another rate, method or option, a Model
     assert not phsym.simulate(path, 48000, duration=0.001, params={"Rs": 1000.0}).info.get("warm_start")
-    assert not phsym.simulate(path, 48000, duration=0.001, x0="dc").info.get("warm_start")
+    assert not phsym.simulate(path, 48000, duration=0.001, x0="dc", u={"Vin": 0.5}).info.get("warm_start")
     assert not phsym.simulate(path, 44100, duration=0.001).info.get("warm_start")
     assert not phsym.simulate(path, 48000, duration=0.001, method="midpoint").info.get("warm_start")
     assert not phsym.simulate(path, 48000, duration=0.001, tol=1e-10).info.get("warm_start")
@@ -124,7 +136,8 @@ def test_corrupt_or_orphaned_snapshot_falls_back(cache, tmp_path):
     f = snapshot_file(key)
     assert f.exists()
     f.write_bytes(b"not a zip file")
-    again = phsym.simulate(path, 48000, duration=0.001)
+    with pytest.warns(phsym.CacheWarning, match="not a zip archive"):
+        again = phsym.simulate(path, 48000, duration=0.001)
     assert not again.info.get("warm_start")          # rebuilt symbolically ...
     _same(cold, again)
     assert phsym.simulate(path, 48000, duration=0.001).info["warm_start"]    # ... and rewritten
@@ -151,15 +164,15 @@ def test_cache_info_and_clear_cover_snapshots(cache, tmp_path):
 
 
 def test_aot_checked_rejects_wrong_arrays():
-    with pytest.raises(TypeError, match="float64"):
+    with pytest.raises(phsym.SimulationInputError, match="float64"):
         aot.checked(lambda *a: 0, aot.RUN_TYPES[:2], np.zeros(1, np.float32), np.zeros(2))
-    with pytest.raises(TypeError, match="C-contiguous"):
+    with pytest.raises(phsym.SimulationInputError, match="C-contiguous"):
         aot.checked(lambda *a: 0, aot.RUN_TYPES[:2], np.zeros(4)[::2], np.zeros(2))
-    with pytest.raises(TypeError, match="2 dimension"):
+    with pytest.raises(phsym.SimulationInputError, match="2 dimension"):
         aot.checked(lambda *a: 0, aot.RUN_TYPES[:3], np.zeros(1), np.zeros(1), np.zeros(3))
     ro = np.zeros(1)
     ro.flags.writeable = False
-    with pytest.raises(TypeError, match="writeable"):
+    with pytest.raises(phsym.SimulationInputError, match="writeable"):
         aot.checked(lambda *a: 0, aot.RUN_TYPES[:2], ro, np.zeros(1))
     assert aot.checked(lambda *a: 7, aot.RUN_TYPES[:2], np.zeros(1), np.zeros(2)) == 7
 
@@ -176,10 +189,12 @@ print(json.dumps({{"warm": bool(r.info.get("warm_start")), "compiled": r.info.ge
 """
 
 
-def _child(env, net, out, probe):
+def _child(env, net, out, probe, stderr=None):
     code = _CHILD.format(net=str(net), out=str(out), probe=probe)
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
+    if stderr is not None:
+        stderr.append(res.stderr)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -206,8 +221,16 @@ def test_fresh_process_warm_start_and_ahead_of_time_loop(tmp_path, name, probe):
     assert fast["warm"] and fast["compiled"] == "ahead of time"
     assert not {"sympy", "networkx", "lark", "numba", "scipy"} & set(fast["imported"])
     assert fast["balance"] < 1e-10
+    # a truncated extension (crash, full disk) is removed with one warning, never imported
+    ext = tmp_path / "phsym" / f"{aot.AOT_PREFIX}{cold['key']}{aot._suffix()}"
+    ext.write_bytes(ext.read_bytes()[:4096])
+    err = []
+    hurt = _child(env, net, tmp_path / "hurt.npz", probe, err)
+    assert hurt["warm"] and hurt["compiled"] == "numba cache"
+    assert err[0].count("CacheWarning") == 1 and "damaged cache entry" in err[0]
+    assert not ext.exists()
     ref = np.load(tmp_path / "cold.npz")
-    for other in ("warm.npz", "aot.npz"):
+    for other in ("warm.npz", "aot.npz", "hurt.npz"):
         got = np.load(tmp_path / other)
         for k in ref.files:
             assert np.array_equal(ref[k], got[k]), (other, k)
@@ -219,8 +242,15 @@ def test_corrupt_extension_is_removed(tmp_path, monkeypatch):
     _, ext, _, _ = aot._paths(key)
     ext.write_bytes(b"not an ELF file")
     assert aot.status(key) == "ready"
-    assert aot.load(key) is None
+    with pytest.warns(phsym.CacheWarning, match="digest mismatch"):
+        assert aot.load(key) is None
     assert aot.status(key) == "absent"       # a later run builds it again
+    # a matching digest lets the import itself fail: removed as well
+    ext.write_bytes(b"not an ELF file")
+    aot._sidecar(ext).write_text(aot.digest(ext))
+    with pytest.warns(phsym.CacheWarning, match="ahead-of-time extension"):
+        assert aot.load(key) is None
+    assert aot.status(key) == "absent" and not aot._sidecar(ext).exists()
 
 
 def test_compile_time_is_reported_apart_from_stepping(cache, tmp_path):

@@ -19,7 +19,10 @@ numba; the compiled loop is the same code, so results are bit-identical.
   :func:`checked` validates every array before the call.
 * Builds write into a private temporary directory and move the finished
   extension into place with :func:`os.replace`; a lock file keeps concurrent
-  builds of one key apart.
+  builds of one key apart.  A ``.sha256`` file written before the extension
+  holds its digest; an extension that does not match it (truncated or
+  garbled) is removed with a :class:`~phsym.errors.CacheWarning` before
+  anything imports it, and built again.
 """
 from __future__ import annotations
 
@@ -35,6 +38,9 @@ import warnings
 from pathlib import Path
 import numpy as np
 
+from ..common.guard import digest, discard
+from ..common.paths import atomic_write
+from ..errors import BuildError, SimulationInputError
 from .cache import PREFIX, cache_dir
 
 __all__ = ["AOT_PREFIX", "RUN_TYPES", "LINEAR_TYPES", "TYPES", "build", "status", "load", "start_background", "enabled", "checked"]
@@ -65,6 +71,10 @@ def _paths(key: str):
     d = cache_dir()
     stem = d / f"{AOT_PREFIX}{key}"
     return d, d / f"{AOT_PREFIX}{key}{_suffix()}", Path(f"{stem}.lock"), Path(f"{stem}.failed")
+
+
+def _sidecar(ext: Path) -> Path:
+    return ext.with_name(ext.name.split(".", 1)[0] + ".sha256")
 
 
 def enabled() -> bool:
@@ -99,16 +109,20 @@ def load(key: str):
     d, ext, _, _ = _paths(key)
     if not ext.exists():
         return None
+    side = _sidecar(ext)
+    try:
+        ok = side.read_text().strip() == digest(ext)
+    except (OSError, UnicodeDecodeError):
+        ok = False
+    if not ok:     # importing a garbled extension could crash the process
+        discard([ext, side], "ahead-of-time extension: digest mismatch (truncated or garbled)")
+        return None
     if str(d) not in sys.path:
         sys.path.insert(0, str(d))
     try:
         return importlib.import_module(AOT_PREFIX + key)
-    except ImportError:
-        # truncated or foreign file: remove it so that a later build replaces it
-        try:
-            ext.unlink()
-        except OSError:
-            pass
+    except ImportError as exc:
+        discard([ext, side], f"ahead-of-time extension: {exc}")
         return None
 
 
@@ -130,8 +144,8 @@ def checked(fn, types, *args):
             nd = t.count(",") + 1
             if (not isinstance(a, np.ndarray) or a.dtype != want or a.ndim != nd
                     or not a.flags.c_contiguous or not a.flags.writeable):
-                raise TypeError(f"argument {i} of the compiled loop must be a writeable C-contiguous "
-                                f"{np.dtype(want).name} array with {nd} dimension(s)")
+                raise SimulationInputError(f"argument {i} of the compiled loop must be a writeable "
+                                           f"C-contiguous {np.dtype(want).name} array with {nd} dimension(s)")
     return fn(*args)
 
 
@@ -150,7 +164,7 @@ def build(key: str) -> Path:
 
     Raises
     ------
-    RuntimeError
+    BuildError
         Another build holds the lock, or the build failed (the reason is kept
         in the ``.failed`` file).
     """
@@ -161,7 +175,7 @@ def build(key: str) -> Path:
         fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
         if time.time() - lock.stat().st_mtime < STALE_LOCK:
-            raise RuntimeError(f"another process is compiling {AOT_PREFIX}{key}") from None
+            raise BuildError(f"another process is compiling {AOT_PREFIX}{key}") from None
         lock.unlink()
         fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     os.close(fd)
@@ -183,14 +197,16 @@ def build(key: str) -> Path:
             cc.compile()
         built = [p for p in tmp.iterdir() if p.name.endswith(_suffix()) or p.suffix in (".so", ".pyd")]
         if not built:
-            raise RuntimeError("pycc produced no extension module")
+            raise BuildError("pycc produced no extension module")
+        side = _sidecar(ext)
+        atomic_write(side, lambda fh: fh.write(digest(built[0]).encode()))
         os.replace(built[0], ext)
         if failed.exists():
             failed.unlink()
         return ext
     except Exception as exc:
         failed.write_text(f"{type(exc).__name__}: {exc}\n")
-        raise RuntimeError(f"ahead-of-time build of {AOT_PREFIX}{key} failed: {exc}") from exc
+        raise BuildError(f"ahead-of-time build of {AOT_PREFIX}{key} failed: {exc}") from exc
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if lock.exists():
@@ -228,5 +244,5 @@ def start_background(key: str) -> bool:
 if __name__ == "__main__":   # the background build: python -m phsym.codegen.aot KEY
     try:
         build(sys.argv[1])
-    except RuntimeError:
+    except BuildError:
         sys.exit(1)

@@ -7,8 +7,10 @@ on ``sys.path`` so the module is imported by name and registered in
 next to it (or under ``$NUMBA_CACHE_DIR``) and a fresh process loads it
 instead of recompiling.  Files are written to a temporary file and moved in
 place with :func:`os.replace`, so concurrent builds never expose a partial
-file; an entry that fails to import or whose checksum line does not match is
-rewritten.
+file.  The first line of each module is a checksum of the rest; a module
+whose checksum does not match, or whose bytecode or numba files do not
+decode, is removed with one :class:`~phsym.errors.CacheWarning` and rebuilt
+(:mod:`phsym.common.guard`).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Dict, List
 
 from ..common.paths import atomic_write, cache_dir
+from ..common.guard import check_numba, discard
 from ..version import __version__
 
 __all__ = ["cache_dir", "cache_key", "load_module", "cache_info", "clear_cache", "atomic_write", "BUILD_LOG",
@@ -50,17 +53,63 @@ def _write(path: Path, body: str) -> None:
     atomic_write(path, lambda fh: fh.write(text.encode()))
 
 
-def _valid(path: Path) -> bool:
+def _problem(path: Path) -> str:
+    """Why the generated module at ``path`` cannot be used, or ``""``."""
     try:
-        text = path.read_text()
-    except OSError:
-        return False
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"unreadable: {exc}"
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
     first, _, body = text.partition("\n")
-    return first == f"# phsym-checksum: {_checksum(body)}"
+    return "" if first == f"# phsym-checksum: {_checksum(body)}" else "checksum mismatch (truncated or garbled)"
+
+
+def _pycache(d: Path, name: str) -> list:
+    pc = d / "__pycache__"
+    return sorted(pc.glob(name + ".*")) if pc.is_dir() else []
+
+
+def _locate(name: str):
+    """``(directory, path, problem)`` of a generated module; a damaged file is discarded."""
+    d = cache_dir()
+    if str(d) not in sys.path:
+        sys.path.insert(0, str(d))
+    path = d / f"{name}.py"
+    why = _problem(path)
+    if why and why != "missing":
+        discard([path] + _pycache(d, name), why)
+    return d, path, why
+
+
+def _import(d: Path, name: str):
+    """Import a checked module; damaged bytecode or numba files are discarded first."""
+    importlib.invalidate_caches()
+    try:
+        mod = importlib.import_module(name)
+    except (ImportError, SyntaxError, ValueError, EOFError) as exc:
+        # the source was checked, so the stale or garbled bytecode is at fault
+        sys.modules.pop(name, None)
+        pyc = _pycache(d, name)
+        if not pyc:
+            raise
+        discard(pyc, f"bytecode: {type(exc).__name__}: {exc}")
+        importlib.invalidate_caches()
+        mod = importlib.import_module(name)
+    check_numba(mod)
+    return mod
 
 
 def load_module(body: str, key: str):
     """Import (writing it first if needed) the generated module ``body``.
+
+    A cached file that is truncated or garbled (checksum line) is replaced
+    with one :class:`~phsym.errors.CacheWarning`; so are damaged bytecode and
+    numba cache files of the module.
 
     Parameters
     ----------
@@ -73,27 +122,14 @@ def load_module(body: str, key: str):
     -------
     module
     """
-    d = cache_dir()
     name = PREFIX + key
     if name in sys.modules:
         return sys.modules[name]
-    if str(d) not in sys.path:
-        sys.path.insert(0, str(d))
-    path = d / f"{name}.py"
-    if not _valid(path):
+    d, path, why = _locate(name)
+    if why:
         _write(path, body)
         BUILD_LOG.append(key)
-    importlib.invalidate_caches()
-    try:
-        return importlib.import_module(name)
-    except Exception:
-        # corrupt entry (or stale bytecode): rebuild once
-        sys.modules.pop(name, None)
-        shutil.rmtree(d / "__pycache__", ignore_errors=True)
-        _write(path, body)
-        BUILD_LOG.append(key)
-        importlib.invalidate_caches()
-        return importlib.import_module(name)
+    return _import(d, name)
 
 
 #: File-name prefixes of everything phsym keeps in the cache directory:
@@ -143,13 +179,14 @@ def import_generated(key: str):
     Raises
     ------
     ImportError
-        When the module is not in the cache.
+        When the module is not in the cache or was damaged (then it is
+        removed with a :class:`~phsym.errors.CacheWarning`); the caller
+        regenerates it.
     """
     name = PREFIX + key
     if name in sys.modules:
         return sys.modules[name]
-    d = str(cache_dir())
-    if d not in sys.path:
-        sys.path.insert(0, d)
-    importlib.invalidate_caches()
-    return importlib.import_module(name)
+    d, path, why = _locate(name)
+    if why:
+        raise ImportError(f"generated module {name} is not in the cache ({why})", name=name)
+    return _import(d, name)

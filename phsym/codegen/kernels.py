@@ -9,8 +9,12 @@ and the run loops of the linear fast path (dense and sparse).
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numba import njit
+
+from ..common.guard import check_numba
 
 __all__ = ["lu_factor", "lu_solve", "lu_solve_t", "splu_solve", "step_input", "run_linear_fused",
            "run_linear_sparse"]
@@ -267,3 +271,7 @@ def run_linear_fused(x, U, k0, k1, inputs, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd,
     for i in range(nx):
         x[i] = z[i]
     return -1
+
+
+# numba reads its cache files at the first call, unguarded: check them now
+check_numba(sys.modules[__name__])

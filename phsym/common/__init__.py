@@ -2,5 +2,7 @@
 
 * :mod:`.lazy` - lazy submodules and attributes of packages (keeps ``import phsym`` fast);
 * :mod:`.names` - the one case-insensitive name lookup;
-* :mod:`.schemes` - the one table of time-stepping schemes and their names.
+* :mod:`.schemes` - the one table of time-stepping schemes and their names;
+* :mod:`.paths` - the one cache location and atomic writes;
+* :mod:`.guard` - validation of cache entries on load (damaged ones are removed and rebuilt).
 """

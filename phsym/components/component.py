@@ -67,6 +67,9 @@ class Value:
     model_key : str or None
         Name of the value on a SPICE ``.model`` card (default: ``key``
         upper-cased) when the kind declares :attr:`Component.model`.
+    optional : bool
+        Without a default: absent from :attr:`ElementSpec.values` (and no
+        parameter is made) unless given (a diode's series resistance).
     """
 
     key: str
@@ -76,6 +79,7 @@ class Value:
     main: bool = False
     check: Optional[str] = None
     model_key: Optional[str] = None
+    optional: bool = False
 
     def problem(self, value: float) -> Optional[str]:
         """Why ``value`` is not acceptable (``None`` when it is).
@@ -144,6 +148,13 @@ class Component:
         Accepted laws.
     model : str or None
         SPICE ``.model`` type whose cards the element may name (``"D"``).
+    model_temperature : tuple of str
+        ``.model`` parameters (numbers, upper case) of the temperature law
+        :meth:`at_temperature` (diode: ``TNOM``, ``EG``, ``XTI``).
+    model_ignored : tuple of str
+        SPICE parameters a ``.model`` card of that type may set that phsym
+        does not implement (upper case): accepted, named in one warning,
+        ignored.  Any other unknown parameter is an error.
     ic : str or None
         Meaning of ``IC=`` (``None``: not accepted).
     source : bool
@@ -163,6 +174,8 @@ class Component:
     values: ClassVar[Tuple[Value, ...]] = ()
     laws: ClassVar[Tuple[LawForm, ...]] = ()
     model: ClassVar[Optional[str]] = None
+    model_temperature: ClassVar[Tuple[str, ...]] = ()
+    model_ignored: ClassVar[Tuple[str, ...]] = ()
     ic: ClassVar[Optional[str]] = None
     source: ClassVar[bool] = False
     grounded: ClassVar[bool] = False
@@ -213,6 +226,29 @@ class Component:
         if cls.laws:
             parts.append("| " + " | ".join(f"{f.key}={{f({f.variable})}}" for f in cls.laws))
         return " ".join(parts)
+
+    @classmethod
+    def at_temperature(cls, symbols: Mapping[str, sp.Expr], card: Mapping[str, float], temp: float,
+                       tnom: float) -> Dict[str, sp.Expr]:
+        """Values of a ``.model`` card that change at the circuit temperature (default: none).
+
+        Parameters
+        ----------
+        symbols : mapping of str to sympy.Expr
+            The card's values by key (parameter symbols).
+        card : mapping of str to float
+            The card's :attr:`model_temperature` parameters that were given.
+        temp : float
+            Circuit temperature [degrees Celsius] (``.temp`` / ``TEMP``, default 27).
+        tnom : float
+            Nominal temperature [degrees Celsius] (``.options TNOM``, default 27).
+
+        Returns
+        -------
+        dict of str to sympy.Expr
+            Replacement expressions by value key.
+        """
+        return {}
 
     # ------------------------------------------------------------- contribution
     @property

@@ -1,11 +1,12 @@
 """Dissipative components: one resistive port each, ``w z(w) >= 0``."""
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Dict, Mapping
 
 import numpy as np
 import sympy as sp
 
+from ..common.physics import KELVIN, thermal_voltage
 from ..errors import StructureError
 from .base import P_CCR, P_LINEAR, P_VCR, Contribution, Dissipation
 from .component import Component, LawForm, Value, register
@@ -100,18 +101,27 @@ class Resistor(Component):
 
 @register
 class Diode(Component):
-    """Shockley diode ``D anode cathode [MODEL] [IS=.. N=.. VT=..]``.
+    """Shockley diode ``D anode cathode [MODEL] [IS=.. N=.. VT=.. RS=..]``.
 
-    Voltage-controlled: ``i = Is (exp(v / (N Vt)) - 1)`` with
+    Voltage-controlled: ``i = Is (exp(v / (N Vt)) - 1) + Gmin v`` with
     ``v = e(anode) - e(cathode)``; thermal voltage ``Vt`` defaults to
-    25.85 mV.  Dissipated power ``v i >= 0``.
+    25.85 mV.  ``Gmin`` (default 1e-12 S, SPICE's GMIN, set for the whole
+    deck by ``.options GMIN=``) is a conductance across the junction, as in
+    SPICE: it keeps a floating node defined when every diode is off (a
+    bridge rectifier), so Newton's Jacobian stays regular; its power
+    ``Gmin v**2`` is part of the diode's dissipation.  Dissipated power
+    ``v i >= 0``.  A series resistance ``RS``
+    (given and non-zero) puts the junction between an internal node
+    ``NAME#j`` and the cathode, and a linear resistor (branch ``NAME.rs``)
+    between the anode and that node; ``i(NAME)`` is the diode current and
+    ``v(NAME)`` the junction voltage.
 
     Examples
     --------
     >>> import phsym
     >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nD1 b 0 Is=1n N=2\\n")
     >>> m.structure.dissipative[1].z
-    D1.Is*(exp(w_D1/(D1.N*D1.Vt)) - 1)
+    D1.Gmin*w_D1 + D1.Is*(exp(w_D1/(D1.N*D1.Vt)) - 1)
     """
 
     kind = "diode"
@@ -119,15 +129,64 @@ class Diode(Component):
     terminals = ("anode", "cathode")
     values = (Value("Is", "A", "saturation current", default=1e-14, check="positive"),
               Value("N", "", "emission coefficient", default=1.0, check="positive"),
-              Value("Vt", "V", "thermal voltage", default=0.02585, check="positive"))
+              Value("Vt", "V", "thermal voltage", default=0.02585, check="positive"),
+              Value("Gmin", "S", "conductance across the junction (SPICE GMIN)", default=1e-12,
+                    check="nonnegative"),
+              Value("Rs", "ohm", "series resistance (internal node when given and non-zero)",
+                    check="nonnegative", optional=True))
     model = "D"
+    # SPICE level-1 (and ngspice level-1 extension) parameters without an
+    # effect here: capacitances, transit time, breakdown, noise, high
+    # injection, temperature coefficients, sidewall and recombination terms
+    model_ignored = ("CJO", "CJ0", "CJ", "VJ", "PB", "M", "MJ", "FC", "FCS", "TT", "BV", "IBV", "IB",
+                     "NBV", "IBVL", "NBVL", "KF", "AF", "TRS", "TRS1", "TRS2", "TBV1",
+                     "TBV2", "TM1", "TM2", "TTT1", "TTT2", "CJP", "CJSW", "PHP", "MJSW", "CTA", "CTP", "TPB",
+                     "TPHP", "JSW", "ISW", "NS", "ISR", "NR", "IKF", "IK", "IKR", "TIKF", "LEVEL", "AREA",
+                     "PJ", "DSKIP", "RSW", "TLEV", "TLEVC", "GAP1", "GAP2")
+    model_temperature = ("TNOM", "EG", "XTI")
     summary = "Shockley diode"
 
+    @classmethod
+    def at_temperature(cls, symbols: Mapping[str, sp.Expr], card: Mapping[str, float], temp: float,
+                       tnom: float) -> Dict[str, sp.Expr]:
+        """SPICE level 1: ``IS(T) = IS (T/Tnom)**(XTI/N) exp((T/Tnom - 1) EG / (N k T / q))``.
+
+        ``EG`` defaults to 1.11 eV, ``XTI`` to 3, the card's ``TNOM`` to the
+        deck's; nothing changes when ``T = Tnom``.
+
+        Parameters
+        ----------
+        symbols : mapping of str to sympy.Expr
+            The card's values by key.
+        card : mapping of str to float
+            ``TNOM``, ``EG``, ``XTI`` as given on the card.
+        temp : float
+            Circuit temperature [degrees Celsius].
+        tnom : float
+            The deck's nominal temperature [degrees Celsius].
+        """
+        t_nom = card.get("TNOM", tnom)
+        if t_nom == temp:
+            return {}
+        ratio = (temp + KELVIN) / (t_nom + KELVIN)
+        eg, xti, n = card.get("EG", 1.11), card.get("XTI", 3.0), symbols["N"]
+        factor = sp.Float(ratio) ** (xti / n) * sp.exp((ratio - 1) * eg / (n * thermal_voltage(temp)))
+        return {"Is": symbols["Is"] * factor}
+
     def contribute(self) -> Contribution:
-        Is, N, Vt = self.value("Is"), self.value("N"), self.value("Vt")
-        law = Is * (sp.exp(_V / (N * Vt)) - 1)
+        Is, N, Vt, gmin = self.value("Is"), self.value("N"), self.value("Vt"), self.value("Gmin")
+        law = Is * (sp.exp(_V / (N * Vt)) - 1) + gmin * _V
         d = Dissipation(self.name, self.name, "across", law, _V, False)
-        return Contribution(branches=[self.branch("dissipation", P_VCR)], dissipations=[d])
+        rs = self.spec.values.get("Rs")
+        if rs is None or sp.sympify(rs).xreplace(self.defaults) == 0:
+            return Contribution(branches=[self.branch("dissipation", P_VCR)], dissipations=[d])
+        anode, cathode = self.spec.nodes
+        inner = f"{self.name}#j"
+        junction = self.branch("dissipation", P_VCR, nodes=(inner, cathode))
+        series = self.branch("dissipation", P_LINEAR, nodes=(anode, inner), suffix=".rs")
+        # its own port name (w_D1.rs), so the two laws keep distinct variables
+        r = Dissipation(series.name, series.name, "through", sp.sympify(rs) * _I, _I, True)
+        return Contribution(branches=[junction, series], dissipations=[d, r])
 
 
 @register

@@ -36,12 +36,17 @@ class Law:
         :class:`~phsym.components.component.LawForm`); a real ``sympy.Symbol``.
     location : Location or None
         Where the law was written.
+    learn : bool
+        The law is to be learned from data (``H=learn``, see
+        :meth:`phsym.identify.EffortGP.from_model`); ``expr`` is then the
+        placeholder ``variable**2 / 2``, which fixes the structure only.
     """
 
     key: str
     expr: sp.Expr
     variable: sp.Symbol
     location: Optional[Location] = None
+    learn: bool = False
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,13 @@ machine.  All kernels are ``@njit(cache=True)`` on float64 arrays.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numba import njit
 
 from ..codegen.kernels import lu_solve, lu_solve_t
+from ..common.guard import check_numba
 
 __all__ = ["affine_recurrence", "mm", "mtm", "solve_factored"]
 
@@ -157,3 +160,7 @@ def solve_factored(lu: tuple, b: np.ndarray, trans: bool = False) -> np.ndarray:
     if scale is not None and trans:              # A^T x = b  <=>  x = ((A / s)^T)^-1 b / s
         x = x / scale[:, None]
     return x.reshape(-1) if vec else x
+
+
+# numba reads its cache files at the first call, unguarded: check them now
+check_numba(sys.modules[__name__])

@@ -56,6 +56,8 @@ class Context:
     node_map: Dict[str, str] = field(default_factory=dict)
     #: Element and instance names seen so far (lower case -> location), shared.
     seen: Dict[str, Location] = field(default_factory=dict)
+    #: Defaults that replace the declared ones, by (kind, value key) (deck temperature -> diode Vt).
+    defaults: Dict[Tuple[str, str], float] = field(default_factory=dict)
 
     def register(self, stmt: Statement) -> None:
         """Record the statement's (prefixed) name; error on a duplicate."""
@@ -251,8 +253,9 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         elif card is not None and v.key in card.symbols:
             values[v.key] = card.symbols[v.key]
         elif v.default is not None:
-            values[v.key] = ctx.table.add(pname, v.default, stmt.loc(stmt.head))
-        elif not (v.main and law is not None):
+            default = ctx.defaults.get((cls.kind, v.key), v.default)
+            values[v.key] = ctx.table.add(pname, default, stmt.loc(stmt.head))
+        elif not (v.main and law is not None) and not v.optional:
             raise NetlistError(f"missing value {v.key} for {cls.kind} '{stmt.head.text}'",
                                stmt.loc(stmt.head), hint=cls.usage())
     ic = None
@@ -302,4 +305,9 @@ def _law(cls: Type[Component], given: Dict[str, Assign], stmt: Statement, ctx: C
     names.set(var.name, var, exact_only=True)
     loc = stmt.loc(a)
     arg_locs["law"] = loc
+    if a.value.kind == "word" and a.value.text.lower() == "learn":
+        if form.key != "H":
+            raise NetlistError(f"only storage laws can be learned, not {form.key}=", loc,
+                               hint="write H=learn on a storage element (capacitor, inductor, mass, spring, ...)")
+        return Law(form.key, var ** 2 / 2, var, loc, learn=True)    # placeholder: fixes the structure only
     return Law(form.key, word_expr(a.value, stmt, names), var, loc)

@@ -1,35 +1,44 @@
 """Netlist text -> flattened :class:`~phsym.netlist.spec.Netlist`.
 
-Pipeline: :mod:`.source` (logical lines, lark statements) ->
-:mod:`.subckt` (collect definitions) -> :mod:`.params` (``.param`` table) ->
+Pipeline: :mod:`.include` (logical lines, ``.include``/``.lib`` read in,
+skipped cards removed) -> :mod:`.source` (lark statements; the title line) ->
+:mod:`.subckt` (collect definitions) -> :mod:`.cards` (``.tran``,
+``.options``, ``.temp``) -> :mod:`.params` (``.param`` table) ->
 ``.model`` cards -> :mod:`.elements` / :mod:`.subckt` (flatten) -> checks
-(duplicate names, ``K`` references) -> ``.probe``.
+(duplicate names, ``K`` references) -> :mod:`.ic` -> ``.probe``.
 
 See ``docs/netlist-language.md`` for the language reference.
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from ..common.names import NameTable
-from ..errors import Location, NetlistError
+from ..errors import Location, NetlistError, NetlistWarning
 from ..components import DATUM, REGISTRY, ElementSpec
-from .elements import Context, ModelCard
+from .cards import OPTION_CARDS, DeckSettings, options_card, temp_card, tran_card, warn_ignored
+from .elements import Context, ModelCard, element_kind
+from .ic import apply_ic
+from .include import read_deck_lines
 from .params import ParamTable, resolve_global_params, word_expr
-from .source import Assign, Call, Statement, Word, read_statements
+from .source import Assign, Call, LogicalLine, Statement, Word, parse_statement
 from .spec import Netlist, ProbeSpec
 from .subckt import collect_subckts, expand
 
 __all__ = ["parse_netlist", "load_netlist", "DOT_COMMANDS"]
 
-DOT_COMMANDS = (".title", ".param", ".model", ".subckt", ".ends", ".probe", ".end")
+DOT_COMMANDS = (".title", ".param", ".model", ".subckt", ".ends", ".probe", ".tran", ".ic", ".options",
+                ".temp", ".include", ".lib", ".end")
 
 
-def _models(stmts: List[Statement], table: ParamTable, names: NameTable) -> Dict[str, ModelCard]:
+def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
+            defaults: Dict[tuple, float], options: Dict[str, float]) -> Dict[str, ModelCard]:
     """``.model NAME TYPE(KEY=value ...)`` cards; the types and keys are those the
     component kinds declare (:attr:`Component.model`, :attr:`Value.model_key`)."""
     models: Dict[str, ModelCard] = {}
+    ignored: Dict[str, List[str]] = {}
     types = sorted({c.model for c in REGISTRY.values() if c.model})
     usage = ".model NAME TYPE(KEY=value ...) with TYPE one of " + ", ".join(types)
     for stmt in stmts:
@@ -56,15 +65,27 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable) -> Dict
             raise NetlistError(f"model '{name_word.text}' is defined twice", stmt.loc(name_word),
                                hint="give each .model its own name")
         declared = {(v.model_key or v.key).lower(): v for c in kinds for v in c.values}
+        known = {k.lower() for c in kinds for k in c.model_ignored} - set(declared)
+        thermal = {k.lower() for k in kinds[0].model_temperature}
         given: Dict[str, Assign] = {}
+        card: Dict[str, float] = {}
         for a in args:
             if not isinstance(a, Assign):
                 raise NetlistError("expected KEY=VALUE in .model", stmt.loc(a), hint=usage)
+            if a.key.text.lower() in thermal:
+                loc = stmt.loc(a.value)
+                card[a.key.text.upper()] = table.evaluate(word_expr(a.value, stmt, names), loc, a.key.text)
+                continue
             v = declared.get(a.key.text.lower())
+            if v is None and a.key.text.lower() in known:
+                ignored.setdefault(name_word.text, []).append(a.key.text.upper())
+                continue
             if v is None:
                 accepted = ", ".join((v.model_key or v.key).upper() for v in declared.values())
+                accepted += "".join(", " + k.upper() for k in sorted(thermal))
                 raise NetlistError(f"unknown {kinds[0].kind} model parameter '{a.key.text}'",
-                                   stmt.loc(a), hint=f"accepted: {accepted}")
+                                   stmt.loc(a), hint=f"accepted: {accepted}; accepted and ignored: "
+                                   + ", ".join(sorted(k.upper() for k in known)))
             if v.key in given:
                 raise NetlistError(f"model parameter '{a.key.text}' given twice", stmt.loc(a),
                                    hint="parameter names are case-insensitive; keep one")
@@ -76,8 +97,16 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable) -> Dict
                 expr = word_expr(given[v.key].value, stmt, names)
                 symbols[v.key] = table.add_value(pname, expr, stmt.loc(given[v.key].value))
             elif v.default is not None:
-                symbols[v.key] = table.add(pname, v.default, stmt.loc(name_word))
+                default = defaults.get((kinds[0].kind, v.key), v.default)
+                symbols[v.key] = table.add(pname, default, stmt.loc(name_word))
+        scaled = kinds[0].at_temperature(symbols, card, options.get("temp", 27.0), options.get("tnom", 27.0))
+        for k, expr in scaled.items():      # derived: follows the card's value when it is overridden
+            symbols[k] = table.add_value(f"{name_word.text}.{k}_at_T", expr, stmt.loc(name_word))
         models[key] = ModelCard(name_word.text, kinds[0].model, symbols, stmt.loc(name_word))
+    if ignored:
+        cards = "; ".join(f"{card}: {', '.join(keys)}" for card, keys in ignored.items())
+        warnings.warn(f"SPICE model parameters that phsym does not implement are ignored ({cards}); "
+                      "see docs/spice-compatibility.md", NetlistWarning, stacklevel=4)
     return models
 
 
@@ -160,33 +189,33 @@ def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSp
     return out
 
 
-def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
-    """Parse netlist text into a flattened :class:`Netlist`.
+def _statements(lines: List[LogicalLine]) -> List[Statement]:
+    """Lark statements; ``.title`` and ``.ic`` keep their raw text (their syntax is their own)."""
+    out = []
+    for line in lines:
+        head = line.text.split(None, 1)[0]
+        if head.lower() in (".title", ".ic"):
+            stmt = Statement(Word("word", head, 0), [], line)
+            stmt.rest = line.text[len(head):].strip()
+            out.append(stmt)
+        else:
+            out.append(parse_statement(line))
+    return out
 
-    Parameters
-    ----------
-    text : str
-        The netlist source.
-    file : str, optional
-        File name used in error messages and stored in :attr:`Netlist.file`.
 
-    Raises
-    ------
-    NetlistError
-        For any problem, with file, line, column, the offending text and a hint.
+def _title_candidate(lines: List[LogicalLine], file: Optional[str]) -> Optional[LogicalLine]:
+    """The first logical line when it starts on line 1 of the deck and is not a dot card."""
+    if not lines or lines[0].file != file or lines[0].positions[0][0] != 1:
+        return None
+    return None if lines[0].text.lstrip().startswith(".") else lines[0]
 
-    Examples
-    --------
-    >>> nl = parse_netlist("R1 a 0 1k\\nC1 a 0 10u IC=1\\n")
-    >>> [e.name for e in nl.elements], nl.parameters["R1"].default
-    (['R1', 'C1'], 1000.0)
-    """
-    if not isinstance(text, str):
-        raise NetlistError(f"netlist text must be a str, not {type(text).__name__}")
-    statements = read_statements(text, file)
+
+def _build(statements: List[Statement], title: str, file: Optional[str], skipped: List[str]) -> Netlist:
     top, subckts, hoisted = collect_subckts(statements)
-    title = ""
-    param_defs, model_stmts, probe_stmts, element_stmts = [], list(hoisted), [], []
+    param_defs, model_stmts, probe_stmts, element_stmts, ic_stmts = [], list(hoisted), [], [], []
+    tran = None
+    options: Dict[str, float] = {}
+    ignored: List[str] = []
     for stmt in top:
         head = stmt.head.text.lower()
         if head == ".title":
@@ -208,27 +237,116 @@ def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
             model_stmts.append(stmt)
         elif head == ".probe":
             probe_stmts.append(stmt)
+        elif head == ".tran":
+            if tran is not None:
+                raise NetlistError("a second .tran card", stmt.loc(stmt.head),
+                                   hint="phsym runs one transient per deck; keep one .tran")
+            tran = tran_card(stmt)
+        elif head in OPTION_CARDS:
+            options_card(stmt, options, ignored)
+        elif head == ".temp":
+            temp_card(stmt, options)
+        elif head == ".ic":
+            ic_stmts.append(stmt)
         elif head.startswith("."):
             raise NetlistError(f"unknown dot-command '{stmt.head.text}'", stmt.loc(stmt.head),
                                hint="supported: " + " ".join(DOT_COMMANDS) +
-                                    " (no analysis cards: simulations are run from Python "
-                                    "or the command line)")
+                                    " (see docs/spice-compatibility.md)")
         else:
             element_stmts.append(stmt)
+    settings = DeckSettings(tran, options)
     table = ParamTable()
     names: NameTable = NameTable(what="parameter")
     resolve_global_params(param_defs, table, names)
-    models = _models(model_stmts, table, names)
+    defaults = {}
+    if settings.thermal_voltage is not None:
+        defaults[("diode", "Vt")] = settings.thermal_voltage
+    if "gmin" in options:
+        defaults[("diode", "Gmin")] = options["gmin"]
+    models = _models(model_stmts, table, names, defaults, options)
     elements: List[ElementSpec] = []
-    expand(element_stmts, Context(table, names, models), names, subckts, [], elements)
+    expand(element_stmts, Context(table, names, models, defaults=defaults), names, subckts, [], elements)
     if not elements:
-        lines = text.split("\n")
-        raise NetlistError("the netlist has no elements", Location(file, 1, 1, lines[0] if lines else "", 0),
+        raise NetlistError("the netlist has no elements", Location(file, 1, 1, "", 0),
                            hint="add elements, one per line, e.g. 'V1 in 0 SIN(0 1 1k)' and 'R1 in 0 1k'")
     _check_elements(elements)
+    held: Tuple[str, ...] = ()
+    if ic_stmts:
+        elements, held = apply_ic(ic_stmts, elements, names)
     probes = _probes(probe_stmts, elements)
     parameters = {p.name: p for p in table.params.values()}
-    return Netlist(elements, parameters, probes, title, file)
+    warn_ignored(ignored, skipped)
+    return Netlist(elements, parameters, probes, title, file, DeckSettings(tran, options, held))
+
+
+def _as_title(exc: NetlistError, rest: List[Statement], title: str, file: Optional[str],
+              skipped: List[str]) -> Netlist:
+    """The netlist without line 1 (its title); ``exc`` (line 1's own error) if nothing else is left."""
+    try:
+        return _build(rest, title, file, skipped)
+    except NetlistError as again:
+        if again.message.startswith("the netlist has no elements"):
+            raise exc from None        # line 1 was meant as an element
+        raise
+
+
+def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
+    """Parse netlist text (a SPICE deck) into a flattened :class:`Netlist`.
+
+    The first line is the title, as in SPICE, unless it is a comment, a dot
+    card or a valid element line (see ``docs/netlist-language.md``).
+
+    Parameters
+    ----------
+    text : str
+        The netlist source.
+    file : str, optional
+        File name used in error messages and stored in :attr:`Netlist.file`;
+        ``.include`` paths are relative to its directory.
+
+    Raises
+    ------
+    NetlistError
+        For any problem, with file, line, column, the offending text and a hint.
+
+    Examples
+    --------
+    >>> nl = parse_netlist("R1 a 0 1k\\nC1 a 0 10u IC=1\\n")
+    >>> [e.name for e in nl.elements], nl.parameters["R1"].default
+    (['R1', 'C1'], 1000.0)
+    >>> parse_netlist("RC low-pass\\nV1 a 0 1\\nR1 a 0 1k\\n").title
+    'RC low-pass'
+    """
+    if not isinstance(text, str):
+        raise NetlistError(f"netlist text must be a str, not {type(text).__name__}")
+    deck = read_deck_lines(text, file)
+    lines = deck.lines
+    first = _title_candidate(lines, file)
+    if first is None:
+        return _build(_statements(lines), "", file, deck.skipped)
+    title = first.text.strip()
+    rest = _statements(lines[1:])
+    try:
+        stmt = parse_statement(first)
+        element_kind(stmt)
+    except NetlistError as exc:
+        return _as_title(exc, rest, title, file, deck.skipped)     # not an element: the title
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            netlist = _build([stmt] + rest, "", file, deck.skipped)
+    except NetlistError as exc:
+        if exc.file != file or exc.line != 1:
+            raise
+        netlist = _as_title(exc, rest, title, file, deck.skipped)
+        if any(ch.isdigit() for ch in stmt.head.text):
+            warnings.warn(f"{first.locate(0).describe()}: line 1 '{title}' is read as the title: as an element "
+                          f"line it is invalid ({exc.message}); start the deck with a title line or "
+                          "'.title' to silence this", NetlistWarning, stacklevel=2)
+        return netlist
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return netlist
 
 
 def load_netlist(path) -> Netlist:

@@ -7,6 +7,9 @@ the original text.
 """
 from __future__ import annotations
 
+import hashlib
+import io
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -14,7 +17,8 @@ from typing import List, Optional, Tuple, Union
 
 import lark
 
-from ..common.paths import cache_dir
+from ..common.guard import discard
+from ..common.paths import atomic_write, cache_dir
 from ..errors import Location, NetlistError
 
 __all__ = ["LogicalLine", "Word", "Assign", "Call", "Statement", "split_logical_lines",
@@ -131,16 +135,42 @@ def split_logical_lines(text: str, file: Optional[str] = None) -> List[LogicalLi
     return out
 
 
+def _grammar_cache(grammar: str) -> Path:
+    h = hashlib.sha256(f"{grammar}\0{lark.__version__}\0{sys.version_info[:2]}".encode()).hexdigest()[:16]
+    return cache_dir() / f"phsym_lark_{h}.cache"
+
+
 @lru_cache(maxsize=1)
 def _lark() -> lark.Lark:
     grammar = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
-    # lark keeps the analysed LALR tables in our own cache directory (0.1 s
-    # of every cold start); lark checks the grammar hash and its version
+    # the analysed LALR tables live in our cache (0.1 s of every cold start);
+    # the file name covers the grammar, lark's and Python's versions, a checksum line
+    # guards the pickled tables
     try:
-        cache = str(cache_dir() / "phsym_lark_grammar.cache")
-        return lark.Lark(grammar, parser="lalr", propagate_positions=True, cache=cache)
+        path = _grammar_cache(grammar)
     except OSError:
         return lark.Lark(grammar, parser="lalr", propagate_positions=True)
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raw = None
+    if raw is not None:
+        first, _, body = raw.partition(b"\n")
+        try:
+            if first != hashlib.sha256(body).hexdigest().encode():
+                raise ValueError("checksum mismatch (truncated or garbled)")
+            return lark.Lark.load(io.BytesIO(body))
+        except Exception as exc:     # any decoding failure means damage  # noqa: BLE001
+            discard([path], f"parse tables: {exc}")
+    parser = lark.Lark(grammar, parser="lalr", propagate_positions=True)
+    buf = io.BytesIO()
+    parser.save(buf)
+    body = buf.getvalue()
+    try:
+        atomic_write(path, lambda fh: fh.write(hashlib.sha256(body).hexdigest().encode() + b"\n" + body))
+    except OSError:
+        pass     # a read-only cache only costs the next start 0.1 s
+    return parser
 
 
 def _convert(node) -> Item:

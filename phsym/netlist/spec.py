@@ -8,7 +8,7 @@ physical value can be varied and fitted.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
 import sympy as sp
@@ -16,6 +16,7 @@ import sympy as sp
 from ..common.names import NameTable
 from ..components.element import ElementSpec
 from ..errors import Location, NetlistError
+from .cards import DeckSettings
 
 __all__ = ["Parameter", "ProbeSpec", "Netlist"]
 
@@ -88,9 +89,12 @@ class Netlist:
     probes : list of ProbeSpec
         ``.probe`` outputs.
     title : str
-        ``.title`` text (empty when the netlist has no ``.title``).
+        The title: ``.title`` text or the deck's first line (see
+        :func:`~phsym.netlist.parser.parse_netlist`); may be empty.
     file : str or None
         Source path.
+    deck : DeckSettings
+        The control cards (``.tran``, ``.options``, ``.temp``, ``.ic``).
     """
 
     elements: list
@@ -98,6 +102,7 @@ class Netlist:
     probes: list
     title: str = ""
     file: Optional[str] = None
+    deck: DeckSettings = field(default_factory=DeckSettings)
 
     def element(self, name: str) -> ElementSpec:
         """Return the element called ``name`` (case-insensitive).

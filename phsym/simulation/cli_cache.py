@@ -57,9 +57,6 @@ def _build(args: argparse.Namespace) -> int:
         print(f"{args.file}: {res.info['engine']} engine: no generated loop to compile ahead of time")
         return 0
     from ..codegen import aot
-    try:
-        path = aot.build(key)
-    except RuntimeError as exc:
-        raise PhsymError(str(exc)) from None
+    path = aot.build(key)
     print(f"{args.file}: snapshot stored, loop compiled ahead of time to {path}")
     return 0

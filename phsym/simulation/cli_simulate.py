@@ -21,17 +21,22 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "simulate", help="simulate a netlist with a structure-preserving scheme",
         description="Simulate a netlist (discrete gradient / midpoint / backward Euler) and write "
-                    "the result.  Numbers accept SPICE suffixes (48k, 10m).")
+                    "the result.  Numbers accept SPICE suffixes (48k, 10m).  A deck's .tran card "
+                    "gives the default rate (1/TSTEP), duration (TSTOP) and start (DC operating "
+                    "point unless UIC); its .options give Newton's tolerance and iteration cap.")
     p.add_argument("file", help="netlist file")
-    p.add_argument("--fs", required=True, help="sample rate in Hz (e.g. 48k)")
-    p.add_argument("--duration", help="simulated time in s (e.g. 10m); default: length of file inputs")
+    p.add_argument("--fs", help="sample rate in Hz (e.g. 48k); default: 1/TSTEP of the .tran card")
+    p.add_argument("--duration", help="simulated time in s (e.g. 10m); default: TSTOP of the .tran card, "
+                                      "else the length of file inputs")
     p.add_argument("--input", action="append", default=[], metavar="NAME=SPEC",
                    help="input signal: an expression in t (sin(2*pi*1k*t)), a number, FILE.wav or "
                         "FILE.csv:COLUMN; inputs not given follow their netlist waveform")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="parameter override")
     p.add_argument("--method", default="auto",
                    help="auto, discrete_gradient, midpoint or backward_euler (default auto)")
-    p.add_argument("--x0", default=None, help="initial state: 'dc' for the DC operating point")
+    p.add_argument("--x0", default=None, help="initial state: 'dc' for the DC operating point, 'ic' for "
+                                              "the initial conditions (default: 'dc' for a .tran card "
+                                              "without UIC, else 'ic')")
     p.add_argument("--out", help="write the result (.csv, .npz or .wav)")
     p.add_argument("--signal", help="signal written to .wav (default: first probe or output)")
     p.add_argument("--plot", help="write a plot (e.g. result.png)")
@@ -110,9 +115,16 @@ def _check_outputs(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym simulate``; returns the exit status."""
     from .run import simulate
+    from ..netlist.cards import DeckSettings, deck_settings
     _check_outputs(args)        # before the run: a typo must not cost the simulation
-    fs = _number(args.fs)
-    duration = _number(args.duration) if args.duration else None
+    deck = deck_settings(args.file) if Path(args.file).suffix.lower() != ".json" else DeckSettings()
+    if args.fs is None and deck.tran is None:
+        raise SimulationError(f"{args.file} has no .tran card: give the sample rate with --fs")
+    fs = _number(args.fs) if args.fs is not None else deck.tran.fs
+    duration = _number(args.duration) if args.duration else (deck.tran.stop if deck.tran else None)
+    x0 = args.x0 if args.x0 is not None else deck.x0
+    if isinstance(x0, str) and x0.strip().lower() == "ic":
+        x0 = None
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
     u = {k: input_source(v, fs) for k, v in _pairs(args.input, "input").items()}
     steps = int(round(duration * fs)) if duration else None
@@ -121,8 +133,8 @@ def run(args: argparse.Namespace) -> int:
         bar = ProgressBar(unit="steps")
     # a netlist run before starts from its cached snapshot (no sympy)
     try:
-        res = simulate(args.file, fs, u=u or None, duration=duration, x0=args.x0, params=params or None,
-                       method=args.method, progress=bar)
+        res = simulate(args.file, fs, u=u or None, duration=duration, x0=x0, params=params or None,
+                       method=args.method, progress=bar, **deck.simulator_options())
     finally:
         if bar is not None:
             bar.close()

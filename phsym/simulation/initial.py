@@ -1,7 +1,7 @@
 """Initial states: netlist ICs, user values, DC operating points; state scales."""
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import sympy as sp
@@ -108,11 +108,13 @@ def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
 
 
 def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.ndarray,
-                       x_guess: Optional[np.ndarray] = None) -> np.ndarray:
+                       x_guess: Optional[np.ndarray] = None, held: Sequence[int] = ()) -> np.ndarray:
     """Storage states of the DC operating point for constant input ``u0``.
 
     Solves ``(J e)_x = 0`` (no state changes) with the dissipative and
-    algebraic rows, unknowns ``(x, w, lambda)``.
+    algebraic rows, unknowns ``(x, w, lambda)``.  States listed in ``held``
+    keep their value in ``x_guess`` and their rows are dropped (SPICE's
+    ``.ic`` without ``UIC``: the storage is held at its initial condition).
     """
     import scipy.optimize as so  # lazy: about 0.2 s of import
     nx, nw, nl = S.n_x, S.n_w, S.n_lambda
@@ -124,17 +126,21 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
     fw = sp.lambdify([wsyms], [_x(d.w if d.effort_out else d.z, subs) for d in S.dissipative] + [0], "math")
     sc = state_scales(S, values)
     u0 = np.asarray(u0, float)
+    x_fix = np.zeros(nx) if x_guess is None else np.asarray(x_guess, float).copy()
+    free = np.array([i for i in range(nx) if i not in set(held)], dtype=int)
+    nf = free.size
 
     def resid(z):
-        x = z[:nx] * sc
-        w, lam = z[nx:nx + nw], z[nx + nw:]
+        x = x_fix.copy()
+        x[free] = z[:nf] * sc[free]
+        w, lam = z[nf:nf + nw], z[nf + nw:]
         e = np.concatenate([np.array(grad(list(x)), float)[:nx], np.array(ew(list(w)), float)[:nw], lam, u0])
         f = Jn @ e
-        return np.concatenate([f[:nx], np.array(fw(list(w)), float)[:nw] - f[nx:nx + nw], f[nx + nw:nx + nw + nl]])
+        return np.concatenate([f[free], np.array(fw(list(w)), float)[:nw] - f[nx:nx + nw],
+                               f[nx + nw:nx + nw + nl]])
 
-    z0 = np.zeros(nx + nw + nl)
-    if x_guess is not None:
-        z0[:nx] = np.asarray(x_guess, float) / sc
+    z0 = np.zeros(nf + nw + nl)
+    z0[:nf] = x_fix[free] / sc[free]
     with np.errstate(all="ignore"):
         r = so.root(resid, z0, method="hybr", options={"xtol": 1e-14})
         ok = r.success and np.all(np.isfinite(r.x)) and np.max(np.abs(resid(r.x)), initial=0) < 1e-9
@@ -144,4 +150,6 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
                 raise SimulationError("no DC operating point found (the DC problem is singular or has no "
                                       "solution; give x0 explicitly)", step=0, time=0.0)
             r = r2
-    return r.x[:nx] * sc
+    x = x_fix.copy()
+    x[free] = r.x[:nf] * sc[free]
+    return x

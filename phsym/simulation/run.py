@@ -1,9 +1,13 @@
 """``phsym.simulate``: build (or load) a simulator and run it, in one call."""
 from __future__ import annotations
 
+import copy
 import os
+import re
 from pathlib import Path
 from typing import Callable, Mapping, Optional
+
+import numpy as np
 
 from ..codegen import aot
 from ..errors import SimulationError
@@ -12,6 +16,17 @@ from .signals import sample_rate
 from .warm import load_plan, save_plan, snapshot_key
 
 __all__ = ["simulate"]
+
+_INCLUDES = re.compile(rb"^[ \t]*\.(inc|lib)", re.IGNORECASE | re.MULTILINE)
+
+
+def _with_includes(path, text: bytes) -> bytes:
+    """The deck's bytes followed by those of every file it includes (for the snapshot key)."""
+    if not _INCLUDES.search(text):
+        return text
+    from ..netlist.include import read_deck_lines
+    deck = read_deck_lines(text.decode("utf-8-sig"), str(path))
+    return b"\0".join([text] + [Path(f).read_bytes() for f in deck.files])
 
 
 def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None,
@@ -54,20 +69,22 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
     """
     fs = sample_rate(fs)
     is_file = isinstance(model, (str, os.PathLike))
+    dc = isinstance(x0, str) and x0.strip().lower() == "dc"
+    # a DC start is part of the snapshot when the netlist's own waveforms give the first input
     eligible = (warm_start and is_file and Path(model).suffix.lower() != ".json" and not params
-                and not (isinstance(x0, str) and x0.strip().lower() == "dc"))
+                and not (dc and u is not None))
     key = None
     if eligible:
         try:
-            text = Path(model).read_bytes()
-        except OSError:
-            eligible = False     # the symbolic path reports the missing file
+            text = _with_includes(model, Path(model).read_bytes())
+        except (OSError, ValueError):
+            eligible = False     # the symbolic path reports the missing file or the bad include
         else:
-            key = snapshot_key(text, fs, method, options)
+            key = snapshot_key(text, fs, method, {**options, " x0": "dc"} if dc else options)
             plan = load_plan(key)
             if plan is not None:
                 try:
-                    return plan.run(u, duration, x0, progress, info={"warm_start": True})
+                    return plan.run(u, duration, None if dc else x0, progress, info={"warm_start": True})
                 except ImportError:     # its generated module left the cache: rebuild below
                     pass
     from ..model import load            # the symbolic path: sympy, scipy (a warm start needs neither)
@@ -78,6 +95,9 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
     res = sim.run(u=u, duration=duration, x0=x0, params=params, progress=progress)
     if eligible and key is not None:
         plan = sim.plan(None)
+        if dc:      # the snapshot starts where this run started
+            plan = copy.copy(plan)
+            plan.x_ic, plan.x_ic_desc = np.array(res.x[0], dtype=float), res.info["x0"]
         if plan.serialisable:
             try:
                 save_plan(plan, key)

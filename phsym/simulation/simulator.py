@@ -78,6 +78,10 @@ class Simulator:
         if not numeric and not hasattr(model, "structure"):
             raise SimulationInputError(f"cannot simulate a {type(model).__name__}: give a Model (phsym.load of a "
                                        "netlist) or a LinearPHS")
+        pending = [] if numeric else [el.name for el in model.netlist.elements if el.law is not None and el.law.learn]
+        if pending:
+            raise SimulationInputError(f"the law of {', '.join(pending)} is to be learned (H=learn): learn it "
+                                       "(EffortGP.from_model or phsym learn) and write the learned H={...}")
         linear = numeric or model.structure.is_linear
         if engine == "auto":
             engine = "linear" if linear else "newton"
@@ -192,7 +196,8 @@ class Simulator:
             the input arrays set the length.
         x0 : None, array, dict or "dc"
             Initial state (default: netlist ICs, zero elsewhere); ``"dc"`` is
-            the DC operating point for the first input sample.
+            the DC operating point for the first input sample (storages set
+            by a ``.ic`` card held at their value, as in SPICE).
         params : dict, optional
             Parameter overrides by name (no recompilation).
         progress : callable(done, total), optional
@@ -230,5 +235,10 @@ class Simulator:
             self.plan()
             return xi[self._differential]
         values = self.model.parameter_values(params)
-        x_ic, _ = initial_from_ic(self.model.structure, values)
-        return dc_operating_point(self.model.structure, values, u0, x_ic)
+        S = self.model.structure
+        x_ic, _ = initial_from_ic(S, values)
+        deck = getattr(self.model.netlist, "deck", None)
+        held_names = set(deck.held) if deck is not None else set()
+        index = {s: i for i, s in enumerate(S.states)}
+        held = [index[s] for st in S.storages if held_names & set(st.elements) for s in st.states]
+        return dc_operating_point(S, values, u0, x_ic, held)

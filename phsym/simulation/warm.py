@@ -14,8 +14,10 @@ symbolic path, so the arrays are identical.
 The snapshot key covers the netlist text, the sample rate, the method, the
 options, phsym's version and the size and modification time of phsym's own
 source files, so an edited netlist or an updated phsym never reuses an old
-snapshot.  Runs with parameter overrides or ``x0="dc"`` and
-:class:`~phsym.model.Model` objects take the symbolic path.
+snapshot.  Runs with parameter overrides, ``x0="dc"`` with given inputs
+and :class:`~phsym.model.Model` objects take the symbolic path; with the
+netlist's own waveforms, ``x0="dc"`` is stored as the snapshot's initial
+state (under its own key).
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from ..common.guard import discard
 from ..common.paths import atomic_write, cache_dir
 from ..version import __version__
 from .plan import FORMAT, RunPlan
@@ -97,7 +100,11 @@ def save_plan(plan: RunPlan, key: str) -> None:
 
 
 def load_plan(key: str) -> Optional[RunPlan]:
-    """The stored plan with ``key``, or ``None`` if missing, unreadable or of another format.
+    """The stored plan with ``key``, or ``None`` if missing, damaged or of another format.
+
+    A damaged snapshot (truncated or garbled: the zip's CRC, the JSON or the
+    arrays do not decode) is removed with a :class:`~phsym.errors.CacheWarning`;
+    the symbolic path then writes a new one.
 
     Parameters
     ----------
@@ -108,11 +115,17 @@ def load_plan(key: str) -> Optional[RunPlan]:
     if not path.exists():
         return None
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with open(path, "rb") as fh:
+            if fh.read(4) != b"PK\x03\x04":
+                raise ValueError("not a zip archive (truncated or garbled)")
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
             meta = json.loads(str(data["meta"]))
             arrays = {k: data[k] for k in data.files if k != "meta"}
-        if meta.get("format") != FORMAT:
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             return None
         return RunPlan.from_arrays(meta, arrays)
-    except Exception:     # corrupt or truncated: the symbolic path rewrites it
+    except FileNotFoundError:     # removed meanwhile by another process
+        return None
+    except Exception as exc:     # any decoding failure means damage  # noqa: BLE001
+        discard([path], f"snapshot: {type(exc).__name__}: {exc}")
         return None

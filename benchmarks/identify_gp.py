@@ -1,0 +1,149 @@
+"""Benchmark of GP identification of pH-DAE effort functions (issue 13).
+
+Reproduces the protocol of seed 002 (Zaspel & Günther) on its two systems,
+the RC circuit with a nonlinear capacitor (index 1) and the planar pendulum
+(index 3), data by explicit Euler exactly as in the seed:
+
+* a fixed random test set (300 samples) and, from the remaining samples,
+  nested random training sets N_T = 8, 16, 32, 64, 128, five repetitions,
+  RMSE per component of (J - R) z and of z on the test set (mean over the
+  repetitions), against the exact effort at the test states;
+* derivatives: exact (the right-hand side at the samples), estimated on the
+  full series (RC: GP derivative as in the seed; pendulum: central
+  differences as in the seed) and estimated from the training subset only
+  (GP derivative of the sorted training samples);
+* extrapolation: 32 training samples from t in [0, 20], test on (20, 30];
+* both variants: the seed's multi-task effort GP ("direct") and the
+  Hamiltonian GP ("energy", H on all states);
+* the median wall time per fit.
+
+The energy variant factorises a dense (nN x nN) covariance: on the pendulum
+(n = 5) a fit at N_T = 128 takes minutes, so by default it runs the energy
+variant with N_T <= 64 there and with two repetitions on both systems
+(``--energy-reps``, ``--energy-max``).
+
+Run:  python benchmarks/identify_gp.py [--quick] [--reps 5]
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from phsym.identify.gp import EffortGP, estimate_derivative  # noqa: E402
+from phsym.identify.gp.seeds import pendulum, rc_circuit  # noqa: E402
+
+FULL_METHOD = {"rc": "gp", "pendulum": "central"}
+
+
+def rmse(a, b):
+    return np.sqrt(np.mean((a - b) ** 2, axis=0))
+
+
+def fit(s, variant, X, U, Xdot=None, t=None):
+    gp = EffortGP(s.E, s.J, s.R, s.B, variant=variant, hamiltonian_inputs="all")
+    start = time.perf_counter()
+    gp.fit(X, U, Xdot=Xdot, t=t)
+    return gp, time.perf_counter() - start
+
+
+def errors(s, gp, idx):
+    z = s.effort(s.X[idx])
+    zp = gp.predict(s.X[idx])
+    A = s.J - s.R
+    return rmse(zp @ A.T, z @ A.T), rmse(zp, z)
+
+
+def learning_curves(s, variant, sizes, reps, full_xdot, log):
+    sizes = list(sizes)
+    rng = np.random.default_rng(0)
+    N = len(s.t)
+    perm = rng.permutation(N)
+    test, pool = perm[:300], perm[300:]
+    out = {}
+    for mode in ("exact", "full", "subset"):
+        for nt in sizes:
+            out[(mode, nt)] = {"Az": [], "z": [], "time": []}
+    for r in range(reps):
+        order = np.random.default_rng(100 + r).permutation(pool)
+        for nt in sizes:
+            tr = order[:nt]
+            srt = np.sort(tr)
+            for mode in ("exact", "full", "subset"):
+                if mode == "exact":
+                    gp, dt = fit(s, variant, s.X[tr], s.U[tr], Xdot=s.Xdot[tr])
+                elif mode == "full":
+                    gp, dt = fit(s, variant, s.X[tr], s.U[tr], Xdot=full_xdot[tr])
+                else:
+                    gp, dt = fit(s, variant, s.X[srt], s.U[srt], t=s.t[srt])
+                ez, e = errors(s, gp, test)
+                rec = out[(mode, nt)]
+                rec["Az"].append(ez)
+                rec["z"].append(e)
+                rec["time"].append(dt)
+            log(f"  {s.name} {variant} rep {r} N_T={nt} done")
+    return out
+
+
+def extrapolation(s, variant, full_xdot, reps):
+    early = np.nonzero(s.t <= 20.0)[0]
+    late = np.nonzero(s.t > 20.0)[0]
+    res = []
+    for r in range(reps):
+        tr = np.random.default_rng(200 + r).choice(early, 32, replace=False)
+        gp, _ = fit(s, variant, s.X[tr], s.U[tr], Xdot=full_xdot[tr])
+        res.append(errors(s, gp, late)[1])
+    return np.mean(res, axis=0)
+
+
+def fmt(v):
+    return " ".join(f"{x:.1e}" for x in v)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="N_T up to 32, one repetition")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--variants", default="direct,energy")
+    ap.add_argument("--energy-reps", type=int, default=2)
+    ap.add_argument("--energy-max", default="rc:128,pendulum:64", help="largest N_T of the energy variant")
+    ap.add_argument("--quiet", action="store_true")
+    args = ap.parse_args(argv)
+    sizes = [8, 16, 32] if args.quick else [8, 16, 32, 64, 128]
+    reps = 1 if args.quick else args.reps
+    log = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+    print(f"machine: {platform.machine()} {platform.processor() or ''} {platform.system()} "
+          f"python {platform.python_version()}, numpy {np.__version__}")
+    print(f"command: python benchmarks/identify_gp.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    for s in (rc_circuit(), pendulum()):
+        start = time.perf_counter()
+        full_xdot = estimate_derivative(s.t, s.X, FULL_METHOD[s.name], columns=np.nonzero(s.E.any(axis=0))[0])
+        t_deriv = time.perf_counter() - start
+        print(f"\n### {s.name}: {len(s.t)} samples; full-series derivative ({FULL_METHOD[s.name]}) "
+              f"in {t_deriv:.2f} s; RMSE per component on 300 test samples\n", flush=True)
+        emax = dict((k, int(v)) for k, v in (p.split(":") for p in args.energy_max.split(",")))
+        for variant in args.variants.split(","):
+            vs = [n for n in sizes if variant == "direct" or n <= emax.get(s.name, 128)]
+            vr = reps if variant == "direct" or args.quick else args.energy_reps
+            curves = learning_curves(s, variant, vs, vr, full_xdot, log)
+            print(f"\n{variant} (mean of {vr} repetitions):\n", flush=True)
+            print("| derivatives | N_T | RMSE (J-R) z | RMSE z | median fit time (s) |")
+            print("|---|---|---|---|---|")
+            for mode in ("exact", "full", "subset"):
+                for nt in vs:
+                    rec = curves[(mode, nt)]
+                    print(f"| {mode} | {nt} | {fmt(np.mean(rec['Az'], axis=0))} | {fmt(np.mean(rec['z'], axis=0))} "
+                          f"| {np.median(rec['time']):.2f} |")
+            ext = extrapolation(s, variant, full_xdot, vr)
+            print(f"\nextrapolation ({variant}, N_T = 32 from t <= 20, test t > 20, full-series derivatives): "
+                  f"RMSE z = {fmt(ext)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

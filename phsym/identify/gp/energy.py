@@ -1,0 +1,335 @@
+"""The energy-consistent variant: the storage efforts are the gradient of one
+learned Hamiltonian (a scalar GP with the gradient kernel, after Beckers et
+al., "Gaussian process port-Hamiltonian systems"), the algebraic efforts an
+intrinsic-coregionalisation GP as in the seed.
+
+Prior: ``H ~ GP(0, s^2 k_rbf)`` on all (standardised) states,
+``z_S = dH/dx_S`` (so ``Cov(z_i(x), z_j(x')) = s^2 d^2k/dx_i dx'_j``) and,
+independently, ``z_A ~ GP(0, B_A ⊗ k_A)``.  The data covariance
+``(A ⊗ I) K_z (A ⊗ I)^T + D ⊗ I`` is not a Kronecker product any more: it is
+assembled and factorised densely (``O((nN)^3)``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+from .kernels import gram, gram_and_grads, gram_diag, gram_dx, kernel_dx, rbf_hessian_blocks
+
+__all__ = ["EnergyLayout", "EnergyPosterior", "energy_objective", "energy_posterior"]
+
+_LOG2PI = np.log(2.0 * np.pi)
+
+
+@dataclass(frozen=True)
+class EnergyLayout:
+    """Hyperparameters ``[log l_H (h), log s^2, log l_A (d), (log c_A), W_A, log v_A, log noise (n)]``.
+
+    Parameters
+    ----------
+    d : int
+        Input dimension.
+    storage : tuple of int
+        Effort components that are gradients of ``H`` (the differential variables).
+    algebraic : tuple of int
+        The other effort components.
+    rank : int
+        Columns of ``W_A``.
+    h_inputs : tuple of int
+        States ``H`` depends on (they include ``storage``; default all).
+    linear : bool
+        The algebraic efforts' kernel has a linear part ``c_A x^T x'``.
+    """
+
+    d: int
+    storage: Tuple[int, ...]
+    algebraic: Tuple[int, ...]
+    rank: int
+    h_inputs: Tuple[int, ...] = ()
+    linear: bool = False
+
+    @property
+    def hin(self) -> np.ndarray:
+        """Indices of the inputs of ``H``."""
+        return np.array(self.h_inputs if self.h_inputs else range(self.d), int)
+
+    @property
+    def local(self) -> np.ndarray:
+        """Positions of the storage variables among the inputs of ``H``."""
+        return np.array([list(self.hin).index(j) for j in self.storage], int)
+
+    @property
+    def n(self) -> int:
+        """Number of effort components."""
+        return len(self.storage) + len(self.algebraic)
+
+    @property
+    def size(self) -> int:
+        """Length of ``theta``."""
+        na = len(self.algebraic)
+        return len(self.hin) + self.d + 1 + int(self.linear) + na * self.rank + na + self.n
+
+    def unpack(self, theta: np.ndarray):
+        """``l_H, s^2, l_A, W_A, v_A, noise`` from ``theta``.
+
+        Parameters
+        ----------
+        theta : ndarray
+            Flat hyperparameters.
+        """
+        h, na = len(self.hin), len(self.algebraic)
+        i = h + 1 + self.d + int(self.linear)
+        j = i + na * self.rank
+        return (np.exp(theta[:h]), float(np.exp(theta[h])), np.exp(theta[h + 1:h + 1 + self.d]),
+                theta[i:j].reshape(na, self.rank), np.exp(theta[j:j + na]), np.exp(theta[j + na:]))
+
+    def linear_variance(self, theta: np.ndarray) -> Optional[float]:
+        """``c_A``, or None without a linear part.
+
+        Parameters
+        ----------
+        theta : ndarray
+            Flat hyperparameters.
+        """
+        return float(np.exp(theta[len(self.hin) + 1 + self.d])) if self.linear else None
+
+
+def _prior(layout: EnergyLayout, theta: np.ndarray, kernel: str, X: np.ndarray, grads: bool):
+    N, n = X.shape[0], layout.n
+    S, Al = np.array(layout.storage, int), np.array(layout.algebraic, int)
+    ellH, s2, ellA, W, v, noise = layout.unpack(theta)
+    Kz = np.zeros((n, N, n, N))
+    out = {"noise": noise, "s2": s2, "W": W, "v": v}
+    if grads:
+        KH, dKH = rbf_hessian_blocks(X[:, layout.hin], X[:, layout.hin], ellH, layout.local, with_grads=True)
+        out["KH"], out["dKH"] = KH, dKH
+    else:
+        KH = rbf_hessian_blocks(X[:, layout.hin], X[:, layout.hin], ellH, layout.local)
+    Kz[np.ix_(S, range(N), S, range(N))] = s2 * KH
+    if len(Al):
+        BA = W @ W.T + np.diag(v)
+        KA, dKA = gram_and_grads(kernel, X, ellA, layout.linear_variance(theta))
+        Kz[np.ix_(Al, range(N), Al, range(N))] = BA[:, None, :, None] * KA[None, :, None, :]
+        out.update(BA=BA, KA=KA, dKA=dKA)
+    return Kz, out
+
+
+def energy_objective(theta: np.ndarray, layout: EnergyLayout, kernel: str, X: np.ndarray,
+                     Y: np.ndarray, A: np.ndarray) -> Tuple[float, np.ndarray]:
+    """Negative log marginal likelihood and its gradient.
+
+    Parameters
+    ----------
+    theta : ndarray
+        Flat hyperparameters (see :class:`EnergyLayout`).
+    layout : EnergyLayout
+        Layout of ``theta``.
+    kernel : str
+        Kernel of the algebraic efforts.
+    X : ndarray, shape (N, d)
+        Standardised inputs.
+    Y : ndarray, shape (N, n)
+        Scaled targets.
+    A : ndarray, shape (n, n)
+        ``J - R`` with the storage columns scaled to standardised inputs.
+
+    Returns
+    -------
+    value : float
+    grad : ndarray
+    """
+    N, n = Y.shape
+    Kz, p = _prior(layout, theta, kernel, X, grads=True)
+    Sig = np.einsum("ij,jblc,kl->ibkc", A, Kz, A).reshape(n * N, n * N)
+    Sig[np.diag_indices_from(Sig)] += np.repeat(p["noise"], N)
+    cf = cho_factor(Sig, lower=True)
+    y = Y.T.ravel()
+    alpha = cho_solve(cf, y)
+    lml = -0.5 * y @ alpha - np.sum(np.log(np.diag(cf[0]))) - 0.5 * n * N * _LOG2PI
+    G = 0.5 * (np.outer(alpha, alpha) - cho_solve(cf, np.eye(n * N)))
+    G4 = G.reshape(n, N, n, N)
+    Gz = np.einsum("ij,ibkc,kl->jblc", A, G4, A)
+    S, Al = np.array(layout.storage, int), np.array(layout.algebraic, int)
+    GS = Gz[np.ix_(S, range(N), S, range(N))]
+    parts = [p["s2"] * np.einsum("jblc,qjblc->q", GS, p["dKH"]), [p["s2"] * np.sum(GS * p["KH"])]]
+    if len(Al):
+        GA = Gz[np.ix_(Al, range(N), Al, range(N))]
+        GKA = np.einsum("jl,jblc->bc", p["BA"], GA)
+        GBA = np.einsum("jblc,bc->jl", GA, p["KA"])
+        GBA = 0.5 * (GBA + GBA.T)
+        parts += [np.einsum("bc,qbc->q", GKA, p["dKA"]), (2.0 * GBA @ p["W"]).ravel(), np.diag(GBA) * p["v"]]
+    else:
+        parts += [np.zeros(layout.d + int(layout.linear))]
+    parts.append(np.einsum("ibib->i", G4) * p["noise"])
+    return -float(lml), -np.concatenate(parts)
+
+
+@dataclass
+class EnergyPosterior:
+    """The fitted quantities of the energy-consistent variant.
+
+    Parameters
+    ----------
+    layout : EnergyLayout
+        Hyperparameter layout.
+    theta : ndarray
+        Fitted hyperparameters.
+    kernel : str
+        Kernel of the algebraic efforts.
+    X : ndarray
+        Standardised training inputs.
+    A : ndarray
+        Scaled structure matrix.
+    beta : ndarray, shape (n, N)
+        ``(A ⊗ I)^T Sigma^{-1} y``.
+    chol : tuple
+        Cholesky factor of the data covariance.
+    """
+
+    layout: EnergyLayout
+    theta: np.ndarray
+    kernel: str
+    X: np.ndarray
+    A: np.ndarray
+    beta: np.ndarray
+    chol: tuple
+
+    def _cross(self, Xs: np.ndarray) -> np.ndarray:
+        """``Cov(z(Xs), z(X))`` as (n, M, n, N)."""
+        lay = self.layout
+        S, Al = np.array(lay.storage, int), np.array(lay.algebraic, int)
+        ellH, s2, ellA, W, v, _ = lay.unpack(self.theta)
+        M, N = Xs.shape[0], self.X.shape[0]
+        Kc = np.zeros((lay.n, M, lay.n, N))
+        hin = lay.hin
+        Kc[np.ix_(S, range(M), S, range(N))] = s2 * rbf_hessian_blocks(Xs[:, hin], self.X[:, hin], ellH, lay.local)
+        if len(Al):
+            BA = W @ W.T + np.diag(v)
+            KA = gram(self.kernel, Xs, self.X, ellA, lay.linear_variance(self.theta))
+            Kc[np.ix_(Al, range(M), Al, range(N))] = BA[:, None, :, None] * KA[None, :, None, :]
+        return Kc
+
+    def mean(self, Xs: np.ndarray) -> np.ndarray:
+        """Posterior mean of the (scaled) efforts, shape (M, n).
+
+        Parameters
+        ----------
+        Xs : ndarray, shape (M, d)
+            Standardised points.
+        """
+        return np.einsum("jmlb,lb->mj", self._cross(Xs), self.beta)
+
+    def hamiltonian(self, Xs: np.ndarray) -> np.ndarray:
+        """Posterior mean of ``H`` (zero-mean prior: defined up to a constant), shape (M,).
+
+        Parameters
+        ----------
+        Xs : ndarray, shape (M, d)
+            Standardised points.
+        """
+        ellH, s2 = self.layout.unpack(self.theta)[:2]
+        S, hin = np.array(self.layout.storage, int), self.layout.hin
+        dk = kernel_dx("rbf", Xs[:, hin], self.X[:, hin], ellH)[:, :, self.layout.local]  # dk/dx* = -dk/dx'
+        return -s2 * np.einsum("mbl,lb->m", dk, self.beta[S])
+
+    def mean_dx(self, Xs: np.ndarray) -> np.ndarray:
+        """Jacobian of the posterior mean in the standardised inputs, shape (M, n, d).
+
+        Parameters
+        ----------
+        Xs : ndarray, shape (M, d)
+            Standardised points.
+        """
+        lay = self.layout
+        S, Al = np.array(lay.storage, int), np.array(lay.algebraic, int)
+        ellH, s2, ellA, W, v, _ = lay.unpack(self.theta)
+        out = np.zeros((Xs.shape[0], lay.n, lay.d))
+        hin, loc = lay.hin, lay.local
+        Delta = Xs[:, hin][:, None, :] - self.X[:, hin][None, :, :]
+        k = np.exp(-0.5 * np.sum((Delta / ellH) ** 2, axis=2))
+        a = Delta / ellH ** 2                                      # (M, N, d)
+        inv2 = 1.0 / ellH ** 2
+        bS = self.beta[S]                                          # (s, N)
+        # d/dx*_q of k (delta_jl/l_j^2 - a_j a_l), contracted with beta_l
+        ab = np.einsum("mbl,lb->mb", a[:, :, loc], bS)             # sum_l a_l beta_l
+        for jj, (j, jl) in enumerate(zip(S, loc)):
+            base = k * (inv2[jl] * bS[jj][None, :] - a[:, :, jl] * ab)  # (M, N): M_jl beta_l
+            term = -a * base[:, :, None]
+            term[:, :, jl] -= (k * ab * inv2[jl])
+            extra = np.zeros_like(term)
+            extra[:, :, loc] = -(k * a[:, :, jl])[:, :, None] * (bS.T[None, :, :] * inv2[loc][None, None, :])
+            out[:, j, hin] = s2 * np.sum(term + extra, axis=1)
+        if len(Al):
+            BA = W @ W.T + np.diag(v)
+            dk = gram_dx(self.kernel, Xs, self.X, ellA, lay.linear_variance(self.theta))
+            out[:, Al, :] = np.einsum("mbq,jl,lb->mjq", dk, BA, self.beta[Al])
+        return out
+
+    def _prior_diag(self, Xs: np.ndarray, transformed: bool) -> np.ndarray:
+        """Prior variance of ``z`` (or ``A z``) at each point, shape (n, M)."""
+        lay = self.layout
+        S, Al = np.array(lay.storage, int), np.array(lay.algebraic, int)
+        ellH, s2, ellA, W, v, _ = lay.unpack(self.theta)
+        BS = np.zeros((lay.n, lay.n))
+        BS[np.ix_(S, S)] = s2 * np.diag(1.0 / ellH[lay.local] ** 2)
+        BA = np.zeros((lay.n, lay.n))
+        if len(Al):
+            BA[np.ix_(Al, Al)] = W @ W.T + np.diag(v)
+        if transformed:
+            BS, BA = self.A @ BS @ self.A.T, self.A @ BA @ self.A.T
+        g = gram_diag(Xs, lay.linear_variance(self.theta))
+        return np.diag(BS)[:, None] + np.diag(BA)[:, None] * g[None, :]
+
+    def variance(self, Xs: np.ndarray, transformed: bool = False) -> np.ndarray:
+        """Posterior variance of the scaled efforts (or of ``A z``), shape (M, n).
+
+        Parameters
+        ----------
+        Xs : ndarray, shape (M, d)
+            Standardised points.
+        transformed : bool
+            Variance of ``A z`` instead of ``z``.
+        """
+        n, M, N = self.layout.n, Xs.shape[0], self.X.shape[0]
+        Kc = np.einsum("jmlb,il->jmib", self._cross(Xs), self.A)      # Cov(z(Xs), y)
+        if transformed:
+            Kc = np.einsum("kj,jmib->kmib", self.A, Kc)
+        Kc = Kc.reshape(n * M, n * N)
+        red = np.sum(Kc * cho_solve(self.chol, Kc.T).T, axis=1).reshape(n, M)
+        return np.clip(self._prior_diag(Xs, transformed) - red, 0.0, None).T
+
+
+def energy_posterior(theta: np.ndarray, layout: EnergyLayout, kernel: str, X: np.ndarray,
+                     Y: np.ndarray, A: np.ndarray) -> EnergyPosterior:
+    """Condition the prior at ``theta`` on the data.
+
+    Parameters
+    ----------
+    theta : ndarray
+        Flat hyperparameters.
+    layout : EnergyLayout
+        Layout of ``theta``.
+    kernel : str
+        Kernel of the algebraic efforts.
+    X : ndarray, shape (N, d)
+        Standardised inputs.
+    Y : ndarray, shape (N, n)
+        Scaled targets.
+    A : ndarray, shape (n, n)
+        Scaled structure matrix.
+
+    Returns
+    -------
+    EnergyPosterior
+    """
+    N, n = Y.shape
+    Kz, p = _prior(layout, theta, kernel, X, grads=False)
+    Sig = np.einsum("ij,jblc,kl->ibkc", A, Kz, A).reshape(n * N, n * N)
+    Sig[np.diag_indices_from(Sig)] += np.repeat(p["noise"], N)
+    cf = cho_factor(Sig, lower=True)
+    alpha = cho_solve(cf, Y.T.ravel()).reshape(n, N)
+    beta = A.T @ alpha
+    return EnergyPosterior(layout, np.asarray(theta, float), kernel, X, A, beta, cf)

@@ -1,0 +1,113 @@
+"""A learned storage law runs inside a netlist: learn the nonlinear capacitor
+of the seed's RC circuit from data (scipy-integrated) on the netlist's own
+descriptor structure (EffortGP.from_model), write it as the capacitor's
+H={...} law, simulate with a new input and compare with the circuit that has
+the true law."""
+import numpy as np
+import pytest
+import sympy as sp
+from scipy.integrate import solve_ivp
+
+import phsym
+from phsym.errors import IdentificationError
+from phsym.identify import EffortGP
+from phsym.identify.gp.laws import hamiltonian_expression, law_text
+from phsym.simulation import simulate
+
+NET = """* RC with a capacitor law
+V1 in 0 SIN(2 0.7 0.25)
+R1 in c 1
+C1 c 0 {law}
+.probe v(c)
+.end
+"""
+
+
+def _learn(n_train=8):
+    """Learn C1's law from the structure of the netlist (its own law unused) and samples of
+    xi = (q_C1, e_R1) (charge and resistor current) along a scipy-integrated trajectory."""
+    # training input u = 2 + sin t keeps u_C = sqrt(2 q) away from its singular point 0
+    t = np.linspace(0.0, 10 * np.pi, 1000)
+    u = 2.0 + np.sin(t)
+    sol = solve_ivp(lambda s, q: 2.0 + np.sin(s) - np.sqrt(2 * q), (0, t[-1]), [2.0], t_eval=t,
+                    rtol=1e-12, atol=1e-12)
+    q = sol.y[0]
+    i_r = u - np.sqrt(2 * q)
+    X = np.column_stack([q, i_r])
+    Xdot = np.column_stack([i_r, np.zeros_like(t)])
+    model = phsym.parse(NET.format(law="H=learn"))         # C1's law is to be learned
+    tr = np.argsort(q)[np.linspace(0, len(t) - 1, n_train).astype(int)]     # spread over the charges
+    # exact derivatives: the noise may stay small (else 8 samples are explained as a quadratic H plus noise)
+    gp = EffortGP.from_model(model, noise_bounds=(1e-10, 1e-6))             # learn: the H=learn elements
+    assert gp.names == ["q_C1", "e_R1"] and gp.storage == [0]
+    return gp.fit(X[tr], u[tr, None], Xdot=Xdot[tr]), q
+
+
+def test_learned_capacitor_law_simulates_like_the_true_circuit():
+    gp, q = _learn()
+    s = sp.Symbol("x", real=True)
+    H = hamiltonian_expression(gp, [s])
+    qs = np.linspace(1.0, 3.3, 9)
+    assert np.abs(sp.lambdify(s, sp.diff(H, s))(qs) - np.sqrt(2 * qs)).max() < 2e-3
+    assert np.allclose(sp.lambdify(s, H)(qs), gp.hamiltonian(np.column_stack([qs, 0 * qs])), atol=1e-9)
+    assert gp.law("q_C1", "q") == law_text(H, "q")
+    learned = phsym.parse(NET.format(law=gp.law("q_C1", "q")))
+    truth = phsym.parse(NET.format(law="H={2*sqrt(2)/3*q**(3/2)}"))
+    a = simulate(learned, fs=50, duration=12.0, x0={"q_C1": 2.0})
+    b = simulate(truth, fs=50, duration=12.0, x0={"q_C1": 2.0})
+    # new input (other frequency and amplitude): the states stay inside the charges learned
+    assert q.min() < a["q_C1"].min() and a["q_C1"].max() < q.max()
+    assert np.abs(a["v(c)"] - b["v(c)"]).max() < 2e-3
+    scale = np.abs(a.H).max() * 50
+    assert np.abs(a.balance).max() < 1e-6 * scale
+
+
+def test_law_needs_the_energy_variant_and_a_storage():
+    gp, _ = _learn(6)
+    with pytest.raises(IdentificationError, match="alone"):
+        gp.law("e_R1", "q")
+    gp.set_params(variant="direct")
+    with pytest.raises(IdentificationError, match="energy"):
+        hamiltonian_expression(gp, [sp.Symbol("q")])
+    with pytest.raises(IdentificationError, match="not a storage"):
+        EffortGP.from_model(phsym.parse(NET.format(law="H={q**2/2}")), learn=["R1"])
+    with pytest.raises(IdentificationError, match="no element to learn"):
+        EffortGP.from_model(phsym.parse(NET.format(law="H={q**2/2}")))
+
+
+def test_learn_syntax():
+    from phsym.errors import NetlistError, SimulationInputError
+    model = phsym.parse(NET.format(law="H=LEARN"))
+    law = model.netlist.element("C1").law
+    assert law.learn and law.expr == law.variable ** 2 / 2
+    with pytest.raises(SimulationInputError, match="C1 is to be learned"):
+        simulate(model, fs=10, duration=1.0)
+    with pytest.raises(NetlistError, match="only storage laws"):
+        phsym.parse(NET.format(law="H={q**2/2}").replace("R1 in c 1", "R1 in c I=learn"))
+    with pytest.raises(NetlistError):          # a value and a law
+        phsym.parse(NET.format(law="1u H=learn"))
+
+
+def test_cli_learn(tmp_path, capsys):
+    from phsym.cli import main
+    t = np.linspace(0.0, 10 * np.pi, 800)
+    u = 2.0 + np.sin(t)
+    q = solve_ivp(lambda s, x: 2.0 + np.sin(s) - np.sqrt(2 * x), (0, t[-1]), [2.0], t_eval=t,
+                  rtol=1e-12, atol=1e-12).y[0]
+    data = tmp_path / "rc.csv"
+    np.savetxt(data, np.column_stack([t, q, u - np.sqrt(2 * q), u]), delimiter=",",
+               header="t,q_C1,e_R1,V1", comments="")
+    net = tmp_path / "rc.cir"
+    net.write_text(NET.format(law="H=learn"))
+    out = tmp_path / "law.txt"
+    code = main(["learn", str(net), str(data), "--samples", "24", "--out", str(out), "--quiet"])
+    assert code == 0
+    law = out.read_text().strip()
+    assert law.startswith("H={") and law in capsys.readouterr().out
+    model = phsym.parse(NET.format(law=law))
+    assert not model.netlist.element("C1").law.learn
+    grad = sp.lambdify(model.structure.states[0], model.structure.gradients[0].subs(
+        {s: v for s, v in model.parameter_values().items()}))
+    qs = np.linspace(1.0, 3.3, 7)
+    assert np.abs(grad(qs) - np.sqrt(2 * qs)).max() < 1e-2     # central differences of 800 samples
+    assert main(["learn", str(net), str(data), "--element", "R1", "--quiet"]) == 2
