@@ -1,6 +1,6 @@
 """The ``phsym`` command line.
 
-Subcommands: ``show`` (structure of a netlist), ``simulate``, ``op``, ``identify``,
+Subcommands: ``show`` (structure of a netlist), ``simulate``, ``op``, ``ac``, ``identify``,
 ``cache`` (each implemented next to the code it drives).
 """
 from __future__ import annotations
@@ -17,7 +17,8 @@ __all__ = ["main", "build_parser"]
 
 #: Subcommand modules exposing ``add_parser(subparsers)``.
 PLUGINS = ["phsym.simulation.cli_simulate", "phsym.identify.cli_identify",
-           "phsym.identify.cli_fit", "phsym.simulation.cli_cache", "phsym.simulation.cli_op"]
+           "phsym.identify.cli_fit", "phsym.simulation.cli_cache", "phsym.simulation.cli_op",
+           "phsym.simulation.cli_ac"]
 
 
 def _show(args: argparse.Namespace) -> int:

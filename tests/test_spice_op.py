@@ -55,3 +55,41 @@ def test_cli_op_table_and_json(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["nodes"]["b"] == pytest.approx(4.5, rel=1e-12)
     assert data["power"]["V1"] == pytest.approx(-9 * 4.5e-3, rel=1e-12)
+
+
+def test_ac_rc_lowpass_and_butterworth_ladder_match_closed_forms():
+    from phsym.simulation import ac_analysis
+    from phsym.simulation.ac import frequency_grid
+    f = frequency_grid("dec", 10, 10, 1e5)
+    assert len(f) == 41 and f[0] == 10 and f[-1] == pytest.approx(1e5)
+    r = ac_analysis("tests/decks/rc_lowpass.cir", f, signals=["v(out)", "i(C1)"])
+    s = 2j * np.pi * f
+    np.testing.assert_allclose(r.response["v(out)"], 1 / (1 + s * 1e-4), rtol=1e-10)
+    np.testing.assert_allclose(r.response["i(C1)"], s * 100e-9 / (1 + s * 1e-4), rtol=1e-10)
+    # doubly terminated 5th-order Butterworth: |H| = 1/2 / sqrt(1 + (f/fc)^10) (g values to 4 digits)
+    r = ac_analysis("tests/decks/lc_ladder5.cir", f, signals=["v(n3)"])
+    np.testing.assert_allclose(np.abs(r.response["v(n3)"]), 0.5 / np.sqrt(1 + (f / 1e3) ** 10), rtol=2e-3)
+
+
+def test_ac_of_a_diode_uses_its_operating_point_conductance(tmp_path):
+    from phsym.simulation import ac_analysis
+    deck = tmp_path / "d.cir"
+    deck.write_text("Biased diode\nV1 a 0 DC 5\nR1 a b 1k\nD1 b 0\nC1 b 0 1u\n.end\n")
+    v = brentq(lambda v: (5 - v) / 1e3 - IS * np.expm1(v / VT) - GMIN * v, 0, 5, xtol=1e-15)
+    g = IS * np.exp(v / VT) / VT + GMIN
+    f = np.array([1.0, 1e3, 1e5])
+    r = ac_analysis(deck, f, signals=["v(b)"])
+    expected = (1 / 1e3) / (1 / 1e3 + g + 2j * np.pi * f * 1e-6)
+    np.testing.assert_allclose(r.response["v(b)"], expected, rtol=1e-7)
+
+
+def test_cli_ac_csv_and_bode_plot(tmp_path, capsys):
+    out, png = tmp_path / "ac.csv", tmp_path / "bode.png"
+    assert main(["ac", "tests/decks/rc_lowpass.cir", "--sweep", "dec", "5", "10", "100k", "--signal", "v(out)",
+                 "--out", str(out), "--plot", str(png)]) == 0
+    data = np.loadtxt(out, delimiter=",", skiprows=1)
+    f = data[:, 0]
+    np.testing.assert_allclose(data[:, 1], -10 * np.log10(1 + (2 * np.pi * f * 1e-4) ** 2), atol=1e-9)
+    assert png.stat().st_size > 0
+    assert main(["ac", "tests/decks/rc_lowpass.cir", "--sweep", "lin", "3", "1k", "3k", "--source", "nope"]) == 1
+    assert "unknown source 'nope'" in capsys.readouterr().err
