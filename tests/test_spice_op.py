@@ -93,3 +93,17 @@ def test_cli_ac_csv_and_bode_plot(tmp_path, capsys):
     assert png.stat().st_size > 0
     assert main(["ac", "tests/decks/rc_lowpass.cir", "--sweep", "lin", "3", "1k", "3k", "--source", "nope"]) == 1
     assert "unknown source 'nope'" in capsys.readouterr().err
+
+
+def test_cli_ac_reads_the_decks_ac_card(tmp_path, capsys):
+    deck = tmp_path / "rc.cir"
+    deck.write_text("RC\nV1 in 0 DC 0\nR1 in out 1k\nC1 out 0 100n\n.AC Oct 2 1k 4k\n.end\n")
+    with pytest.warns(Warning, match=".ac"):
+        assert main(["ac", str(deck), "--signal", "v(out)"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "f,dB v(out),phase v(out)"
+    f = np.array([float(ln.split(",")[0]) for ln in lines[1:]])
+    np.testing.assert_allclose(f, 1e3 * 2 ** (np.arange(5) / 2))
+    deck.write_text("RC\nV1 in 0 DC 0\nR1 in out 1k\nC1 out 0 100n\n")
+    assert main(["ac", str(deck)]) == 1
+    assert "has no .ac card" in capsys.readouterr().err

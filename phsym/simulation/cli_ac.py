@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import re
+from pathlib import Path
+from typing import Any, Optional, Tuple
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "deck_sweep"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -14,8 +16,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Linearise at the DC operating point and print or write the response of node "
                     "potentials (or --signal labels) to a unit excitation of one source.")
     p.add_argument("file", help="netlist file")
-    p.add_argument("--sweep", nargs=4, required=True, metavar=("DEC|OCT|LIN", "N", "FSTART", "FSTOP"),
-                   help="frequency sweep as in SPICE's .ac card, e.g. --sweep dec 20 10 100k")
+    p.add_argument("--sweep", nargs=4, metavar=("DEC|OCT|LIN", "N", "FSTART", "FSTOP"),
+                   help="frequency sweep as in SPICE's .ac card, e.g. --sweep dec 20 10 100k "
+                        "(default: the deck's own .ac card)")
     p.add_argument("--source", help="excited source (default: the first input)")
     p.add_argument("--signal", action="append", default=[], help="signal label (default: every node)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="parameter override")
@@ -25,6 +28,25 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+_AC_CARD = re.compile(r"^[ \t]*\.ac[ \t]+(dec|oct|lin)[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)",
+                      re.IGNORECASE | re.MULTILINE)
+
+
+def deck_sweep(path) -> Optional[Tuple[str, str, str, str]]:
+    """The ``.ac DEC|OCT|LIN N FSTART FSTOP`` card of a deck file (its first), or None.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The deck (not its included files).
+    """
+    try:
+        m = _AC_CARD.search(Path(path).read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return m.groups() if m else None
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym ac``; returns the exit status."""
     import sys
@@ -32,7 +54,10 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import SimulationError
     from .ac import ac_analysis, frequency_grid
     from .cli_simulate import _number, _pairs
-    kind, n, f1, f2 = args.sweep
+    sweep = args.sweep or deck_sweep(args.file)
+    if sweep is None:
+        raise SimulationError(f"{args.file} has no .ac card: give the frequencies with --sweep dec N FSTART FSTOP")
+    kind, n, f1, f2 = sweep
     try:
         points = int(n)
     except ValueError:
