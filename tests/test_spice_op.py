@@ -29,6 +29,19 @@ def test_resistor_diode_divider_matches_the_scalar_equation(tmp_path):
     assert abs(sum(op.power.values())) <= 1e-12 * abs(op.power["V1"])
 
 
+def test_diode_series_resistance_gives_an_internal_node(tmp_path):
+    deck = tmp_path / "rs.cir"
+    deck.write_text("RS\nV1 a 0 DC 2\nR1 a b 100\nD1 b 0 DR\n.model DR D(IS=1e-14 N=1 RS=10)\n")
+    op = operating_point(deck)
+    i = op.currents["D1"]
+    assert op.nodes["b"] - op.nodes["D1#j"] == pytest.approx(10 * i, rel=1e-9)
+    assert (2 - op.nodes["b"]) / 100 == pytest.approx(i, rel=1e-9)
+    assert op.nodes["D1#j"] == pytest.approx(VT * np.log1p((i - GMIN * op.nodes["D1#j"]) / IS), rel=1e-9)
+    # the diode's power includes its series resistance
+    assert op.power["D1"] == pytest.approx(op.nodes["b"] * i, rel=1e-9)
+    assert abs(sum(op.power.values())) <= 1e-12 * abs(op.power["V1"])
+
+
 def test_inductor_shorts_capacitor_opens_and_params_override():
     from phsym import parse
     m = parse("RLC\nV1 a 0 DC 2\nR1 a b 100\nL1 b c 1m\nR2 c 0 300\nC1 c 0 1u\nI1 0 c DC 1m\n")

@@ -33,7 +33,8 @@ class OperatingPoint:
         Current through each two-terminal element, from its first node to
         its second [A].
     voltages : dict of str to float
-        Voltage across each two-terminal element, first node minus second [V].
+        Voltage across each two-terminal element's terminals, first node
+        minus second [V] (for a diode with ``RS``: junction plus ``RS`` drop).
     power : dict of str to float
         Power absorbed by each element, ``voltages * currents`` [W]
         (negative for a source that delivers power).
@@ -105,15 +106,15 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
         for n in el.nodes:
             if n != "0" and n not in nodes:
                 nodes.append(n)
-    for st in model.structure.dissipative:       # internal nodes (a diode's series resistance)
-        for n in getattr(st, "nodes", ()):
-            if n != "0" and n not in nodes:
-                nodes.append(n)
+    for n in model.structure.graph.nodes:        # internal nodes (a diode's series resistance)
+        if n != "0" and n not in nodes:
+            nodes.append(n)
     op.nodes = {n: float(res[f"v({n})"][0]) for n in nodes}
     for el in model.netlist.elements:
         if len(el.nodes) != 2:
             continue              # couplings and four-terminal two-ports: their inductors/ports are listed
         i = float(res[f"i({el.name})"][0])
-        v = float(res[f"v({el.name})"][0])
+        # terminal voltage: a diode's v(D1) is its junction voltage, without RS
+        v = op.nodes.get(el.nodes[0], 0.0) - op.nodes.get(el.nodes[1], 0.0)
         op.currents[el.name], op.voltages[el.name], op.power[el.name] = i, v, v * i
     return op
