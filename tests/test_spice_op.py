@@ -42,6 +42,13 @@ def test_diode_series_resistance_gives_an_internal_node(tmp_path):
     assert abs(sum(op.power.values())) <= 1e-12 * abs(op.power["V1"])
 
 
+def test_ic_values_are_not_held_as_in_spice_op():
+    # rlc_ic_uic: .ic V(a)=2 on a source-free RLC; the operating point is all zero
+    op = operating_point("tests/decks/rlc_ic_uic.cir")
+    assert all(abs(v) < 1e-12 for v in op.nodes.values())
+    assert all(abs(v) < 1e-12 for v in op.state.values())
+
+
 def test_inductor_shorts_capacitor_opens_and_params_override():
     from phsym import parse
     m = parse("RLC\nV1 a 0 DC 2\nR1 a b 100\nL1 b c 1m\nR2 c 0 300\nC1 c 0 1u\nI1 0 c DC 1m\n")

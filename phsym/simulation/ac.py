@@ -145,7 +145,7 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
     """
     from ..model import load
     from .probes import probe_vector
-    from .simulator import Simulator
+    from .op import dc_state
     if isinstance(model, (str, Path)):
         model = load(model)
     names = [str(u) for u in model.inputs]
@@ -158,7 +158,7 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
     j = lower.index(src.lower())
     values = model.parameter_values(params)
     u0 = _inputs_at_zero(model, values)
-    x0 = Simulator(model, 1.0).dc_state(u0, params)
+    x0 = dc_state(model, u0, params)
     lin = model.linearize(x0=x0, u0=u0, params=params)
     S = model.structure
     if signals is None:

@@ -13,7 +13,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "op", help="DC operating point: node potentials, branch currents, power per element",
         description="DC operating point of a netlist with the sources at their t = 0 values "
-                    "(SIN: offset, PULSE: first level), storages held at their .ic values as in SPICE.")
+                    "(SIN: offset, PULSE: first level); .ic values are not held, as in SPICE's .op.")
     p.add_argument("file", help="netlist file")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="parameter override")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")

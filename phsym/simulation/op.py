@@ -17,7 +17,28 @@ import numpy as np
 
 from ..errors import SimulationError
 
-__all__ = ["OperatingPoint", "operating_point"]
+__all__ = ["OperatingPoint", "operating_point", "dc_state"]
+
+
+def dc_state(model, u0: np.ndarray, params: Optional[Mapping[str, float]] = None) -> np.ndarray:
+    """Storage state of a model's DC operating point for the inputs ``u0``, nothing held.
+
+    Unlike a transient's DC start (``x0="dc"``), ``.ic`` values are not
+    held: SPICE's ``.op`` and ``.ac`` ignore them too.  They only seed Newton.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    u0 : ndarray
+        Inputs in ``model.inputs`` order.
+    params : mapping of str to float, optional
+        Parameter overrides by name.
+    """
+    from .initial import dc_operating_point, initial_from_ic
+    values = model.parameter_values(params)
+    x_ic, _ = initial_from_ic(model.structure, values)
+    return dc_operating_point(model.structure, values, np.asarray(u0, float), x_ic, ())
 
 
 @dataclass
@@ -70,7 +91,8 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
     ----------
     model : Model, str or pathlib.Path
         A model or a netlist file.  Sources take their value at ``t = 0``
-        (``SIN`` its offset, ``PULSE`` its first level), as SPICE's ``.op``.
+        (``SIN`` its offset, ``PULSE`` its first level), as SPICE's ``.op``;
+        ``.ic`` values are not held (as in SPICE's ``.op``).
     params : mapping of str to float, optional
         Parameter overrides by name.
 
@@ -92,7 +114,7 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
     sim = Simulator(model, 1.0, method="backward_euler")
     n_u = len(model.inputs)
     u0 = sim.plan(params).inputs(None, 1.0)[0] if n_u else np.zeros(0)
-    x0 = sim.dc_state(u0, params)
+    x0 = dc_state(model, u0, params)
     u = np.tile(np.asarray(u0, float), (2, 1)) if n_u else None
     res = sim.run(u=u, duration=None if n_u else 1.0, x0=x0, params=params)
     drift = np.max(np.abs(res.x[1] - res.x[0]) / (np.abs(res.x[0]) + 1e-30), initial=0.0)
