@@ -127,3 +127,27 @@ def test_cli_ac_reads_the_decks_ac_card(tmp_path, capsys):
     deck.write_text("RC\nV1 in 0 DC 0\nR1 in out 1k\nC1 out 0 100n\n")
     assert main(["ac", str(deck)]) == 1
     assert "has no .ac card" in capsys.readouterr().err
+
+
+# ngspice-39: `ngspice -b` on this deck with `V1 a 0 DC 5 AC 1` and a control block
+# `op; print v(b) v(c); ac dec 2 10 100k; print vm(b) vp(b)` (27 degC)
+NGSPICE_DECK = ("Bias network with a diode\nV1 a 0 DC 5\nR1 a b 1k\nD1 b c DX\nR2 c 0 100\nC1 b 0 1u\nL1 c 0 10m\n"
+                ".model DX D(IS=2.52n N=1.752 RS=0.5)\n.temp 27\n.end\n")
+NGSPICE_VB = 6.529362e-01
+NGSPICE_AC = [(1.082835e-02, 5.612877e-02), (1.102556e-02, 1.750903e-01), (1.283675e-02, 4.918658e-01),
+              (2.467119e-02, 8.650097e-01), (7.370639e-02, 4.863711e-01), (5.317334e-02, -9.96441e-01),
+              (1.603809e-02, -1.40914e+00), (5.036880e-03, -1.52032e+00), (1.591675e-03, -1.55485e+00)]
+
+
+def test_op_and_ac_agree_with_ngspice(tmp_path):
+    from phsym.simulation import ac_analysis
+    from phsym.simulation.ac import frequency_grid
+    deck = tmp_path / "bias.cir"
+    deck.write_text(NGSPICE_DECK)
+    op = operating_point(deck)
+    assert op.nodes["b"] == pytest.approx(NGSPICE_VB, rel=1e-6)
+    assert op.nodes["c"] == pytest.approx(0.0, abs=1e-12)
+    r = ac_analysis(deck, frequency_grid("dec", 2, 10, 1e5), signals=["v(b)"])
+    ref = np.array(NGSPICE_AC)
+    np.testing.assert_allclose(np.abs(r.response["v(b)"]), ref[:, 0], rtol=2e-5)
+    np.testing.assert_allclose(np.angle(r.response["v(b)"]), ref[:, 1], rtol=2e-5, atol=1e-6)
