@@ -1,0 +1,142 @@
+"""DC operating point of a netlist (SPICE's ``.op``): node potentials, branch
+currents and the power of every element.
+
+The state comes from the simulator's DC solver
+(:meth:`~phsym.simulation.Simulator.dc_state`, the one ``x0="dc"`` uses);
+one backward-Euler step with the inputs held at their first sample then
+evaluates every probe at that state (the step changes nothing at an
+equilibrium: ``dx = 0``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Mapping, Optional
+
+import numpy as np
+
+from ..errors import SimulationError
+
+__all__ = ["OperatingPoint", "operating_point", "dc_state"]
+
+
+def dc_state(model, u0: np.ndarray, params: Optional[Mapping[str, float]] = None) -> np.ndarray:
+    """Storage state of a model's DC operating point for the inputs ``u0``, nothing held.
+
+    Unlike a transient's DC start (``x0="dc"``), ``.ic`` values are not
+    held: SPICE's ``.op`` and ``.ac`` ignore them too.  They only seed Newton.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    u0 : ndarray
+        Inputs in ``model.inputs`` order.
+    params : mapping of str to float, optional
+        Parameter overrides by name.
+    """
+    from .initial import dc_operating_point, initial_from_ic
+    values = model.parameter_values(params)
+    x_ic, _ = initial_from_ic(model.structure, values)
+    return dc_operating_point(model.structure, values, np.asarray(u0, float), x_ic, ())
+
+
+@dataclass
+class OperatingPoint:
+    """A DC operating point.
+
+    Attributes
+    ----------
+    nodes : dict of str to float
+        Node potentials against the datum [V] (internal nodes such as a
+        diode's ``D1#j`` included).
+    currents : dict of str to float
+        Current through each two-terminal element, from its first node to
+        its second [A].
+    voltages : dict of str to float
+        Voltage across each two-terminal element's terminals, first node
+        minus second [V] (for a diode with ``RS``: junction plus ``RS`` drop).
+    power : dict of str to float
+        Power absorbed by each element, ``voltages * currents`` [W]
+        (negative for a source that delivers power).
+    state : dict of str to float
+        The model's states (capacitor charges, inductor fluxes...).
+    title : str
+        The netlist title.
+    """
+
+    nodes: Dict[str, float] = field(default_factory=dict)
+    currents: Dict[str, float] = field(default_factory=dict)
+    voltages: Dict[str, float] = field(default_factory=dict)
+    power: Dict[str, float] = field(default_factory=dict)
+    state: Dict[str, float] = field(default_factory=dict)
+    title: str = ""
+
+    def to_text(self) -> str:
+        """The operating point as a plain-text table (as SPICE prints ``.op``)."""
+        lines = [f"DC operating point: {self.title}" if self.title else "DC operating point", "",
+                 f"{'node':<20} {'potential [V]':>15}"]
+        lines += [f"{n:<20} {v:>15.6g}" for n, v in self.nodes.items()]
+        lines += ["", f"{'element':<20} {'voltage [V]':>15} {'current [A]':>15} {'power [W]':>15}"]
+        lines += [f"{e:<20} {self.voltages[e]:>15.6g} {self.currents[e]:>15.6g} {self.power[e]:>15.6g}"
+                  for e in self.currents]
+        lines += ["", f"total power {sum(self.power.values()):.3g} W (zero up to rounding)"]
+        return "\n".join(lines)
+
+
+def operating_point(model, params: Optional[Mapping[str, float]] = None) -> OperatingPoint:
+    """DC operating point of a model or netlist file at the inputs' first sample.
+
+    Parameters
+    ----------
+    model : Model, str or pathlib.Path
+        A model or a netlist file.  Sources take their value at ``t = 0``
+        (``SIN`` its offset, ``PULSE`` its first level), as SPICE's ``.op``;
+        ``.ic`` values are not held (as in SPICE's ``.op``).
+    params : mapping of str to float, optional
+        Parameter overrides by name.
+
+    Returns
+    -------
+    OperatingPoint
+
+    Raises
+    ------
+    SimulationError
+        When the DC problem has no solution or Newton fails on it.
+    """
+    from ..model import load
+    from .simulator import Simulator
+    if isinstance(model, (str, Path)):
+        model = load(model)
+    if getattr(model, "netlist", None) is None:
+        raise SimulationError("an operating point needs a model built from a netlist", step=0, time=0.0)
+    sim = Simulator(model, 1.0, method="backward_euler")
+    n_u = len(model.inputs)
+    u0 = sim.plan(params).inputs(None, 1.0)[0] if n_u else np.zeros(0)
+    x0 = dc_state(model, u0, params)
+    u = np.tile(np.asarray(u0, float), (2, 1)) if n_u else None
+    res = sim.run(u=u, duration=None if n_u else 1.0, x0=x0, params=params)
+    drift = np.max(np.abs(res.x[1] - res.x[0]) / (np.abs(res.x[0]) + 1e-30), initial=0.0)
+    if drift > 1e-6 and np.max(np.abs(res.x[1] - res.x[0]), initial=0.0) > 1e-15:
+        raise SimulationError(f"the DC solution is not an equilibrium (relative drift {drift:.2g})",
+                              step=1, time=1.0)
+    op = OperatingPoint(title=model.netlist.title,
+                        state={str(s): float(v) for s, v in zip(model.states, res.x[0])})
+    nodes = []
+    for el in model.netlist.elements:
+        for n in el.nodes:
+            if n != "0" and n not in nodes:
+                nodes.append(n)
+    for n in model.structure.graph.nodes:        # internal nodes (a diode's series resistance)
+        if n != "0" and n not in nodes:
+            nodes.append(n)
+    op.nodes = {n: float(res[f"v({n})"][0]) for n in nodes}
+    for el in model.netlist.elements:
+        if len(el.nodes) != 2:
+            continue              # couplings and four-terminal two-ports: their inductors/ports are listed
+        i = float(res[f"i({el.name})"][0])
+        # terminal voltage: a diode's v(D1) is its junction voltage, without RS
+        v = op.nodes.get(el.nodes[0], 0.0) - op.nodes.get(el.nodes[1], 0.0)
+        op.currents[el.name], op.voltages[el.name], op.power[el.name] = i, v, v * i
+    return op

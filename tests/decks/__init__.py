@@ -1,0 +1,1 @@
+"""The SPICE deck corpus (see corpus.py and README.md)."""
