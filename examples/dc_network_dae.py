@@ -1,4 +1,6 @@
-"""The DC power network of seed 001 as a pH-DAE: descriptor form and a step response.
+"""
+The DC power network of seed 001 as a pH-DAE: descriptor form and a step response.
+==================================================================================
 
 Run from the repository root:  python examples/dc_network_dae.py
 """

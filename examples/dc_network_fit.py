@@ -1,4 +1,6 @@
-"""Grey-box fit of the DC power network of seed 001 (a smaller version of its tables).
+"""
+Grey-box fit of the DC power network of seed 001 (a smaller version of its tables).
+===================================================================================
 
 Run from the repository root:  python examples/dc_network_fit.py
 
@@ -9,6 +11,7 @@ Run from the repository root:  python examples/dc_network_fit.py
    warning names them).
 3. Fit them from (I_G, V1, V2) at 40 dB: every parameter within a fraction
    of a percent, with Cramér-Rao standard deviations and 95 % intervals.
+
 The full benchmark (three noise levels, ten runs, timing) is
 ``benchmarks/fit_dc_network.py``.
 """

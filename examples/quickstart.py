@@ -1,4 +1,6 @@
-"""Quick start: structure, linearisation and simulation of bundled netlists.
+"""
+Quick start: structure, linearisation and simulation of bundled netlists.
+=========================================================================
 
 Run from the repository root:  python examples/quickstart.py
 """
