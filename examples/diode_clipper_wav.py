@@ -18,8 +18,8 @@ import phsym
 
 try:
     NET = Path(__file__).resolve().parent.parent / "netlists"
-except NameError:               # sphinx-gallery runs the file without __file__
-    NET = Path("netlists").resolve()
+except NameError:               # sphinx-gallery runs the file in examples/, without __file__
+    NET = Path.cwd().parent / "netlists"
 
 fs = 48_000
 t = np.arange(int(0.5 * fs) + 1) / fs

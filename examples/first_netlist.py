@@ -18,8 +18,8 @@ import phsym
 
 try:
     NET = Path(__file__).resolve().parent.parent / "netlists"
-except NameError:               # sphinx-gallery runs the file without __file__
-    NET = Path("netlists").resolve()
+except NameError:               # sphinx-gallery runs the file in examples/, without __file__
+    NET = Path.cwd().parent / "netlists"
 print(open(NET / "rlc.cir").read())
 
 # %%

@@ -20,8 +20,8 @@ import phsym
 
 try:
     NET = Path(__file__).resolve().parent.parent / "netlists"
-except NameError:               # sphinx-gallery runs the file without __file__
-    NET = Path("netlists").resolve()
+except NameError:               # sphinx-gallery runs the file in examples/, without __file__
+    NET = Path.cwd().parent / "netlists"
 
 mob = phsym.load(NET / "loudspeaker.cir")
 imp = phsym.load(NET / "loudspeaker_gyrator.cir")
