@@ -1,7 +1,7 @@
 """The ``phsym`` command line.
 
 Subcommands: ``show`` (structure of a netlist), ``simulate``, ``identify``,
-``fit``, ``learn``, ``cache`` (each implemented next to the code it drives).
+``identify-mech``, ``fit``, ``learn``, ``cache`` (each implemented next to the code it drives).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .errors import PhsymError
 __all__ = ["main", "build_parser"]
 
 #: Subcommand modules exposing ``add_parser(subparsers)``.
-PLUGINS = ["phsym.simulation.cli_simulate", "phsym.identify.cli_identify",
+PLUGINS = ["phsym.simulation.cli_simulate", "phsym.identify.cli_identify", "phsym.identify.cli_mech",
            "phsym.identify.cli_fit", "phsym.identify.cli_learn", "phsym.simulation.cli_cache"]
 
 

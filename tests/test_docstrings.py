@@ -14,17 +14,19 @@ from phsym.identify import data, metrics
 from phsym.identify.base import Estimator
 from phsym.identify.gp import EffortGP, estimate_derivative
 from phsym.identify.gp.laws import hamiltonian_expression, law_text
+from phsym.identify import mechanical
 from phsym.structure import discrete, forms, linearize, probes
 from phsym.structure.linear import LinearPHS
 
 PUBLIC = [phsym.Model, LinearPHS, phsym.simulation.Simulator, phsym.simulation.SimulationResult,
           phsym.simulation.RunPlan, phsym.identify.LinearPHSEstimator, phsym.identify.ParameterEstimator,
-          Estimator, NameTable, Component, Registry, EffortGP]
+          Estimator, NameTable, Component, Registry, EffortGP, phsym.identify.MechanicalEstimator]
 FUNCTIONS = [phsym.parse, phsym.load, phsym.simulate, forms.explicit, linearize.linearize,
              linearize.operating_point, linearize.descriptor_matrices, discrete.theta_step,
              discrete.state_transition, get_scheme, metrics.r2_score, metrics.nrms, data.measurements,
              data.step_targets, probes.probe_map, build_sensitivity, generate, register, estimate_derivative,
-             hamiltonian_expression, law_text]
+             hamiltonian_expression, law_text, mechanical.midpoint_c2d, mechanical.midpoint_d2c,
+             mechanical.discretise, mechanical.network_netlist, mechanical.mechanical_phs]
 
 
 def _callables():
