@@ -101,7 +101,7 @@ class SimulationResult:
     # ----------------------------------------------------------- scales
     @property
     def power_scale(self) -> float:
-        """Scale for relative balance checks: max of |dH/dt|, P_diss, |P_supplied|."""
+        """Scale for relative balance checks: max of ``|dH/dt|``, P_diss, ``|P_supplied|``."""
         h = self.info["h"]
         dH = np.abs(np.diff(self.H)) / h
         m = max(np.max(dH, initial=0.0), np.max(np.abs(self.P_diss), initial=0.0),
@@ -110,7 +110,7 @@ class SimulationResult:
 
     @property
     def max_balance_error(self) -> float:
-        """Maximum |balance| relative to :attr:`power_scale`."""
+        """Maximum ``|balance|`` relative to :attr:`power_scale`."""
         return float(np.max(np.abs(self.balance), initial=0.0) / self.power_scale)
 
     # ----------------------------------------------------------- access
