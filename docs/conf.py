@@ -79,9 +79,28 @@ def _online(host: str = "numpy.org", timeout: float = 3.0) -> bool:
     return True
 
 
+def _inventories() -> dict:
+    """The reachable inventories, downloaded once per build into docs/_build:
+    one unreachable or moved inventory must not fail a ``-W`` build."""
+    import urllib.request
+    cache = ROOT / "docs" / "_build" / "intersphinx"
+    cache.mkdir(parents=True, exist_ok=True)
+    found = {}
+    for name, (url, _) in INTERSPHINX.items():
+        path = cache / f"{name}.inv"
+        try:
+            with urllib.request.urlopen(f"{url}/objects.inv", timeout=10) as resp:
+                path.write_bytes(resp.read())
+        except Exception as exc:        # noqa: BLE001 - any failure: no links to that project
+            print(f"phsym docs: intersphinx inventory of {name} unreachable ({exc}); its links are plain text")
+            continue
+        found[name] = (url, str(path))
+    return found
+
+
 _flag = os.environ.get("PHSYM_DOCS_INTERSPHINX")
 USE_INTERSPHINX = _online() if _flag is None else _flag == "1"
-intersphinx_mapping = INTERSPHINX if USE_INTERSPHINX else {}
+intersphinx_mapping = _inventories() if USE_INTERSPHINX else {}
 if not USE_INTERSPHINX:
     print("phsym docs: no network, intersphinx links disabled (PHSYM_DOCS_INTERSPHINX=1 forces them)")
 intersphinx_timeout = 10
