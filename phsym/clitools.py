@@ -1,16 +1,75 @@
 """Small helpers shared by the command-line subcommands."""
 from __future__ import annotations
 
+import argparse
 import csv
 import sys
 import time
-from typing import Dict, List, Mapping, Optional, Sequence, TextIO
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TextIO
 
 import numpy as np
 
 from .errors import DataFileError
 
-__all__ = ["read_csv_columns", "split_names", "ProgressBar", "plot_data_and_fit"]
+__all__ = ["Subcommand", "read_csv_columns", "split_names", "ProgressBar", "plot_data_and_fit"]
+
+
+class Subcommand:
+    """A ``phsym`` subcommand declared once: the ``phsym`` parser and the
+    module's standalone entry point (``python -m MODULE``) are built from it.
+
+    Parameters
+    ----------
+    name : str
+        Subcommand name (``phsym NAME``).
+    help : str
+        One line for ``phsym --help``.
+    description : str
+        Paragraph for ``phsym NAME --help``.
+    fill : callable(argparse.ArgumentParser)
+        Adds the subcommand's arguments.
+    run : callable(argparse.Namespace) -> int
+        Executes it; returns the exit code.
+    """
+
+    def __init__(self, name: str, help: str, description: str, fill: Callable[[argparse.ArgumentParser], None],
+                 run: Callable[[argparse.Namespace], int]):
+        self.name, self.help, self.description, self.fill, self.run = name, help, description, fill, run
+
+    def add_parser(self, subparsers: Any) -> argparse.ArgumentParser:
+        """Register the subcommand.
+
+        Parameters
+        ----------
+        subparsers : argparse._SubParsersAction
+            Result of ``parser.add_subparsers()``.
+
+        Returns
+        -------
+        argparse.ArgumentParser
+            The subcommand parser (``func`` default set to ``run``).
+        """
+        p = subparsers.add_parser(self.name, help=self.help, description=self.description)
+        self.fill(p)
+        p.set_defaults(func=self.run)
+        return p
+
+    def build_parser(self) -> argparse.ArgumentParser:
+        """The standalone parser (``prog`` is ``phsym NAME``)."""
+        p = argparse.ArgumentParser(prog=f"phsym {self.name}", description=self.description)
+        self.fill(p)
+        p.set_defaults(func=self.run)
+        return p
+
+    def main(self, argv: Optional[Sequence[str]] = None) -> int:
+        """Standalone entry point.
+
+        Parameters
+        ----------
+        argv : sequence of str, optional
+            Arguments (default: ``sys.argv[1:]``).
+        """
+        return int(self.run(self.build_parser().parse_args(argv)) or 0)
 
 
 def split_names(text: Optional[str]) -> List[str]:

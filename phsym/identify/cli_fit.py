@@ -18,14 +18,14 @@ import argparse
 import json
 import sys
 import warnings
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional
 
 import numpy as np
 
 from ..errors import IdentificationError
-from ..clitools import ProgressBar, plot_data_and_fit, read_csv_columns, split_names as _names
+from ..clitools import Subcommand, ProgressBar, plot_data_and_fit, read_csv_columns, split_names as _names
 
-__all__ = ["add_parser", "build_parser", "run", "main"]
+__all__ = ["COMMAND", "add_parser", "build_parser", "run", "main"]
 
 
 def _assignments(text: Optional[str]) -> Dict[str, float]:
@@ -58,35 +58,6 @@ def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help="write the estimates as JSON")
     p.add_argument("--plot", default=None, help="write a PNG comparing data and fit")
     p.add_argument("--quiet", action="store_true", help="no progress output")
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register the ``fit`` subcommand.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        Result of ``parser.add_subparsers()``.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The subcommand parser (``func`` default set to :func:`run`).
-    """
-    p = subparsers.add_parser("fit", help="estimate netlist parameters from CSV input-output data",
-                              description="Grey-box output-error fit of netlist parameters with exact "
-                                          "sensitivities of a passivity-preserving time-stepper.")
-    _fill(p)
-    p.set_defaults(func=run)
-    return p
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Standalone parser (``python -m phsym.identify.cli_fit``)."""
-    p = argparse.ArgumentParser(prog="phsym fit", description="Estimate netlist parameters from CSV data.")
-    _fill(p)
-    p.set_defaults(func=run)
-    return p
 
 
 def run(args: argparse.Namespace) -> int:
@@ -163,15 +134,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Standalone entry point.
-
-    Parameters
-    ----------
-    argv : sequence of str, optional
-        Arguments (default: ``sys.argv[1:]``).
-    """
-    return run(build_parser().parse_args(argv))
+COMMAND = Subcommand("fit", help="estimate netlist parameters from CSV input-output data",
+                     description="Grey-box output-error fit of netlist parameters with exact "
+                     "sensitivities of a passivity-preserving time-stepper.",
+                     fill=_fill, run=run)
+add_parser, build_parser, main = COMMAND.add_parser, COMMAND.build_parser, COMMAND.main
 
 
 if __name__ == "__main__":  # pragma: no cover

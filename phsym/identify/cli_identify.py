@@ -15,34 +15,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..clitools import ProgressBar, plot_data_and_fit, read_csv_columns, split_names as _names
+from ..clitools import Subcommand, ProgressBar, plot_data_and_fit, read_csv_columns, split_names as _names
 
-__all__ = ["add_parser", "build_parser", "run", "main"]
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register the ``identify`` subcommand on an argparse subparsers object.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        Result of ``parser.add_subparsers()``.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The subcommand parser (``func`` default set to :func:`run`).
-    """
-    p = subparsers.add_parser("identify", help="fit a linear port-Hamiltonian model to CSV data",
-                              description="Structure-preserving identification of "
-                                          "x' = (J - R) Q x + B u, y = B^T Q x from CSV data.")
-    _fill(p)
-    p.set_defaults(func=run)
-    return p
+__all__ = ["COMMAND", "add_parser", "build_parser", "run", "main"]
 
 
 def _fill(p: argparse.ArgumentParser) -> None:
@@ -63,16 +41,6 @@ def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rank", type=int, default=None, help="rank bound of R (default: order)")
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Standalone parser (``python -m phsym.identify.cli_identify``)."""
-    p = argparse.ArgumentParser(prog="phsym identify",
-                                description="Structure-preserving identification of a linear "
-                                            "port-Hamiltonian model from CSV data.")
-    _fill(p)
-    p.set_defaults(func=run)
-    return p
 
 
 def run(args: argparse.Namespace) -> int:
@@ -130,10 +98,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Standalone entry point."""
-    args = build_parser().parse_args(argv)
-    return run(args)
+COMMAND = Subcommand("identify", help="fit a linear port-Hamiltonian model to CSV data",
+                     description="Structure-preserving identification of "
+                     "x' = (J - R) Q x + B u, y = B^T Q x from CSV data.",
+                     fill=_fill, run=run)
+add_parser, build_parser, main = COMMAND.add_parser, COMMAND.build_parser, COMMAND.main
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,13 +22,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..clitools import plot_data_and_fit, read_csv_columns, split_names
+from ..clitools import Subcommand, plot_data_and_fit, read_csv_columns, split_names
 
-__all__ = ["add_parser", "build_parser", "run", "main"]
+__all__ = ["COMMAND", "add_parser", "build_parser", "run", "main"]
 
 _VARIABLES = {"capacitor": "q", "inductor": "phi", "mass": "p", "spring": "x", "inertia": "p", "torsion": "x"}
 
@@ -48,35 +47,6 @@ def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help="write the law (netlist text H={...})")
     p.add_argument("--plot", default=None, help="write a PNG comparing the learned model with the data")
     p.add_argument("--quiet", action="store_true", help="no progress output")
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register the ``learn`` subcommand.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        Result of ``parser.add_subparsers()``.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The subcommand parser (``func`` default set to :func:`run`).
-    """
-    p = subparsers.add_parser("learn", help="learn a storage law from CSV state data (Gaussian process)",
-                              description="Learn the energy law of a storage element with EffortGP on the "
-                                          "netlist's descriptor structure.")
-    _fill(p)
-    p.set_defaults(func=run)
-    return p
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Standalone parser (``python -m phsym.identify.cli_learn``)."""
-    p = argparse.ArgumentParser(prog="phsym learn", description="Learn a storage law from CSV state data.")
-    _fill(p)
-    p.set_defaults(func=run)
-    return p
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,15 +102,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Standalone entry point.
-
-    Parameters
-    ----------
-    argv : sequence of str, optional
-        Arguments (default: ``sys.argv[1:]``).
-    """
-    return run(build_parser().parse_args(argv))
+COMMAND = Subcommand("learn", help="learn a storage law from CSV state data (Gaussian process)",
+                     description="Learn the energy law of a storage element with EffortGP on the "
+                     "netlist's descriptor structure.",
+                     fill=_fill, run=run)
+add_parser, build_parser, main = COMMAND.add_parser, COMMAND.build_parser, COMMAND.main
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,36 +19,15 @@ import argparse
 import json
 import sys
 import warnings
-from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..clitools import plot_data_and_fit, read_csv_columns, split_names as _names
+from ..clitools import Subcommand, plot_data_and_fit, read_csv_columns, split_names as _names
 
-__all__ = ["add_parser", "build_parser", "run", "main"]
+__all__ = ["COMMAND", "add_parser", "build_parser", "run", "main"]
 
 _DESCRIPTION = ("Identify M, D, K (and L) of M q'' + D q' + K q = L u from sampled forces and positions, "
                 "through the midpoint (variational) and/or the exact zero-order-hold model.")
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register the ``identify-mech`` subcommand on an argparse subparsers object.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        Result of ``parser.add_subparsers()``.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The subcommand parser (``func`` default set to :func:`run`).
-    """
-    p = subparsers.add_parser("identify-mech", help="identify mass, damping and stiffness matrices from CSV data",
-                              description=_DESCRIPTION)
-    _fill(p)
-    p.set_defaults(func=run)
-    return p
 
 
 def _fill(p: argparse.ArgumentParser) -> None:
@@ -67,14 +46,6 @@ def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("--netlist-tol", type=float, default=1e-3,
                    help="relative size below which entries count as zero in --netlist (default 1e-3)")
     p.add_argument("--plot", default=None, help="write a PNG comparing measured and fitted positions")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Standalone parser (``python -m phsym.identify.cli_mech``)."""
-    p = argparse.ArgumentParser(prog="phsym identify-mech", description=_DESCRIPTION)
-    _fill(p)
-    p.set_defaults(func=run)
-    return p
 
 
 def run(args: argparse.Namespace) -> int:
@@ -139,16 +110,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Standalone entry point.
-
-    Parameters
-    ----------
-    argv : sequence of str, optional
-        Arguments (default ``sys.argv[1:]``).
-    """
-    args = build_parser().parse_args(argv)
-    return run(args)
+COMMAND = Subcommand("identify-mech", help="identify mass, damping and stiffness matrices from CSV data",
+                     description=_DESCRIPTION,
+                     fill=_fill, run=run)
+add_parser, build_parser, main = COMMAND.add_parser, COMMAND.build_parser, COMMAND.main
 
 
 if __name__ == "__main__":  # pragma: no cover
