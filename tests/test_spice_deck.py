@@ -114,6 +114,22 @@ def test_cli_without_tran_needs_fs(tmp_path):
     deck.write_text(RC)
     with pytest.raises(phsym.SimulationError, match="no .tran card"):
         _cli([str(deck), "--duration", "1m"])
+    with pytest.raises(phsym.SimulationInputError, match="no .tran card"):
+        phsym.simulate(deck, duration=1e-3)
+    with pytest.raises(phsym.SimulationInputError, match="fs is required"):
+        phsym.simulate(phsym.parse(RC), duration=1e-3)
+
+
+def test_python_simulate_reads_the_tran_card_like_the_cli(tmp_path):
+    deck = tmp_path / "rc.cir"
+    deck.write_text("RC low-pass\n" + RC + ".options reltol=1e-9\n.tran 10u 5m\n")
+    res = phsym.simulate(deck)
+    assert res.info["fs"] == pytest.approx(1e5) and len(res.t) == 501
+    np.testing.assert_allclose(res.x[:, 0], 1e-6, rtol=1e-9)      # DC start: charged to 1 V
+    uic = tmp_path / "uic.cir"
+    uic.write_text("RC low-pass\n" + RC + ".tran 10u 1m UIC\n")
+    res = phsym.simulate(uic, duration=5e-4)                       # given values win over the card
+    assert len(res.t) == 51 and res.x[0, 0] == 0.0
 
 
 # ------------------------------------------------------------------ .ic

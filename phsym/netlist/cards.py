@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from ..common.physics import BOLTZMANN_OVER_Q, KELVIN as _KELVIN, thermal_voltage
-from ..errors import NetlistError, NetlistWarning
+from ..errors import NetlistError, NetlistWarning, SimulationInputError
 from .numbers import looks_numeric, parse_number
 from .source import Assign, Statement, Word
 
@@ -99,6 +99,38 @@ class DeckSettings:
         """``k T / q`` [V] at ``TEMP`` (None when the deck sets no temperature)."""
         temp = self.options.get("temp")
         return None if temp is None else thermal_voltage(temp)
+
+    def run_defaults(self, source: str, fs: Optional[float], duration: Optional[float], x0) -> tuple:
+        """``(fs, duration, x0)`` of a run of this deck: given values win over the ``.tran`` card.
+
+        ``x0`` defaults to ``"dc"`` (a ``.tran`` card without ``UIC``); ``"ic"``
+        means the netlist's initial conditions (``None``).
+
+        Parameters
+        ----------
+        source : str
+            The deck's name, for the error message.
+        fs, duration : float or None
+            Sample rate and duration as given (None: from the card).
+        x0 : array_like, dict, str or None
+            Initial state as given.
+
+        Raises
+        ------
+        SimulationInputError
+            When ``fs`` is not given and the deck has no ``.tran`` card.
+        """
+        if fs is None:
+            if self.tran is None:
+                raise SimulationInputError(f"{source} has no .tran card: give the sample rate (fs, --fs)")
+            fs = self.tran.fs
+        if duration is None and self.tran is not None:
+            duration = self.tran.stop
+        if x0 is None:
+            x0 = self.x0
+        if isinstance(x0, str) and x0.strip().lower() == "ic":
+            x0 = None
+        return fs, duration, x0
 
     def simulator_options(self) -> Dict[str, float]:
         """Simulator keyword arguments from the options (``tol``, ``maxit``)."""

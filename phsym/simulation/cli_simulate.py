@@ -118,13 +118,8 @@ def run(args: argparse.Namespace) -> int:
     from ..netlist.cards import DeckSettings, deck_settings
     _check_outputs(args)        # before the run: a typo must not cost the simulation
     deck = deck_settings(args.file) if Path(args.file).suffix.lower() != ".json" else DeckSettings()
-    if args.fs is None and deck.tran is None:
-        raise SimulationError(f"{args.file} has no .tran card: give the sample rate with --fs")
-    fs = _number(args.fs) if args.fs is not None else deck.tran.fs
-    duration = _number(args.duration) if args.duration else (deck.tran.stop if deck.tran else None)
-    x0 = args.x0 if args.x0 is not None else deck.x0
-    if isinstance(x0, str) and x0.strip().lower() == "ic":
-        x0 = None
+    fs, duration, x0 = deck.run_defaults(args.file, _number(args.fs) if args.fs is not None else None,
+                                         _number(args.duration) if args.duration else None, args.x0)
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
     u = {k: input_source(v, fs) for k, v in _pairs(args.input, "input").items()}
     steps = int(round(duration * fs)) if duration else None

@@ -10,7 +10,7 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from ..codegen import aot
-from ..errors import SimulationError
+from ..errors import SimulationError, SimulationInputError
 from .result import SimulationResult
 from .signals import sample_rate
 from .warm import load_plan, save_plan, snapshot_key
@@ -29,7 +29,7 @@ def _with_includes(path, text: bytes) -> bytes:
     return b"\0".join([text] + [Path(f).read_bytes() for f in deck.files])
 
 
-def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None,
+def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float] = None, x0=None,
              params: Optional[Mapping[str, float]] = None, method: str = "auto",
              progress: Optional[Callable[[int, int], None]] = None, warm_start: bool = True,
              **options) -> SimulationResult:
@@ -43,8 +43,12 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
     ----------
     model : Model, LinearPHS, str or pathlib.Path
         A model, a netlist file, or a ``.json`` file written by :meth:`LinearPHS.save`.
-    fs : float
-        Sample rate in Hz.
+    fs : float, optional
+        Sample rate in Hz.  For a netlist file with a SPICE ``.tran TSTEP
+        TSTOP [UIC]`` card it defaults to ``1/TSTEP``; the card then also
+        gives the default ``duration`` (TSTOP), the start (the DC operating
+        point unless ``UIC``) and its ``.options`` (``tol``, ``maxit``), as
+        ``phsym simulate DECK`` does.
     u : array_like or dict, optional
         Inputs (see :meth:`phsym.simulation.Simulator.run`); netlist
         waveforms are the default.
@@ -67,8 +71,15 @@ def simulate(model, fs: float, u=None, duration: Optional[float] = None, x0=None
     -------
     SimulationResult
     """
-    fs = sample_rate(fs)
     is_file = isinstance(model, (str, os.PathLike))
+    if fs is None:
+        if not is_file or Path(model).suffix.lower() == ".json":
+            raise SimulationInputError("fs is required (only a netlist file's .tran card can give it)")
+        from ..netlist.cards import deck_settings
+        deck = deck_settings(model)
+        fs, duration, x0 = deck.run_defaults(str(model), None, duration, x0)
+        options = {**deck.simulator_options(), **options}
+    fs = sample_rate(fs)
     dc = isinstance(x0, str) and x0.strip().lower() == "dc"
     # a DC start is part of the snapshot when the netlist's own waveforms give the first input
     eligible = (warm_start and is_file and Path(model).suffix.lower() != ".json" and not params
