@@ -284,8 +284,10 @@ def test_errors(rc):
     X, U = rc["X"][:20], rc["U"][:20]
     with pytest.raises(IdentificationError, match="Xdot or the sample times"):
         EffortGP(*S).fit(X, U)
-    with pytest.raises(IdentificationError, match="NaN"):
+    with pytest.raises(IdentificationError, match=r"non-finite value \(nan\) at sample 0"):
         EffortGP(*S).fit(np.where(np.eye(20, 3) > 0, np.nan, X), U, Xdot=rc["Xdot"][:20])
+    with pytest.raises(IdentificationError, match="U has 19 samples, X has 20"):
+        EffortGP(*S).fit(X, U[:19], Xdot=rc["Xdot"][:20])
     with pytest.raises(IdentificationError, match="kernel"):
         EffortGP(*S, kernel="cubic").fit(X, U, Xdot=rc["Xdot"][:20])
     with pytest.raises(IdentificationError, match="skew"):

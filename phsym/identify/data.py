@@ -67,7 +67,8 @@ def uniform_step(t: Any, rtol: float = 1e-6, min_samples: int = 2) -> float:
     return h
 
 
-def as_2d(a: Any, name: str, n_samples: Optional[int] = None, n_columns: Optional[int] = None) -> np.ndarray:
+def as_2d(a: Any, name: str, n_samples: Optional[int] = None, n_columns: Optional[int] = None,
+          ref: str = "t") -> np.ndarray:
     """A finite float array of shape (samples, channels).
 
     Parameters
@@ -80,6 +81,8 @@ def as_2d(a: Any, name: str, n_samples: Optional[int] = None, n_columns: Optiona
         Required number of rows.
     n_columns : int, optional
         Required number of columns.
+    ref : str
+        What ``n_samples`` is the length of, for messages (default ``"t"``).
 
     Returns
     -------
@@ -100,7 +103,7 @@ def as_2d(a: Any, name: str, n_samples: Optional[int] = None, n_columns: Optiona
     if arr.ndim != 2:
         raise IdentificationError(f"{name} must have shape (samples, channels), got {arr.shape}")
     if n_samples is not None and arr.shape[0] != n_samples:
-        raise IdentificationError(f"{name} has {arr.shape[0]} samples, t has {n_samples}")
+        raise IdentificationError(f"{name} has {arr.shape[0]} samples, {ref} has {n_samples}")
     if n_columns is not None and arr.shape[1] != n_columns:
         raise IdentificationError(f"{name} has {arr.shape[1]} columns, expected {n_columns}")
     bad = np.argwhere(~np.isfinite(arr))

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...errors import IdentificationError
 from ..base import Estimator
+from ..data import as_2d
 from ..metrics import r2_score
 from .derivatives import DERIVATIVES, estimate_derivative
 from .energy import EnergyLayout, energy_objective, energy_posterior
@@ -17,7 +18,7 @@ from .icm import IcmLayout, icm_objective, icm_posterior
 from .kernels import KERNELS
 from .optimize import maximize_evidence
 from .prior_mean import quadratic_energy, quadratic_form
-from .structure import StructureMatrices, UnidentifiableEffortWarning, as_2d, check_structure
+from .structure import StructureMatrices, UnidentifiableEffortWarning, check_structure
 
 __all__ = ["EffortGP", "UnidentifiableEffortWarning"]
 
@@ -41,10 +42,9 @@ class EffortGP(Estimator):
     scales per input, task covariance, per-component noise) maximise the log
     marginal likelihood with analytic gradients (L-BFGS-B with restarts).
 
-    Only the part of ``z`` outside the null space of ``J - R`` is informed by
-    data; if ``J - R`` is singular a :class:`UnidentifiableEffortWarning`
-    names the null directions, along which ``predict`` returns the prior
-    (mean 0, its variance in ``return_std``).
+    Only the part of ``z`` outside the null space of ``J - R`` is informed by data; if ``J - R``
+    is singular a :class:`UnidentifiableEffortWarning` names the null directions, along which
+    ``predict`` returns the prior (mean 0, its variance in ``return_std``).
 
     Parameters
     ----------
@@ -223,14 +223,14 @@ class EffortGP(Estimator):
         n = S.A.shape[0]
         if X.shape[1] != n:
             raise IdentificationError(f"X has {X.shape[1]} columns but the structure has {n} states")
-        U = as_2d(U, "U", rows=X.shape[0])
+        U = as_2d(U, "U", n_samples=X.shape[0], ref="X")
         if U.shape[1] != S.B.shape[1]:
             raise IdentificationError(f"U has {U.shape[1]} columns but B has {S.B.shape[1]}")
         if Xdot is None:
             if t is None:
                 raise IdentificationError("give either Xdot or the sample times t to estimate it")
             Xdot = estimate_derivative(t, X, self.derivative, columns=S.differential)
-        Xdot = as_2d(Xdot, "Xdot", rows=X.shape[0])
+        Xdot = as_2d(Xdot, "Xdot", n_samples=X.shape[0], ref="X")
         if Xdot.shape[1] != n:
             raise IdentificationError(f"Xdot has {Xdot.shape[1]} columns, expected {n}")
         if train_index is not None:

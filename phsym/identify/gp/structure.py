@@ -3,13 +3,13 @@ validation, the differential / algebraic split and what is identifiable."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import Any, List
 
 import numpy as np
 
 from ...errors import IdentificationError, PhsymWarning
 
-__all__ = ["StructureMatrices", "UnidentifiableEffortWarning", "as_2d", "check_structure"]
+__all__ = ["StructureMatrices", "UnidentifiableEffortWarning", "check_structure"]
 
 
 class UnidentifiableEffortWarning(PhsymWarning):
@@ -110,16 +110,3 @@ def check_structure(E: Any, J: Any, R: Any, B: Any, tol: float = 1e-10) -> Struc
     differential = [j for j in range(n) if np.any(E[:, j] != 0.0)]
     algebraic = [j for j in range(n) if j not in differential]
     return StructureMatrices(E, J, R, B, A, differential, algebraic, null)
-
-
-def as_2d(a: Any, name: str, rows: Optional[int] = None) -> np.ndarray:
-    arr = np.asarray(a, dtype=float)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2:
-        raise IdentificationError(f"{name} must be a 2-D array, got shape {arr.shape}")
-    if rows is not None and arr.shape[0] != rows:
-        raise IdentificationError(f"{name} has {arr.shape[0]} rows, expected {rows}")
-    if not np.all(np.isfinite(arr)):
-        raise IdentificationError(f"{name} contains NaN or infinite values")
-    return arr
