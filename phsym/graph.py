@@ -131,13 +131,6 @@ def _check_connectivity(g: nx.MultiDiGraph) -> None:
     und = nx.MultiGraph()
     und.add_nodes_from(g.nodes)
     und.add_edges_from((a, b, k, d) for a, b, k, d in g.edges(keys=True, data=True))
-    dangling = [n for n in und.nodes if n != DATUM and und.degree(n) == 1]
-    if dangling:
-        # as in SPICE a warning: the element carries no through variable, which
-        # is well posed unless it is a through source (a cut set the structure rejects)
-        elems = sorted({d["element"] for n in dangling for _, _, d in und.edges(n, data=True)})
-        warnings.warn(f"node(s) {dangling} connected to a single element terminal ({', '.join(elems)}): "
-                      "no current (force) flows through it", NetlistWarning, stacklevel=2)
     if und.number_of_edges() == 0:
         raise StructureError("the netlist has no elements")
     for comp in nx.connected_components(und):
@@ -146,6 +139,13 @@ def _check_connectivity(g: nx.MultiDiGraph) -> None:
             raise StructureError(
                 f"floating node(s) {sorted(comp)}: no connection to the datum node 0", elems,
                 hint="connect one node of this part to 0 (gnd), e.g. ground a transformer secondary")
+    dangling = [n for n in und.nodes if n != DATUM and und.degree(n) == 1]
+    if dangling:
+        # as in SPICE a warning: the element carries no through variable, which
+        # is well posed unless it is a through source (a cut set the structure rejects)
+        elems = sorted({d["element"] for n in dangling for _, _, d in und.edges(n, data=True)})
+        warnings.warn(f"node(s) {dangling} connected to a single element terminal ({', '.join(elems)}): "
+                      "no current (force) flows through it", NetlistWarning, stacklevel=2)
 
 
 class _UnionFind:
