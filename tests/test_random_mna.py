@@ -135,6 +135,11 @@ class MNA:
         self.E, self.G, self.B, self.C, self.D = E, G, B, C, D
         self.names = [e[0] for e in self.sources]
 
+    def regular(self, s: complex = 0.37 + 1.3j) -> bool:
+        """Whether the pencil ``s E_m + G_m`` is regular (tested at one generic ``s``)."""
+        sv = np.linalg.svd(s * self.E + self.G, compute_uv=False)
+        return sv.size == 0 or sv[-1] > 1e-10 * sv[0]
+
     def transfer(self, s: complex) -> np.ndarray:
         """``y = G(s) u``."""
         X = np.linalg.solve(s * self.E + self.G, self.B)
@@ -184,6 +189,7 @@ def test_random_circuits_agree_with_mna():
     for i, (elements, couplings) in enumerate(circuits()):
         text = netlist(elements, couplings)
         ok = well_posed(elements)
+        assert MNA(elements, couplings).regular() == ok, f"circuit {i}: the reference disagrees\n{text}"
         posed += ok
         try:
             model = _build(text)
