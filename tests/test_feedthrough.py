@@ -173,3 +173,16 @@ def test_ac_and_op_with_feedthrough():
     assert op.nodes == pytest.approx({"a": 2.0, "b": 2.0}, abs=1e-12)
     assert op.currents == pytest.approx({"V1": 0.5, "I1": 0.5, "R1": 0.0, "C1": 0.0}, abs=1e-12)
     assert op.power == pytest.approx({"V1": 1.0, "I1": -1.0, "R1": 0.0, "C1": 0.0}, abs=1e-12)
+
+
+def test_nonlinear_load_on_a_fed_node():
+    # V1 holds a, I1 feeds it, R1 and a nonlinear conductance i = v/50 + v^3 load it:
+    # y_V = -u_I + i with R1 i + v = u_V, i = v/50 + v^3; y_I = u_V
+    import scipy.optimize as so
+    m = phsym.parse("V1 a 0\nI1 0 a\nR1 a b 10\nR2 b 0 I={v/50 + v**3}\n")
+    uv, ui = 1.5, 0.3
+    v = so.brentq(lambda v: 10 * (v / 50 + v ** 3) + v - uv, 0.0, uv, xtol=1e-15)
+    res = phsym.Simulator(m, fs=100.0, method="discrete_gradient").run({"V1": uv, "I1": ui}, duration=0.05)
+    assert np.allclose(res.y, [[-ui + v / 50 + v ** 3, uv]], rtol=1e-10, atol=1e-12)
+    assert np.allclose(res.P_diss, 10 * (v / 50 + v ** 3) ** 2 + v * (v / 50 + v ** 3), rtol=1e-10)
+    assert np.max(np.abs(res.balance)) < 1e-10
