@@ -160,9 +160,9 @@ class MNA:
         return np.array(out)
 
 
-def circuits():
-    rng = np.random.default_rng(20261123)
-    return [random_circuit(rng) for _ in range(N_CIRCUITS)]
+def circuits(n: int = N_CIRCUITS, seed: int = 20261123):
+    rng = np.random.default_rng(seed)
+    return [random_circuit(rng) for _ in range(n)]
 
 
 def _build(text):
