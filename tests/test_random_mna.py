@@ -28,7 +28,7 @@ import pytest
 import phsym
 from phsym.errors import PhsymError
 
-N_CIRCUITS = 300
+N_CIRCUITS = 240
 N_TRANSIENT = 40          # circuits also simulated (the cheaper check is the transfer function)
 S_POINTS = (0.37 + 1.3j, 2.1j, 4.0 + 0.5j, 0.05 + 0.0j)
 
