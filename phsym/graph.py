@@ -15,6 +15,7 @@ tree branches T and links L, Kirchhoff's laws read ``v_L = M v_T`` and
 """
 from __future__ import annotations
 
+import warnings
 from typing import Dict, Iterable, List, Sequence, Tuple
 
 import networkx as nx
@@ -22,7 +23,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from .components.base import Branch
-from .errors import StructureError
+from .errors import NetlistWarning, StructureError
 from .components.element import DATUM
 
 __all__ = ["build_graph", "branches_of", "select_tree", "loop_matrix", "tree_path"]
@@ -47,8 +48,14 @@ def build_graph(branches: Iterable[Branch]) -> nx.MultiDiGraph:
     Raises
     ------
     StructureError
-        Mixed domains on a node, dangling nodes, or parts of the network with
-        no connection to the datum.
+        Mixed domains on a node, or parts of the network with no connection
+        to the datum.
+
+    Warns
+    -----
+    NetlistWarning
+        A node reached by a single element terminal (a dangling element):
+        legal, as in SPICE, when the network is still well posed.
     """
     branches = list(branches)
     g = nx.MultiDiGraph()
@@ -124,12 +131,6 @@ def _check_connectivity(g: nx.MultiDiGraph) -> None:
     und = nx.MultiGraph()
     und.add_nodes_from(g.nodes)
     und.add_edges_from((a, b, k, d) for a, b, k, d in g.edges(keys=True, data=True))
-    dangling = [n for n in und.nodes if n != DATUM and und.degree(n) == 1]
-    if dangling:
-        elems = sorted({d["element"] for n in dangling for _, _, d in und.edges(n, data=True)})
-        raise StructureError(
-            f"floating node(s) {dangling}: connected to a single element terminal", elems,
-            hint="every node needs at least two connections; remove the element or close the circuit")
     if und.number_of_edges() == 0:
         raise StructureError("the netlist has no elements")
     for comp in nx.connected_components(und):
@@ -138,6 +139,13 @@ def _check_connectivity(g: nx.MultiDiGraph) -> None:
             raise StructureError(
                 f"floating node(s) {sorted(comp)}: no connection to the datum node 0", elems,
                 hint="connect one node of this part to 0 (gnd), e.g. ground a transformer secondary")
+    dangling = [n for n in und.nodes if n != DATUM and und.degree(n) == 1]
+    if dangling:
+        # as in SPICE a warning: the element carries no through variable, which
+        # is well posed unless it is a through source (a cut set the structure rejects)
+        elems = sorted({d["element"] for n in dangling for _, _, d in und.edges(n, data=True)})
+        warnings.warn(f"node(s) {dangling} connected to a single element terminal ({', '.join(elems)}): "
+                      "no current (force) flows through it", NetlistWarning, stacklevel=2)
 
 
 class _UnionFind:

@@ -164,7 +164,7 @@ class Model:
         return explicit(self.structure, self.defaults)
 
     def descriptor(self) -> DescriptorForm:
-        """Symbolic pH-DAE ``E xi' = (J - R) z(xi) + B u`` (linear dissipation)."""
+        """Symbolic pH-DAE ``E xi' = (J - R) z(xi) + B u``, ``y = B^T z(xi) + (S - N) u`` (linear dissipation)."""
         return descriptor(self.structure)
 
     def check(self) -> Dict[str, bool]:
@@ -187,8 +187,9 @@ class Model:
         Returns
         -------
         LinearPHS
-            Descriptor form ``E xi' = (J - R) Q xi + B u`` in deviations, with
-            ``xi = (x, e_w, lambda)``.
+            Descriptor form ``E xi' = (J - R) Q xi + B u``,
+            ``y = B^T Q xi + (S - N) u`` in deviations, with
+            ``xi = (x, e_w, lambda)`` (``N``: sources that meet directly).
         """
         return linearize(self.structure, self.parameter_values(params), x0, u0)
 

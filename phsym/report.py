@@ -30,19 +30,20 @@ def _describe_linear(lin: LinearPHS) -> Dict[str, Any]:
     return {"name": repr(lin), "form": "linear pH-DAE (descriptor)" if lin.is_descriptor else "linear PHS",
             "states": lin.states, "inputs": lin.inputs, "outputs": lin.outputs,
             "hamiltonian": "x^T Q^T E x / 2",
-            "matrices": {k: getattr(lin, k).tolist() for k in ("E", "J", "R", "Q", "B")},
+            "matrices": {k: getattr(lin, k).tolist() for k in ("E", "J", "R", "Q", "B", "S", "N")},
             "poles": [[float(p.real), float(p.imag)] for p in poles],
             "checks": lin.check()}
 
 
 def _text_linear(lin: LinearPHS, d: Dict[str, Any]) -> str:
-    out = [f"{d['name']}  ({d['form']}: E x' = (J - R) Q x + B u, y = B^T Q x)", ""]
+    feed = " + (S - N) u" if lin.has_feedthrough else ""
+    out = [f"{d['name']}  ({d['form']}: E x' = (J - R) Q x + B u, y = B^T Q x{feed})", ""]
     out.append("States: " + ", ".join(d["states"]))
     out.append("Ports: " + ", ".join(f"{u} -> {y}" for u, y in zip(d["inputs"], d["outputs"]))
                + "   (y^T u = power received by the system)")
     out.append("H = x^T Q^T E x / 2")
     with np.printoptions(precision=6, suppress=True, linewidth=110):
-        for k in ("E", "J", "R", "Q", "B"):
+        for k in ("E", "J", "R", "Q", "B") + (("S", "N") if feed else ()):
             out.append(f"{k} =")
             out.extend("    " + line for line in str(getattr(lin, k)).splitlines())
         poles = lin.poles()

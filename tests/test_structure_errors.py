@@ -32,9 +32,17 @@ def test_force_sources_alone_on_a_node():
     assert set(e.elements) == {"F1", "F2"}
 
 
-def test_dangling_node():
-    e = err("V1 a 0 1\nR1 a b 1k\nR2 a 0 1k\n")
-    assert e.elements == ("R1",) and "'b'" in str(e)
+def test_dangling_node_is_a_warning():
+    # as in SPICE: R1 carries no current, the circuit is still well posed
+    with pytest.warns(phsym.NetlistWarning, match=r"\['b'\] connected to a single element terminal \(R1\)"):
+        m = phsym.parse("V1 a 0 1\nR1 a b 1k\nR2 a 0 1k\n")
+    assert abs(complex(m.linearize().transfer(1j)[0, 0]) - 1e-3) < 1e-15
+
+
+def test_dangling_current_source_is_a_cut_set():
+    with pytest.warns(phsym.NetlistWarning):
+        e = err("V1 a 0 1\nI1 a b 1m\nR2 a 0 1k\n")
+    assert e.elements == ("I1",) and "cut set of current" in str(e)
 
 
 def test_island_without_datum():

@@ -11,8 +11,10 @@ the compiled loops of :mod:`phsym.simulation.engine` need:
 * the sparse loop solves ``M v = Kx x_k + Ku ubar`` with scipy's sparse LU
   factors and evaluates the stacked linear outputs ``o = Ox x + Ov v + Ou ubar``.
 
-Outputs are ``y = B^T Q xi_theta``, the dissipated power
-``(Q xi_theta)^T R (Q xi_theta)``, the energy ``x^T (Q^T E)_xx x / 2``.
+Outputs are ``y = B^T Q xi_theta + (S - N) ubar``, the dissipated power
+``(Q xi_theta)^T R (Q xi_theta) + ubar^T S ubar``, the energy
+``x^T (Q^T E)_xx x / 2``; with ``P_ext = y^T ubar`` the discrete power
+balance is exact for the midpoint rule (``ubar^T N ubar = 0``).
 """
 from __future__ import annotations
 
@@ -74,10 +76,12 @@ class LinearEngine:
     efforts : (matrix, matrix), optional
         ``(Ce, Cu)`` with the effort vector ``e = Ce xi_theta + Cu ubar`` to
         record (for probes); ``None`` records nothing.
+    feedthrough : (matrix, matrix), optional
+        ``(S, N)``: ``y = B^T Q xi + (S - N) u`` (``None``: no feedthrough).
     """
 
     def __init__(self, E, J, R, Q, B, h: float, scheme: Scheme, solver: str = "auto",
-                 efforts: Optional[tuple] = None):
+                 efforts: Optional[tuple] = None, feedthrough: Optional[tuple] = None):
         A = (J - R) @ Q
         step = theta_step(E, A, B, h, scheme)
         self.step = step
@@ -90,8 +94,13 @@ class LinearEngine:
         QE = Q.T @ E
         QE = QE.toarray() if sps.issparse(QE) else np.asarray(QE)
         self.Qh = 0.5 * (QE[dd] + QE[dd].T)            # H = x^T Qh x / 2
-        self.Cy = B.T @ Q                               # y = Cy xi_theta
-        self.W, self.pw = _dissipation_rows(R, Q)       # P_diss = sum pw (W xi_theta)**2
+        self.Cy = B.T @ Q                               # y = Cy xi_theta + D ubar
+        self.W, self.pw = _dissipation_rows(R, Q)       # P_diss = sum pw (W xi_theta)**2 + sum pu (Wu ubar)**2
+        m = self.n_u
+        Sf, Nf = (np.zeros((m, m)), np.zeros((m, m))) if feedthrough is None else map(_dense, feedthrough)
+        self.D = Sf - Nf
+        self.Wu, pu = _dissipation_rows(Sf, np.eye(m))
+        self.pw = np.concatenate([self.pw, pu])
         self.efforts = efforts
         self.n_e = 0 if efforts is None else efforts[0].shape[0]
         self._loop = None
@@ -112,8 +121,8 @@ class LinearEngine:
         Xi = np.hstack([_dense(st.Sx), np.zeros((st.Sx.shape[0], m))]) + _dense(st.Sv) @ V
         G = V[:nd].copy()
         G[:, :nd] += np.eye(nd)
-        Yc = _dense(self.Cy) @ Xi
-        Wc = _dense(self.W) @ Xi
+        Yc = _dense(self.Cy) @ Xi + np.hstack([np.zeros((m, nd)), self.D])
+        Wc = np.vstack([_dense(self.W) @ Xi, np.hstack([np.zeros((self.Wu.shape[0], nd)), self.Wu])])
         if self.efforts is None:
             Ec = np.zeros((0, nd + m))
         else:
@@ -129,9 +138,10 @@ class LinearEngine:
             raise SimulationError(f"singular step matrix of the linear scheme: {exc}") from None
         Sx, Sv = sps.csr_matrix(st.Sx), sps.csr_matrix(st.Sv)
         m = self.n_u
-        rows_x = [sps.csr_matrix(self.Cy) @ Sx, sps.csr_matrix(self.W) @ Sx]
-        rows_v = [sps.csr_matrix(self.Cy) @ Sv, sps.csr_matrix(self.W) @ Sv]
-        rows_u = [sps.csr_matrix((self.n_u, m)), sps.csr_matrix((self.W.shape[0], m))]
+        nu_w = self.Wu.shape[0]
+        rows_x = [sps.csr_matrix(self.Cy) @ Sx, sps.csr_matrix(self.W) @ Sx, sps.csr_matrix((nu_w, Sx.shape[1]))]
+        rows_v = [sps.csr_matrix(self.Cy) @ Sv, sps.csr_matrix(self.W) @ Sv, sps.csr_matrix((nu_w, Sv.shape[1]))]
+        rows_u = [sps.csr_matrix(self.D), sps.csr_matrix((self.W.shape[0], m)), sps.csr_matrix(self.Wu)]
         if self.efforts is not None:
             Ce, Cu = (sps.csr_matrix(c) for c in self.efforts)
             rows_x.append(Ce @ Sx)
@@ -141,4 +151,4 @@ class LinearEngine:
         arrays = {"K": sps.csr_matrix(st.Kx), "Ku": sps.csr_matrix(st.Ku), "L": sps.csc_matrix(lu.L),
                   "U": sps.csc_matrix(lu.U), "Ox": O[0], "Ov": O[1], "Ou": O[2], "Q": sps.csr_matrix(self.Qh)}
         return SparseLinearLoop.from_matrices(arrays, lu.perm_r, lu.perm_c, self.pw, self.inputs,
-                                              self.n_u, self.W.shape[0], self.n_e)
+                                              self.n_u, self.W.shape[0] + nu_w, self.n_e)

@@ -162,7 +162,7 @@ class Simulator:
             Ce = sps.csr_matrix((np.ones(len(d.kept)), (d.kept, np.arange(len(d.kept)))), shape=(n, len(d.kept)))
             Cu = sps.csr_matrix((np.ones(S.n_u), (np.arange(u0, n), np.arange(S.n_u))), shape=(n, S.n_u))
             loop = LinearEngine(d.E, d.J, d.R, d.Q, d.B, self.h, get_scheme(self.scheme), self.linear_solver,
-                                efforts=(Ce @ d.Q, Cu)).loop()
+                                efforts=(Ce @ d.Q, Cu), feedthrough=(d.S, d.N)).loop()
         summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
                                [p.label for p in model.probes], model.netlist.file)
         resolver = lambda label: probe_vector(S, label, values, Jn)      # noqa: E731
@@ -173,7 +173,8 @@ class Simulator:
         lin: LinearPHS = self.model
         if params:
             raise SimulationInputError("a LinearPHS has no named parameters to override")
-        eng = LinearEngine(lin.E, lin.J, lin.R, lin.Q, lin.B, self.h, get_scheme(self.scheme), self.linear_solver)
+        eng = LinearEngine(lin.E, lin.J, lin.R, lin.Q, lin.B, self.h, get_scheme(self.scheme), self.linear_solver,
+                           feedthrough=(lin.S, lin.N))
         diff = self._differential = eng.step.differential
         names = [lin.states[i] for i in diff]
         summary = ModelSummary(repr(lin), names, lin.inputs, lin.outputs, [], None)

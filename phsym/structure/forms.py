@@ -4,7 +4,13 @@
   (Schur complement) to get ``[dx/dt; f_w; -y] = (J - R) [grad H; e_w; u]``
   in the fewest unknowns (only nonlinear dissipative ports remain as ``w``).
 * :func:`descriptor` - the pH-DAE ``E xi' = (J - R) z(xi) + B u``,
-  ``y = B^T z(xi)`` with linear dissipative ports as algebraic variables.
+  ``y = B^T z(xi) + (S - N) u`` with linear dissipative ports as algebraic
+  variables.
+
+Sources that meet directly (a current source into a node a voltage source
+holds, a resistor across a voltage source once eliminated) give a
+feedthrough ``y = ... + (S - N) u``: ``S`` symmetric positive semidefinite
+(power ``u^T S u`` dissipated between the ports), ``N`` skew (lossless).
 
 Numeric (linearised) forms are in :mod:`phsym.structure.linearize`.
 """
@@ -28,6 +34,10 @@ MAX_SYMBOLIC_ELIMINATION = 40
 @dataclass
 class ExplicitForm:
     """``[dx/dt; f_w; -y] = (J - R) [grad H; e_w; u]`` over the kept variables.
+
+    The input blocks give the feedthrough: ``S = R_uu``, ``N = J_uu``
+    (:attr:`S`, :attr:`N`); ``R`` may also couple ``u`` with the other
+    efforts (pyMOR's ``P``) once resistors are eliminated.
 
     Attributes
     ----------
@@ -53,11 +63,26 @@ class ExplicitForm:
     efforts: List[sp.Expr]
     coefficients: Optional[sp.Matrix] = None
     eliminated_index: Optional[List[int]] = None
+    n_u: int = 0
+
+    def _input_block(self, M: sp.Matrix) -> sp.Matrix:
+        m = self.n_u
+        return M[M.rows - m:, M.cols - m:] if m else sp.zeros(0, 0)
+
+    @property
+    def S(self) -> sp.Matrix:
+        """Symmetric PSD feedthrough (``R`` on the inputs)."""
+        return self._input_block(self.R)
+
+    @property
+    def N(self) -> sp.Matrix:
+        """Skew feedthrough (``J`` on the inputs)."""
+        return self._input_block(self.J)
 
 
 @dataclass
 class DescriptorForm:
-    """``E xi' = (J - R) z(xi) + B u``, ``y = B^T z(xi)`` (symbolic).
+    """``E xi' = (J - R) z(xi) + B u``, ``y = B^T z(xi) + (S - N) u`` (symbolic).
 
     Attributes
     ----------
@@ -67,6 +92,9 @@ class DescriptorForm:
     z : sympy.Matrix
         ``(grad H(x), algebraic variables)``.
     E, J, R, B : sympy.Matrix
+    S, N : sympy.Matrix
+        Feedthrough: ``S`` is zero (dissipative ports stay in ``xi``), ``N``
+        the skew input block of the Dirac ``J``.
     """
 
     xi: List[sp.Symbol]
@@ -75,6 +103,8 @@ class DescriptorForm:
     J: sp.Matrix
     R: sp.Matrix
     B: sp.Matrix
+    S: Optional[sp.Matrix] = None
+    N: Optional[sp.Matrix] = None
 
 
 def _fill(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> sp.Expr:
@@ -115,7 +145,7 @@ def explicit(S: Structure, defaults: Optional[Mapping[sp.Symbol, float]] = None)
         return None
     if not kept:   # nothing stores or drives energy: every variable is zero
         return ExplicitForm([], sp.zeros(0, 0), sp.zeros(0, 0), {i: sp.Integer(0) for i in elim}, [],
-                            sp.zeros(len(elim), 0), elim)
+                            sp.zeros(len(elim), 0), elim, 0)
     Gamma = sp.zeros(len(elim), len(elim))
     for a, i in enumerate(elim):
         if S.variables[i].block == "w":
@@ -139,7 +169,7 @@ def explicit(S: Structure, defaults: Optional[Mapping[sp.Symbol, float]] = None)
     efforts = [S.variables[i].effort for i in kept]
     eliminated = {i: sp.Add(*[X[a, j] * efforts[j] for j in range(len(kept)) if X[a, j] != 0])
                   for a, i in enumerate(elim)}
-    return ExplicitForm(kept, Jr, Rr, eliminated, efforts, X, elim)
+    return ExplicitForm(kept, Jr, Rr, eliminated, efforts, X, elim, S.n_u)
 
 
 def _solve_rational(A: sp.Matrix, B: sp.Matrix):
@@ -163,17 +193,13 @@ def descriptor(S: Structure) -> DescriptorForm:
     Raises
     ------
     StructureError
-        If a dissipative law is nonlinear or sources are directly coupled.
+        If a dissipative law is nonlinear.
     """
     nonlin = [d.element for d in S.dissipative if not d.linear]
     if nonlin:
         raise StructureError("the descriptor (J - R) form needs linear dissipation; "
                              "use the Dirac form or linearize()", nonlin)
     u = list(range(S.block("u").start, S.block("u").stop))
-    if any(v != 0 for v in _dense(S, u, u)):
-        raise StructureError("sources are directly coupled (feedthrough between ports)",
-                             [S.variables[i].element for i in u],
-                             hint="add a series or parallel resistance between the sources")
     n = S.n_x + S.n_w + S.n_lambda
     idx = list(range(n))
     xi, z = [], []
@@ -190,4 +216,5 @@ def descriptor(S: Structure) -> DescriptorForm:
     R = sp.zeros(n, n)
     for j, d in enumerate(S.dissipative):
         R[S.n_x + j, S.n_x + j] = 1 / sp.diff(d.z, d.w)
-    return DescriptorForm(xi, sp.Matrix(z), E, _dense(S, idx, idx), R, _dense(S, idx, u))
+    return DescriptorForm(xi, sp.Matrix(z), E, _dense(S, idx, idx), R, _dense(S, idx, u),
+                          sp.zeros(len(u), len(u)), _dense(S, u, u))

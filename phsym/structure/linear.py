@@ -1,10 +1,11 @@
 """Numeric linear port-Hamiltonian systems in descriptor form.
 
-    E x' = (J - R) Q x + B u,      y = B^T Q x
+    E x' = (J - R) Q x + B u,      y = B^T Q x + (S - N) u
 
-with J = -J^T, R = R^T >= 0 and Q^T E = E^T Q >= 0.  The Hamiltonian is
-H(x) = x^T Q^T E x / 2 and the power balance reads
-dH/dt = -(Qx)^T R (Qx) + y^T u.
+with J = -J^T, R = R^T >= 0, Q^T E = E^T Q >= 0 and the feedthrough split
+into S = S^T >= 0 and N = -N^T (the names of pyMOR's ``PHLTIModel``).  The
+Hamiltonian is H(x) = x^T Q^T E x / 2 and the power balance reads
+dH/dt = -(Qx)^T R (Qx) - u^T S u + y^T u  (u^T N u = 0).
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def _is_psd(M: np.ndarray, atol: float) -> bool:
 class LinearPHS:
     """A linear (descriptor) port-Hamiltonian system.
 
-    ``E x' = (J - R) Q x + B u``, ``y = B^T Q x``.
+    ``E x' = (J - R) Q x + B u``, ``y = B^T Q x + (S - N) u``.
 
     Parameters
     ----------
@@ -68,10 +69,18 @@ class LinearPHS:
         Input (port) matrix.
     E : array_like, shape (n, n), optional
         Descriptor matrix (identity when omitted); singular for a pH-DAE.
+    S : array_like, shape (m, m), optional
+        Symmetric positive semidefinite part of the feedthrough (power
+        ``u^T S u`` dissipated between the ports, e.g. a resistor directly
+        across a voltage source); zero when omitted.
+    N : array_like, shape (m, m), optional
+        Skew-symmetric part of the feedthrough (lossless direct coupling, e.g.
+        a current source into a node a voltage source holds); zero when omitted.
     states, inputs, outputs : sequence of str, optional
         Names (defaults ``x0..``, ``u0..``, ``y0..``).
     check : bool, default True
-        Verify the structure (J skew, R PSD, Q^T E symmetric PSD) and raise
+        Verify the structure (J skew, R PSD, Q^T E symmetric PSD, S PSD,
+        N skew) and raise
         :class:`~phsym.errors.StructureError` when violated.
     tol : float, default 1e-9
         Relative tolerance of the structure checks.
@@ -88,6 +97,7 @@ class LinearPHS:
 
     def __init__(self, J: ArrayLike, R: ArrayLike, Q: Optional[ArrayLike] = None,
                  B: Optional[ArrayLike] = None, E: Optional[ArrayLike] = None, *,
+                 S: Optional[ArrayLike] = None, N: Optional[ArrayLike] = None,
                  states: Optional[Sequence[str]] = None,
                  inputs: Optional[Sequence[str]] = None,
                  outputs: Optional[Sequence[str]] = None,
@@ -109,6 +119,8 @@ class LinearPHS:
         if self.B.shape[0] != n:
             raise StructureError(f"B has {self.B.shape[0]} rows, expected {n}")
         m = self.B.shape[1]
+        self.S = np.zeros((m, m)) if S is None else _as_matrix(S, "S", (m, m))
+        self.N = np.zeros((m, m)) if N is None else _as_matrix(N, "N", (m, m))
         self.states = list(states) if states is not None else [f"x{i}" for i in range(n)]
         self.inputs = list(inputs) if inputs is not None else [f"u{i}" for i in range(m)]
         self.outputs = list(outputs) if outputs is not None else [f"y{i}" for i in range(m)]
@@ -121,7 +133,7 @@ class LinearPHS:
             if problems:
                 raise StructureError("matrices are not port-Hamiltonian: "
                                      + ", ".join(problems) + " violated",
-                                     hint="J must be skew, R symmetric PSD, Q^T E symmetric PSD")
+                                     hint="J and N must be skew, R and S symmetric PSD, Q^T E symmetric PSD")
 
     # ------------------------------------------------------------------ build
     @classmethod
@@ -135,7 +147,7 @@ class LinearPHS:
         J, R, Q, B, E : array_like
             See :class:`LinearPHS`.
         **kwargs
-            ``states``, ``inputs``, ``outputs``, ``check``, ``tol``.
+            ``S``, ``N``, ``states``, ``inputs``, ``outputs``, ``check``, ``tol``.
 
         Returns
         -------
@@ -163,6 +175,16 @@ class LinearPHS:
     def C(self) -> np.ndarray:
         """Output matrix ``B^T Q``."""
         return self.B.T @ self.Q
+
+    @property
+    def D(self) -> np.ndarray:
+        """Feedthrough ``S - N``."""
+        return self.S - self.N
+
+    @property
+    def has_feedthrough(self) -> bool:
+        """Whether ``S`` or ``N`` is non-zero."""
+        return bool(np.any(self.S) or np.any(self.N))
 
     @property
     def is_descriptor(self) -> bool:
@@ -193,13 +215,14 @@ class LinearPHS:
         -------
         dict of str to bool
             ``"J skew"``, ``"R symmetric"``, ``"R PSD"``, ``"Q^T E symmetric"``,
-            ``"Q^T E PSD"``.
+            ``"Q^T E PSD"``, ``"S symmetric"``, ``"S PSD"``, ``"N skew"``.
         """
         def scale(*ms):
             return max(1.0, *(float(np.max(np.abs(m))) if m.size else 0.0 for m in ms))
 
         sj = scale(self.J)
         sr = scale(self.R)
+        sd = scale(self.S, self.N)
         W = self.Q.T @ self.E
         sw = scale(W)
         out = {
@@ -209,11 +232,14 @@ class LinearPHS:
         }
         out["R PSD"] = _is_psd(0.5 * (self.R + self.R.T), tol * sr)
         out["Q^T E PSD"] = _is_psd(0.5 * (W + W.T), tol * sw)
+        out["S symmetric"] = bool(np.max(np.abs(self.S - self.S.T), initial=0.0) <= tol * sd)
+        out["S PSD"] = _is_psd(0.5 * (self.S + self.S.T), tol * sd)
+        out["N skew"] = bool(np.max(np.abs(self.N + self.N.T), initial=0.0) <= tol * sd)
         return out
 
     # -------------------------------------------------------------- analysis
     def transfer(self, s: Union[complex, ArrayLike]) -> np.ndarray:
-        """Transfer function ``G(s) = B^T Q (s E - (J - R) Q)^{-1} B``.
+        """Transfer function ``G(s) = B^T Q (s E - (J - R) Q)^{-1} B + S - N``.
 
         Parameters
         ----------
@@ -226,12 +252,12 @@ class LinearPHS:
             Shape (m, m) for scalar ``s``, else ``s.shape + (m, m)``.
         """
         s_arr = np.asarray(s, dtype=complex)
-        A, C = self.A, self.C
+        A, C, D = self.A, self.C, self.D
         flat = s_arr.reshape(-1)
         out = np.empty((flat.size, self.n_inputs, self.n_inputs), dtype=complex)
         for k, sk in enumerate(flat):
             try:
-                out[k] = C @ np.linalg.solve(sk * self.E - A, self.B)
+                out[k] = C @ np.linalg.solve(sk * self.E - A, self.B) + D
             except np.linalg.LinAlgError:
                 raise StructureError(f"s E - (J - R) Q is singular at s = {sk}") from None
         return out.reshape(s_arr.shape + (self.n_inputs, self.n_inputs))
@@ -245,7 +271,7 @@ class LinearPHS:
         """Explicit state-space matrices ``(A, B, C, D)``.
 
         A regular E is inverted; a singular E is reduced when the algebraic
-        part is index 1 (which may create a feedthrough D).
+        part is index 1 (which may add to the feedthrough ``S - N``).
 
         Returns
         -------
@@ -261,7 +287,7 @@ class LinearPHS:
         A, B, C = self.A, self.B, self.C
         if not self.is_descriptor:
             Ei = np.linalg.inv(self.E)
-            return Ei @ A, Ei @ B, C, np.zeros((m, m))
+            return Ei @ A, Ei @ B, C, self.D
         # Split E = U diag(S, 0) V^T and change coordinates.
         U, S, Vt = np.linalg.svd(self.E)
         r = int(np.sum(S > S[0] * 1e-12)) if S.size and S[0] > 0 else 0
@@ -278,7 +304,7 @@ class LinearPHS:
         Ar = Sinv @ (A11 - A12 @ K1)
         Br = Sinv @ (Bt[:r] - A12 @ K2)
         Cr = Ct[:, :r] - Ct[:, r:] @ K1
-        Dr = -Ct[:, r:] @ K2
+        Dr = self.D - Ct[:, r:] @ K2
         return Ar, Br, Cr, Dr
 
     def to_scipy(self):
@@ -325,7 +351,8 @@ class LinearPHS:
         """JSON-serialisable dictionary (see :meth:`from_dict`)."""
         return {"type": "LinearPHS", "version": 1,
                 "E": self.E.tolist(), "J": self.J.tolist(), "R": self.R.tolist(),
-                "Q": self.Q.tolist(), "B": self.B.tolist(), "states": self.states,
+                "Q": self.Q.tolist(), "B": self.B.tolist(), "S": self.S.tolist(), "N": self.N.tolist(),
+                "states": self.states,
                 "inputs": self.inputs, "outputs": self.outputs}
 
     @classmethod
@@ -335,13 +362,13 @@ class LinearPHS:
         Parameters
         ----------
         d : dict
-            As produced by :meth:`to_dict`.
+            As produced by :meth:`to_dict` (``S`` and ``N`` may be missing: no feedthrough).
         check : bool
             Verify the structure.
         """
         if d.get("type") != "LinearPHS":
             raise StructureError("not a LinearPHS description (missing type: LinearPHS)")
-        return cls(d["J"], d["R"], d["Q"], d["B"], d["E"], states=d.get("states"),
+        return cls(d["J"], d["R"], d["Q"], d["B"], d["E"], S=d.get("S"), N=d.get("N"), states=d.get("states"),
                    inputs=d.get("inputs"), outputs=d.get("outputs"), check=check)
 
     def save(self, path: Union[str, Path]) -> None:
@@ -370,7 +397,7 @@ class LinearPHS:
         return cls.from_dict(d)
 
     def to_latex(self, digits: int = 6) -> str:
-        """LaTeX of ``E x' = (J - R) Q x + B u``, ``y = B^T Q x`` with the matrices.
+        """LaTeX of ``E x' = (J - R) Q x + B u``, ``y = B^T Q x + (S - N) u`` with the matrices.
 
         Parameters
         ----------
@@ -381,8 +408,10 @@ class LinearPHS:
 
         def mat(a):
             return sp.latex(sp.Matrix(a).applyfunc(lambda v: sp.Float(float(v), digits)))
-        return (r"E \dot{x} = (J - R) Q x + B u, \quad y = B^T Q x" + "\n\n"
-                + "\n".join(f"{k} = {mat(getattr(self, k))}" for k in ("E", "J", "R", "Q", "B")))
+        names = ("E", "J", "R", "Q", "B") + (("S", "N") if self.has_feedthrough else ())
+        return (r"E \dot{x} = (J - R) Q x + B u, \quad y = B^T Q x"
+                + (" + (S - N) u" if self.has_feedthrough else "") + "\n\n"
+                + "\n".join(f"{k} = {mat(getattr(self, k))}" for k in names))
 
     def __repr__(self) -> str:
         kind = "descriptor " if self.is_descriptor else ""

@@ -2,7 +2,8 @@
 
 * :func:`operating_point` - the dissipative and algebraic variables at a
   state and input;
-* :func:`descriptor_matrices` - ``E xi' = (J - R) Q xi + B u`` as numbers
+* :func:`descriptor_matrices` - ``E xi' = (J - R) Q xi + B u``,
+  ``y = B^T Q xi + (S - N) u`` as numbers
   (dense or sparse): the input of the linear simulator and of
   :func:`linearize`;
 * :func:`linearize` - a :class:`~phsym.structure.linear.LinearPHS` around an
@@ -157,11 +158,14 @@ def storage_hessian(S: Structure, values: Mapping[sp.Symbol, float],
 
 @dataclass
 class DescriptorMatrices:
-    """``E xi' = (J - R) Q xi + B u``, ``y = B^T Q xi`` of a structure (numeric).
+    """``E xi' = (J - R) Q xi + B u``, ``y = B^T Q xi + (S - N) u`` of a structure (numeric).
 
     ``xi = (x, e_w, lambda)`` without the effort of open dissipative ports
     (zero slope); ``kept`` lists the indices of ``xi`` in the structure's
     effort vector.  Matrices are dense arrays or ``scipy.sparse`` matrices.
+    ``N`` is the input block of the Dirac ``J`` (sources that meet directly,
+    e.g. a current source into a node a voltage source holds); ``S`` is zero
+    here, since every dissipative port stays a variable of ``xi``.
     """
 
     E: object
@@ -171,6 +175,8 @@ class DescriptorMatrices:
     B: object
     names: List[str]
     kept: List[int]
+    S: object = None
+    N: object = None
 
 
 def descriptor_matrices(S: Structure, values: Mapping[sp.Symbol, float], x_op: Optional[np.ndarray] = None,
@@ -180,7 +186,7 @@ def descriptor_matrices(S: Structure, values: Mapping[sp.Symbol, float], x_op: O
     ``E = diag(I, 0, 0)``, ``Q = diag(Hess H(x), I, I)``, ``J`` the Dirac
     matrix restricted to ``xi``, ``R`` diagonal with each port's resistance
     (effort-out ports: ``1 / z'(w)``; flow-out ports: ``z'(w)``), ``B`` the
-    input columns.
+    input columns, ``N`` the input block of ``J`` (the rows ``-y = ... + N u``).
 
     Parameters
     ----------
@@ -197,14 +203,10 @@ def descriptor_matrices(S: Structure, values: Mapping[sp.Symbol, float], x_op: O
     Raises
     ------
     StructureError
-        Directly coupled sources, or a law with a negative slope at the point.
+        A law with a negative slope at the point.
     """
     u_idx = list(range(S.block("u").start, S.block("u").stop))
     Jn = S.J_numeric(values).tocsr()
-    if Jn[u_idx][:, u_idx].nnz and np.any(Jn[u_idx][:, u_idx].toarray() != 0):
-        raise StructureError("sources are directly coupled (feedthrough between ports)",
-                             [S.variables[i].element for i in u_idx],
-                             hint="add a series or parallel resistance between the sources")
     n = S.n_x + S.n_w + S.n_lambda
     keep = list(range(n))
     Rdiag = np.zeros(n)
@@ -228,11 +230,12 @@ def descriptor_matrices(S: Structure, values: Mapping[sp.Symbol, float], x_op: O
     Q = sps.block_diag([Hn, sps.identity(n - S.n_x)], format="csr") if n > S.n_x else Hn.tocsr()
     E = sps.diags(np.r_[np.ones(S.n_x), np.zeros(n - S.n_x)], format="csr")
     names = [("e_" + v.element) if v.block == "w" else v.name for v in S.variables[:n]]
-    mats = [Jn[k][:, k], sps.diags(Rdiag[k], format="csr"), Q[k][:, k], Jn[k][:, u_idx], E[k][:, k]]
+    mats = [Jn[k][:, k], sps.diags(Rdiag[k], format="csr"), Q[k][:, k], Jn[k][:, u_idx], E[k][:, k],
+            sps.csr_matrix((S.n_u, S.n_u)), Jn[u_idx][:, u_idx]]
     if not sparse:
         mats = [m.toarray() for m in mats]
-    J, R, Qk, B, Ek = mats
-    return DescriptorMatrices(Ek, J, R, Qk, B, [names[i] for i in keep], keep)
+    J, R, Qk, B, Ek, Sf, Nf = mats
+    return DescriptorMatrices(Ek, J, R, Qk, B, [names[i] for i in keep], keep, Sf, Nf)
 
 
 def linearize(S: Structure, values: Mapping[sp.Symbol, float],
@@ -260,5 +263,5 @@ def linearize(S: Structure, values: Mapping[sp.Symbol, float],
     """
     op = operating_point(S, values, x0, u0)
     d = descriptor_matrices(S, values, op[:S.n_x], op[S.n_x:S.n_x + S.n_w])
-    return LinearPHS(d.J, d.R, d.Q, d.B, d.E, states=d.names,
+    return LinearPHS(d.J, d.R, d.Q, d.B, d.E, S=d.S, N=d.N, states=d.names,
                      inputs=[str(u) for u in S.inputs], outputs=[f"y({u})" for u in S.inputs])
