@@ -106,16 +106,21 @@ class LawForm:
     ----------
     key : str
         ``"H"`` (stored energy of the state), ``"I"`` (current of the
-        voltage) or ``"V"`` (voltage of the current).
+        voltage) or ``"V"`` (voltage of the current); for storages also the
+        effort of the state (``V={f(q)}`` for a capacitor).
     variable : str
         Name of the variable the expression is written in (``q``, ``v``...).
     doc : str
         What the law gives, with units.
+    effort : bool
+        The law is a storage's effort ``dH/dx`` (the energy is its integral
+        from 0), not its energy.
     """
 
     key: str
     variable: str
     doc: str
+    effort: bool = False
 
 
 class Component:

@@ -9,9 +9,11 @@ from typing import Tuple
 
 import sympy as sp
 
+from ..common.piecewise import piecewise_integral
+from ..errors import NetlistError
 from .base import EFFORT, FLOW, P_STORE_EFFORT, P_STORE_FLOW, Contribution, Storage
 from .component import Component, LawForm, Value, register
-from .element import DATUM
+from .element import DATUM, Law
 
 __all__ = ["StorageComponent", "Capacitor", "Inductor", "Mass", "Spring", "Inertia", "Torsion"]
 
@@ -48,11 +50,35 @@ class StorageComponent(Component):
         """Terminals of the storage branch, in receiver orientation."""
         return self.spec.nodes[0], self.spec.nodes[1]
 
+    def energy_of_law(self, law: Law, x: sp.Symbol) -> sp.Expr:
+        """The energy of a law: ``H={...}`` itself, or the integral from 0 of an effort law.
+
+        Parameters
+        ----------
+        law : Law
+            The element's law.
+        x : sympy.Symbol
+            The state.
+        """
+        form = self.law_form(law.key)
+        if form is None or not form.effort:
+            return law.expr.subs(law.variable, x)
+        H = piecewise_integral(law.expr, law.variable)
+        if H is None:
+            # manualintegrate gives up quickly where integrate() may search for minutes
+            from sympy.integrals.manualintegrate import manualintegrate
+            F = manualintegrate(law.expr, law.variable)
+            if F.has(sp.Integral):
+                raise NetlistError(f"{self.name}: cannot integrate {law.key}={{{law.expr}}} to an energy",
+                                   law.location, hint="give the energy instead: H={...}")
+            H = F - F.subs(law.variable, 0)
+        return H.subs(law.variable, x)
+
     def contribute(self) -> Contribution:
         x = sp.Symbol(f"{self.state_prefix}_{self.name}", real=True)
         law = self.spec.law
         if law is not None:
-            H = law.expr.subs(law.variable, x)
+            H = self.energy_of_law(law, x)
         else:
             H = self.linear_energy(x, self.value(self.main_value().key))
         prio = P_STORE_EFFORT if self.port_type == EFFORT else P_STORE_FLOW
@@ -83,7 +109,8 @@ class Capacitor(StorageComponent):
     kind = "capacitor"
     letters = ("C",)
     values = (Value("C", "F", "capacitance", main=True, check="positive"),)
-    laws = (LawForm("H", "q", "stored energy [J] of the charge q [C]"),)
+    laws = (LawForm("H", "q", "stored energy [J] of the charge q [C]"),
+            LawForm("V", "q", "voltage [V] of the charge q [C] (energy: its integral)", effort=True))
     ic = "initial voltage [V]"
     summary = "capacitor (linear or with an energy law)"
     port_type = EFFORT
@@ -109,7 +136,8 @@ class Inductor(StorageComponent):
     kind = "inductor"
     letters = ("L",)
     values = (Value("L", "H", "inductance", main=True, check="positive"),)
-    laws = (LawForm("H", "phi", "stored energy [J] of the flux linkage phi [Wb]"),)
+    laws = (LawForm("H", "phi", "stored energy [J] of the flux linkage phi [Wb]"),
+            LawForm("I", "phi", "current [A] of the flux linkage phi [Wb] (energy: its integral)", effort=True))
     ic = "initial current [A]"
     summary = "inductor (linear or with an energy law); couple with K"
     port_type = FLOW
@@ -152,7 +180,8 @@ class Mass(_Grounded):
     domain = "translational"
     terminals = ("v", "0")
     values = (Value("m", "kg", "mass", main=True, check="positive"),)
-    laws = (LawForm("H", "p", "kinetic energy [J] of the momentum p [kg m/s]"),)
+    laws = (LawForm("H", "p", "kinetic energy [J] of the momentum p [kg m/s]"),
+            LawForm("V", "p", "velocity [m/s] of the momentum p [kg m/s] (energy: its integral)", effort=True))
     ic = "initial velocity [m/s]"
     summary = "mass between a velocity node and the datum"
     port_type = EFFORT
@@ -181,7 +210,8 @@ class Spring(StorageComponent):
     domain = "translational"
     terminals = ("a", "b")
     values = (Value("k", "N/m", "stiffness", main=True, check="positive"),)
-    laws = (LawForm("H", "x", "potential energy [J] of the elongation x [m]"),)
+    laws = (LawForm("H", "x", "potential energy [J] of the elongation x [m]"),
+            LawForm("F", "x", "force [N] of the elongation x [m] (energy: its integral)", effort=True))
     ic = "initial force [N]"
     summary = "spring between two velocity nodes"
     port_type = FLOW
@@ -211,7 +241,9 @@ class Inertia(_Grounded):
     domain = "rotational"
     terminals = ("w", "0")
     values = (Value("J", "kg m^2", "moment of inertia", main=True, check="positive"),)
-    laws = (LawForm("H", "p", "kinetic energy [J] of the angular momentum p [kg m^2/s]"),)
+    laws = (LawForm("H", "p", "kinetic energy [J] of the angular momentum p [kg m^2/s]"),
+            LawForm("W", "p", "angular velocity [rad/s] of the angular momentum p [kg m^2/s] "
+                              "(energy: its integral)", effort=True))
     ic = "initial angular velocity [rad/s]"
     summary = "rotational inertia between an angular-velocity node and the datum"
     port_type = EFFORT
@@ -230,7 +262,8 @@ class Torsion(Spring):
     keywords = ("torsion",)
     domain = "rotational"
     values = (Value("k", "N m/rad", "torsional stiffness", main=True, check="positive"),)
-    laws = (LawForm("H", "theta", "potential energy [J] of the twist theta [rad]"),)
+    laws = (LawForm("H", "theta", "potential energy [J] of the twist theta [rad]"),
+            LawForm("T", "theta", "torque [N m] of the twist theta [rad] (energy: its integral)", effort=True))
     ic = "initial torque [N m]"
     summary = "torsion spring between two angular-velocity nodes"
     state_prefix = "theta"
