@@ -142,7 +142,7 @@ class Component:
     keywords : tuple of str
         Kind keywords that may follow the nodes (``M1 v 0 mass m=1``).
     domain : str
-        ``"electrical"``, ``"translational"``, ``"rotational"`` or ``"any"``.
+        ``"electrical"``, ``"translational"``, ``"rotational"``, ``"magnetic"`` or ``"any"``.
     terminals : tuple of str
         Names of the node arguments, in order.
     refs : tuple of str

@@ -46,6 +46,10 @@ class StorageComponent(Component):
         """
         return x ** 2 / (2 * value)
 
+    def is_linear(self) -> bool:
+        """Whether the energy is the quadratic :meth:`linear_energy` (no law given)."""
+        return self.spec.law is None
+
     def oriented_nodes(self) -> Tuple[str, str]:
         """Terminals of the storage branch, in receiver orientation."""
         return self.spec.nodes[0], self.spec.nodes[1]
@@ -84,7 +88,7 @@ class StorageComponent(Component):
         prio = P_STORE_EFFORT if self.port_type == EFFORT else P_STORE_FLOW
         br = self.branch("storage", prio, nodes=self.oriented_nodes())
         st = Storage((self.name,), (x,), H, (br.name,), (self.port_type,), (self.spec.ic,),
-                     quadratic=True if law is None else None)
+                     quadratic=True if self.is_linear() else None)
         return Contribution(branches=[br], storages=[st])
 
 

@@ -36,8 +36,9 @@ class SimulationResult:
         Dissipated power ``sum w z(w)`` and supplied power ``y . ubar``.
     balance : ndarray (N,)
         Power-balance residual ``(H[k+1] - H[k]) / h + P_diss - P_supplied``
-        (zero up to rounding for the discrete-gradient and midpoint schemes;
-        for backward Euler the numerical dissipation, >= 0 for convex H).
+        (zero up to rounding for the discrete-gradient scheme, and for the
+        midpoint scheme when H is quadratic; for backward Euler the
+        numerical dissipation, >= 0 for convex H).
     iterations : ndarray of int (N,)
         Newton iterations per step (0 for the linear fast path).
     flags : ndarray of int (N,)
