@@ -13,6 +13,7 @@ from ..common.piecewise import piecewise_integral
 from ..errors import NetlistError
 from .base import EFFORT, FLOW, P_STORE_EFFORT, P_STORE_FLOW, Contribution, Storage
 from .component import Component, LawForm, Value, register
+from .analogy import Mechanical
 from .element import DATUM, Law
 
 __all__ = ["StorageComponent", "Capacitor", "Inductor", "Mass", "Spring", "Inertia", "Torsion"]
@@ -50,6 +51,10 @@ class StorageComponent(Component):
         """Whether the energy is the quadratic :meth:`linear_energy` (no law given)."""
         return self.spec.law is None
 
+    def port(self) -> str:
+        """The port type of the storage (:attr:`port_type` unless an option changes it)."""
+        return self.port_type
+
     def oriented_nodes(self) -> Tuple[str, str]:
         """Terminals of the storage branch, in receiver orientation."""
         return self.spec.nodes[0], self.spec.nodes[1]
@@ -85,9 +90,10 @@ class StorageComponent(Component):
             H = self.energy_of_law(law, x)
         else:
             H = self.linear_energy(x, self.value(self.main_value().key))
-        prio = P_STORE_EFFORT if self.port_type == EFFORT else P_STORE_FLOW
+        port = self.port()
+        prio = P_STORE_EFFORT if port == EFFORT else P_STORE_FLOW
         br = self.branch("storage", prio, nodes=self.oriented_nodes())
-        st = Storage((self.name,), (x,), H, (br.name,), (self.port_type,), (self.spec.ic,),
+        st = Storage((self.name,), (x,), H, (br.name,), (port,), (self.spec.ic,),
                      quadratic=True if self.is_linear() else None)
         return Contribution(branches=[br], storages=[st])
 
@@ -159,7 +165,7 @@ class _Grounded(StorageComponent):
 
 
 @register
-class Mass(_Grounded):
+class Mass(Mechanical, _Grounded):
     """Mass ``M1 v 0 mass m=4 [IC=v0]`` (mobility analogy).
 
     State: momentum ``p`` [kg m/s].  Energy ``H = p**2 / (2 m)`` (or
@@ -193,7 +199,7 @@ class Mass(_Grounded):
 
 
 @register
-class Spring(StorageComponent):
+class Spring(Mechanical, StorageComponent):
     """Spring ``K1 a b spring k=4 [IC=F0]`` or ``spring H={f(x)}``.
 
     State: elongation ``x`` [m] with ``dx/dt = e(a) - e(b)`` (velocity of
@@ -226,7 +232,7 @@ class Spring(StorageComponent):
 
 
 @register
-class Inertia(_Grounded):
+class Inertia(Mechanical, _Grounded):
     """Rotational inertia ``J1 w 0 inertia J=0.1 [IC=w0]``.
 
     State: angular momentum ``p`` [kg m^2/s]; ``H = p**2 / (2 J)``.  Port
