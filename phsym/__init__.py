@@ -13,7 +13,7 @@ on first use (sympy, scipy and numba take about a second to import, and a
 warm simulation of a cached netlist needs none of them).
 """
 from .common.lazy import attach
-from .errors import (BuildError, CacheWarning, DataFileError, IdentificationError, MissingDependencyError, NetlistError,
+from .errors import (BuildError, CacheWarning, ClippingWarning, DataFileError, IdentificationError, MissingDependencyError, NetlistError,
                      NetlistWarning, PhsymError, PhsymWarning, SignalError, SimulationError, SimulationInputError,
                      StructureError, UnknownNameError)
 
@@ -30,6 +30,6 @@ __getattr__, __dir__ = attach(
 __all__ = [
     "__version__",
     "PhsymError", "NetlistError", "StructureError", "SimulationError", "SimulationInputError", "SignalError",
-    "IdentificationError", "UnknownNameError", "DataFileError", "MissingDependencyError", "BuildError", "PhsymWarning", "NetlistWarning", "CacheWarning", "UnidentifiableParameterWarning",
+    "IdentificationError", "UnknownNameError", "DataFileError", "MissingDependencyError", "BuildError", "PhsymWarning", "NetlistWarning", "CacheWarning", "ClippingWarning", "UnidentifiableParameterWarning",
     "Model", "parse", "load", "simulate", "Simulator", "SimulationResult", "LinearPHS",
 ]

@@ -19,7 +19,8 @@ caller would catch without knowing phsym (as lark's
 
     PhsymWarning (UserWarning)
     ├── NetlistWarning         suspicious but legal netlist input
-    └── CacheWarning           a damaged cache entry was removed and rebuilt
+    ├── CacheWarning           a damaged cache entry was removed and rebuilt
+    └── ClippingWarning        samples beyond full scale were clipped (integer WAV)
 
 Errors about user input carry enough context to fix the input: netlist
 errors show file, line, column, the offending text and a hint; structure
@@ -47,6 +48,7 @@ __all__ = [
     "PhsymWarning",
     "NetlistWarning",
     "CacheWarning",
+    "ClippingWarning",
 ]
 
 
@@ -189,6 +191,7 @@ class SimulationError(PhsymError, RuntimeError):
 
     def __init__(self, message: str, step: Optional[int] = None,
                  time: Optional[float] = None, quantity: Optional[str] = None):
+        self.message = message
         self.step = step
         self.time = time
         self.quantity = quantity
@@ -250,6 +253,11 @@ class NetlistWarning(PhsymWarning):
 class CacheWarning(PhsymWarning):
     """A damaged cache entry (truncated or garbled file) was removed and rebuilt;
     the result is the same as with a clean cache."""
+
+
+class ClippingWarning(PhsymWarning):
+    """Samples beyond full scale were clipped when writing an integer WAV file
+    (float WAV files keep physical levels unclipped)."""
 
 
 def names(items: Sequence[str]) -> str:

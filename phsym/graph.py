@@ -2,7 +2,7 @@
 
 :func:`build_graph` turns the branches of all components into a networkx
 multigraph (nodes carry their physical domain: ``electrical``,
-``translational``, ``rotational``; the datum ``0`` is shared by all; each
+``translational``, ``rotational``, ``magnetic``; the datum ``0`` is shared by all; each
 edge is one branch in receiver convention ``node_from -> node_to``), checks
 domains and connectivity, and chooses the *normal tree*: a spanning forest
 taken greedily by branch priority (Kruskal with a union-find; see

@@ -81,4 +81,6 @@ def test_every_kind_declares_what_the_stages_need():
         for v in cls.values:
             assert v.doc and (v.check is None or v.check in CHECKS), (kind, v)
         for f in cls.laws:
-            assert f.key in ("H", "I", "V") and f.variable.isidentifier(), (kind, f)
+            assert f.variable.isidentifier() and len(f.key) == 1 and f.key.isupper(), (kind, f)
+            assert f.key in ("H", "I", "V") or f.effort, (kind, f)       # other keys name a storage's effort
+        assert len({f.key for f in cls.laws}) == len(cls.laws), kind

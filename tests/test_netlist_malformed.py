@@ -12,7 +12,7 @@ CORPUS = [
     ("bad-suffix", "R1 a b 1k5\n", 1, 8, "malformed number"),
     ("unknown-keyword", "C1 a 0 1u foo=3\n", 1, 11, "unknown keyword 'foo'"),
     ("value-and-law", "C1 a 0 1u H={q^2}\n", 1, 11, "both a value"),
-    ("law-not-allowed", "L1 a 0 I={v}\n", 1, 8, "unknown keyword 'I'"),
+    ("law-not-allowed", "L1 a 0 V={i}\n", 1, 8, "unknown keyword 'V'"),
     ("ic-not-allowed", "R1 a 0 1 IC=0\n", 1, 10, "unknown keyword 'IC'"),
     ("extra-value", "R1 a 0 1 2\n", 1, 10, "unexpected value"),
     ("dup-keyword", "R1 a 0 R=1 r=2\n", 1, 12, "given twice"),

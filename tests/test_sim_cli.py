@@ -61,7 +61,8 @@ def test_simulate_wav_and_csv_inputs(tmp_path, capsys):
     assert _run(cli_simulate, ["simulate", str(NET / "rlc.cir"), "--fs", "48k", "--input",
                                f"V1={tmp_path / 'in.csv'}:vin", "--out", str(b)]) == 0
     ra, rb = np.load(a), np.load(b)
-    assert len(ra["t"]) == 481
+    assert len(ra["t"]) == 482 and len(ra["y(V1)"]) == 481     # one step per file sample, grid from -1/fs
+    assert ra["t"][1] == 0.0
     np.testing.assert_allclose(ra["q_C1"], rb["q_C1"], rtol=1e-6, atol=1e-12)
 
 

@@ -156,7 +156,7 @@ def test_result_api(tmp_path, clipper_sim):
     npz = np.load(tmp_path / "r.npz")
     np.testing.assert_array_equal(npz["v(out)"], res["v(out)"])
     np.testing.assert_array_equal(npz["H"], res.H)
-    res.to_wav(tmp_path / "r.wav", "v(out)")
+    res.to_wav(tmp_path / "r.wav", "v(out)", normalize=True)
     from scipy.io import wavfile
     fs, data = wavfile.read(tmp_path / "r.wav")
     assert fs == 48000 and len(data) == len(t) and data.dtype == np.float32

@@ -23,99 +23,16 @@ Adding a kind is one decorated class::
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import ClassVar, Dict, Iterator, List, Mapping, Optional, Tuple, Type
 
 import sympy as sp
 
 from ..errors import StructureError
 from .base import Branch, Contribution
+from .declare import CHECKS, Choice, LawForm, Value
 from .element import ElementSpec
 
-__all__ = ["Value", "LawForm", "Component", "Registry", "REGISTRY", "register", "CHECKS"]
-
-#: Value constraints: name -> (test, wording for messages).
-CHECKS = {
-    "positive": (lambda v: v > 0, "positive"),
-    "nonzero": (lambda v: v != 0, "non-zero"),
-    "nonnegative": (lambda v: v >= 0, "non-negative"),
-    "unit": (lambda v: -1 < v < 1, "inside (-1, 1)"),
-}
-
-
-@dataclass(frozen=True)
-class Value:
-    """A value an element accepts (``R=1k``, ``IS=2.5n``...).
-
-    Attributes
-    ----------
-    key : str
-        Keyword as written in the netlist (case-insensitive) and key of
-        :attr:`ElementSpec.values`.
-    unit : str
-        Physical unit (for docs).
-    doc : str
-        What the value is.
-    default : float or None
-        Default when not given (``None``: required, unless a law replaces it).
-    main : bool
-        The value may be given positionally after the nodes (``R1 a b 1k``);
-        its parameter is named after the element, the others ``NAME.key``.
-    check : str or None
-        Constraint at every parameter set: a key of :data:`CHECKS`.
-    model_key : str or None
-        Name of the value on a SPICE ``.model`` card (default: ``key``
-        upper-cased) when the kind declares :attr:`Component.model`.
-    optional : bool
-        Without a default: absent from :attr:`ElementSpec.values` (and no
-        parameter is made) unless given (a diode's series resistance).
-    """
-
-    key: str
-    unit: str
-    doc: str
-    default: Optional[float] = None
-    main: bool = False
-    check: Optional[str] = None
-    model_key: Optional[str] = None
-    optional: bool = False
-
-    def problem(self, value: float) -> Optional[str]:
-        """Why ``value`` is not acceptable (``None`` when it is).
-
-        Parameters
-        ----------
-        value : float
-            The numeric value.
-        """
-        if not math.isfinite(value):
-            return f"must be a finite number, got {value:g}"
-        if self.check is not None:
-            test, wording = CHECKS[self.check]
-            if not test(value):
-                return f"must be {wording}, got {value:g}"
-        return None
-
-
-@dataclass(frozen=True)
-class LawForm:
-    """A law an element accepts instead of its main value (``H={q**2/2}``).
-
-    Attributes
-    ----------
-    key : str
-        ``"H"`` (stored energy of the state), ``"I"`` (current of the
-        voltage) or ``"V"`` (voltage of the current).
-    variable : str
-        Name of the variable the expression is written in (``q``, ``v``...).
-    doc : str
-        What the law gives, with units.
-    """
-
-    key: str
-    variable: str
-    doc: str
+__all__ = ["Value", "LawForm", "Choice", "Component", "Registry", "REGISTRY", "register", "CHECKS"]
 
 
 class Component:
@@ -137,7 +54,7 @@ class Component:
     keywords : tuple of str
         Kind keywords that may follow the nodes (``M1 v 0 mass m=1``).
     domain : str
-        ``"electrical"``, ``"translational"``, ``"rotational"`` or ``"any"``.
+        ``"electrical"``, ``"translational"``, ``"rotational"``, ``"magnetic"`` or ``"any"``.
     terminals : tuple of str
         Names of the node arguments, in order.
     refs : tuple of str
@@ -146,6 +63,8 @@ class Component:
         Accepted values.
     laws : tuple of LawForm
         Accepted laws.
+    choices : tuple of Choice
+        Accepted word options.
     model : str or None
         SPICE ``.model`` type whose cards the element may name (``"D"``).
     model_temperature : tuple of str
@@ -173,6 +92,7 @@ class Component:
     refs: ClassVar[Tuple[str, ...]] = ()
     values: ClassVar[Tuple[Value, ...]] = ()
     laws: ClassVar[Tuple[LawForm, ...]] = ()
+    choices: ClassVar[Tuple[Choice, ...]] = ()
     model: ClassVar[Optional[str]] = None
     model_temperature: ClassVar[Tuple[str, ...]] = ()
     model_ignored: ClassVar[Tuple[str, ...]] = ()
@@ -190,6 +110,17 @@ class Component:
     def main_value(cls) -> Optional[Value]:
         """The positional value, if any."""
         return next((v for v in cls.values if v.main), None)
+
+    @classmethod
+    def is_grounded(cls, choices: Mapping[str, str]) -> bool:
+        """Whether one terminal must be the datum, given the element's word options.
+
+        Parameters
+        ----------
+        choices : mapping of str to str
+            The options given.
+        """
+        return cls.grounded
 
     @classmethod
     def law_form(cls, key: str) -> Optional[LawForm]:
@@ -223,6 +154,7 @@ class Component:
         parts += opts
         if cls.ic:
             parts.append("[IC=..]")
+        parts += [f"[{c.key}={'|'.join(c.options)}]" for c in cls.choices]
         if cls.laws:
             parts.append("| " + " | ".join(f"{f.key}={{f({f.variable})}}" for f in cls.laws))
         return " ".join(parts)
@@ -256,6 +188,22 @@ class Component:
         """Element name."""
         return self.spec.name
 
+    def choice(self, key: str) -> str:
+        """The element's word option ``key`` (its default when not given).
+
+        Parameters
+        ----------
+        key : str
+            A declared choice key.
+        """
+        c = next(c for c in self.choices if c.key == key)
+        return self.spec.choices.get(key, c.default)
+
+    @property
+    def node_domain(self) -> str:
+        """Domain of this element's nodes (the class's :attr:`domain` unless an option changes it)."""
+        return self.domain
+
     def value(self, key: str) -> sp.Expr:
         """The element's value ``key`` as a sympy expression in parameter symbols.
 
@@ -285,7 +233,7 @@ class Component:
             Appended to the element name (two-ports: ``.p``, ``.s``).
         """
         a, b = nodes if nodes is not None else self.spec.nodes[:2]
-        return Branch(self.name + suffix, self.name, self.spec.kind, a, b, self.domain, role, priority)
+        return Branch(self.name + suffix, self.name, self.spec.kind, a, b, self.node_domain, role, priority)
 
     def contribute(self) -> Contribution:
         """Branches, storages, dissipations, ports... of this element."""

@@ -9,6 +9,7 @@ import sympy as sp
 from ..common.physics import KELVIN, thermal_voltage
 from ..errors import StructureError
 from .base import P_CCR, P_LINEAR, P_VCR, Contribution, Dissipation
+from .analogy import Mechanical
 from .component import Component, LawForm, Value, register
 
 __all__ = ["check_passive", "Resistor", "Diode", "Damper", "RotationalDamper"]
@@ -190,9 +191,11 @@ class Diode(Component):
 
 
 @register
-class Damper(Component):
-    """Damper ``B1 a b damper c=0.5``: force ``F = c (v(a) - v(b))``
-    transmitted from ``a`` to ``b``; dissipates ``c v**2``.
+class Damper(Mechanical, Component):
+    """Damper ``B1 a b damper c=0.5 [analogy=impedance]``: force ``F = c
+    (v(a) - v(b))`` transmitted from ``a`` to ``b``; dissipates ``c v**2``.
+    In the impedance analogy ``e(a) - e(b)`` is the force and the velocity
+    ``F / c`` flows through it.
 
     Examples
     --------
@@ -210,7 +213,8 @@ class Damper(Component):
     summary = "linear damper between two velocity nodes"
 
     def contribute(self) -> Contribution:
-        d = Dissipation(self.name, self.name, "across", self.value("c") * _V, _V, True)
+        c = self.value("c")
+        d = Dissipation(self.name, self.name, "across", _V / c if self.impedance else c * _V, _V, True)
         return Contribution(branches=[self.branch("dissipation", P_LINEAR)], dissipations=[d])
 
 

@@ -103,6 +103,9 @@ class ElementSpec:
     arg_locations : dict of str to Location
         Locations of individual arguments (keys: value keys, ``"law"``,
         ``"ic"``, ``"node0"``, ``"node1"``, ...), for precise messages.
+    choices : dict of str to str
+        Word options given (lower case; see
+        :class:`~phsym.components.component.Choice`).
     """
 
     name: str
@@ -115,4 +118,5 @@ class ElementSpec:
     refs: Tuple[str, ...] = ()
     location: Optional[Location] = None
     arg_locations: Mapping[str, Location] = field(default_factory=dict)
+    choices: Mapping[str, str] = field(default_factory=dict)
 

@@ -3,7 +3,21 @@
 from __future__ import annotations
 
 from .base import P_SOURCE_ACROSS, P_SOURCE_THROUGH, Contribution, Port
+from .analogy import Mechanical
 from .component import Component, register
+
+
+def _across(element: Component) -> Contribution:
+    """A source fixing ``e(n+) - e(n-) = u``; ``y`` = through variable delivered out of ``n+``."""
+    br = element.branch("source_effort", P_SOURCE_ACROSS)
+    return Contribution(branches=[br], ports=[Port(element.name, br.name, "across", element.spec.waveform)])
+
+
+def _pushed_into_first(element: Component) -> Contribution:
+    """A source pushing the through variable ``u`` into its first node; ``y = e(a) - e(b)``."""
+    a, b = element.spec.nodes[:2]
+    br = element.branch("source_flow", P_SOURCE_THROUGH, nodes=(b, a))
+    return Contribution(branches=[br], ports=[Port(element.name, br.name, "through", element.spec.waveform)])
 
 __all__ = ["VoltageSource", "VelocitySource", "AngularVelocitySource", "CurrentSource", "ForceSource",
            "TorqueSource"]
@@ -15,8 +29,7 @@ class AcrossSource(Component):
     source = True
 
     def contribute(self) -> Contribution:
-        br = self.branch("source_effort", P_SOURCE_ACROSS)
-        return Contribution(branches=[br], ports=[Port(self.name, br.name, "across", self.spec.waveform)])
+        return _across(self)
 
 
 @register
@@ -39,15 +52,20 @@ class VoltageSource(AcrossSource):
 
 
 @register
-class VelocitySource(AcrossSource):
+class VelocitySource(Mechanical, AcrossSource):
     """Velocity source ``S1 a b velocity [waveform]``: ``u = v(a) - v(b)``;
-    ``y`` = force it exerts on ``a`` (power delivered ``y u``)."""
+    ``y`` = force it exerts on ``a`` (power delivered ``y u``).  With
+    ``analogy=impedance`` the velocity ``u`` is pushed into ``a`` (a through
+    variable) and ``y = e(a) - e(b)`` is the force."""
 
     kind = "velocity"
     keywords = ("velocity",)
     domain = "translational"
     terminals = ("a", "b")
     summary = "velocity source; y is the force it exerts on a"
+
+    def contribute(self) -> Contribution:
+        return _pushed_into_first(self) if self.impedance else _across(self)
 
 
 @register
@@ -86,10 +104,12 @@ class CurrentSource(Component):
 
 
 @register
-class ForceSource(CurrentSource):
+class ForceSource(Mechanical, CurrentSource):
     """Force source ``F1 a b force [waveform]``: applies the force ``u`` to
     node ``a`` (reaction on ``b``).  Output ``y = v(a) - v(b)``, the velocity
-    of ``a`` relative to ``b``; ``y u`` is the power delivered."""
+    of ``a`` relative to ``b``; ``y u`` is the power delivered.  With
+    ``analogy=impedance`` the force is the across variable ``u = e(a) -
+    e(b)`` and ``y`` the velocity it drives out of ``a``."""
 
     kind = "force"
     letters = ()
@@ -99,10 +119,7 @@ class ForceSource(CurrentSource):
     summary = "force on a (reaction on b); y = v(a) - v(b)"
 
     def contribute(self) -> Contribution:
-        a, b = self.spec.nodes[:2]
-        # pushing u into node a == a through-branch from b to a carrying u
-        br = self.branch("source_flow", P_SOURCE_THROUGH, nodes=(b, a))
-        return Contribution(branches=[br], ports=[Port(self.name, br.name, "through", self.spec.waveform)])
+        return _across(self) if self.impedance else _pushed_into_first(self)
 
 
 @register

@@ -9,9 +9,12 @@ from typing import Tuple
 
 import sympy as sp
 
+from ..common.piecewise import piecewise_integral
+from ..errors import NetlistError
 from .base import EFFORT, FLOW, P_STORE_EFFORT, P_STORE_FLOW, Contribution, Storage
 from .component import Component, LawForm, Value, register
-from .element import DATUM
+from .analogy import Mechanical
+from .element import DATUM, Law
 
 __all__ = ["StorageComponent", "Capacitor", "Inductor", "Mass", "Spring", "Inertia", "Torsion"]
 
@@ -44,21 +47,54 @@ class StorageComponent(Component):
         """
         return x ** 2 / (2 * value)
 
+    def is_linear(self) -> bool:
+        """Whether the energy is the quadratic :meth:`linear_energy` (no law given)."""
+        return self.spec.law is None
+
+    def port(self) -> str:
+        """The port type of the storage (:attr:`port_type` unless an option changes it)."""
+        return self.port_type
+
     def oriented_nodes(self) -> Tuple[str, str]:
         """Terminals of the storage branch, in receiver orientation."""
         return self.spec.nodes[0], self.spec.nodes[1]
+
+    def energy_of_law(self, law: Law, x: sp.Symbol) -> sp.Expr:
+        """The energy of a law: ``H={...}`` itself, or the integral from 0 of an effort law.
+
+        Parameters
+        ----------
+        law : Law
+            The element's law.
+        x : sympy.Symbol
+            The state.
+        """
+        form = self.law_form(law.key)
+        if form is None or not form.effort:
+            return law.expr.subs(law.variable, x)
+        H = piecewise_integral(law.expr, law.variable)
+        if H is None:
+            # manualintegrate gives up quickly where integrate() may search for minutes
+            from sympy.integrals.manualintegrate import manualintegrate
+            F = manualintegrate(law.expr, law.variable)
+            if F.has(sp.Integral):
+                raise NetlistError(f"{self.name}: cannot integrate {law.key}={{{law.expr}}} to an energy",
+                                   law.location, hint="give the energy instead: H={...}")
+            H = F - F.subs(law.variable, 0)
+        return H.subs(law.variable, x)
 
     def contribute(self) -> Contribution:
         x = sp.Symbol(f"{self.state_prefix}_{self.name}", real=True)
         law = self.spec.law
         if law is not None:
-            H = law.expr.subs(law.variable, x)
+            H = self.energy_of_law(law, x)
         else:
             H = self.linear_energy(x, self.value(self.main_value().key))
-        prio = P_STORE_EFFORT if self.port_type == EFFORT else P_STORE_FLOW
+        port = self.port()
+        prio = P_STORE_EFFORT if port == EFFORT else P_STORE_FLOW
         br = self.branch("storage", prio, nodes=self.oriented_nodes())
-        st = Storage((self.name,), (x,), H, (br.name,), (self.port_type,), (self.spec.ic,),
-                     quadratic=True if law is None else None)
+        st = Storage((self.name,), (x,), H, (br.name,), (port,), (self.spec.ic,),
+                     quadratic=True if self.is_linear() else None)
         return Contribution(branches=[br], storages=[st])
 
 
@@ -83,7 +119,8 @@ class Capacitor(StorageComponent):
     kind = "capacitor"
     letters = ("C",)
     values = (Value("C", "F", "capacitance", main=True, check="positive"),)
-    laws = (LawForm("H", "q", "stored energy [J] of the charge q [C]"),)
+    laws = (LawForm("H", "q", "stored energy [J] of the charge q [C]"),
+            LawForm("V", "q", "voltage [V] of the charge q [C] (energy: its integral)", effort=True))
     ic = "initial voltage [V]"
     summary = "capacitor (linear or with an energy law)"
     port_type = EFFORT
@@ -109,7 +146,8 @@ class Inductor(StorageComponent):
     kind = "inductor"
     letters = ("L",)
     values = (Value("L", "H", "inductance", main=True, check="positive"),)
-    laws = (LawForm("H", "phi", "stored energy [J] of the flux linkage phi [Wb]"),)
+    laws = (LawForm("H", "phi", "stored energy [J] of the flux linkage phi [Wb]"),
+            LawForm("I", "phi", "current [A] of the flux linkage phi [Wb] (energy: its integral)", effort=True))
     ic = "initial current [A]"
     summary = "inductor (linear or with an energy law); couple with K"
     port_type = FLOW
@@ -127,7 +165,7 @@ class _Grounded(StorageComponent):
 
 
 @register
-class Mass(_Grounded):
+class Mass(Mechanical, _Grounded):
     """Mass ``M1 v 0 mass m=4 [IC=v0]`` (mobility analogy).
 
     State: momentum ``p`` [kg m/s].  Energy ``H = p**2 / (2 m)`` (or
@@ -152,7 +190,8 @@ class Mass(_Grounded):
     domain = "translational"
     terminals = ("v", "0")
     values = (Value("m", "kg", "mass", main=True, check="positive"),)
-    laws = (LawForm("H", "p", "kinetic energy [J] of the momentum p [kg m/s]"),)
+    laws = (LawForm("H", "p", "kinetic energy [J] of the momentum p [kg m/s]"),
+            LawForm("V", "p", "velocity [m/s] of the momentum p [kg m/s] (energy: its integral)", effort=True))
     ic = "initial velocity [m/s]"
     summary = "mass between a velocity node and the datum"
     port_type = EFFORT
@@ -160,7 +199,7 @@ class Mass(_Grounded):
 
 
 @register
-class Spring(StorageComponent):
+class Spring(Mechanical, StorageComponent):
     """Spring ``K1 a b spring k=4 [IC=F0]`` or ``spring H={f(x)}``.
 
     State: elongation ``x`` [m] with ``dx/dt = e(a) - e(b)`` (velocity of
@@ -181,7 +220,8 @@ class Spring(StorageComponent):
     domain = "translational"
     terminals = ("a", "b")
     values = (Value("k", "N/m", "stiffness", main=True, check="positive"),)
-    laws = (LawForm("H", "x", "potential energy [J] of the elongation x [m]"),)
+    laws = (LawForm("H", "x", "potential energy [J] of the elongation x [m]"),
+            LawForm("F", "x", "force [N] of the elongation x [m] (energy: its integral)", effort=True))
     ic = "initial force [N]"
     summary = "spring between two velocity nodes"
     port_type = FLOW
@@ -192,7 +232,7 @@ class Spring(StorageComponent):
 
 
 @register
-class Inertia(_Grounded):
+class Inertia(Mechanical, _Grounded):
     """Rotational inertia ``J1 w 0 inertia J=0.1 [IC=w0]``.
 
     State: angular momentum ``p`` [kg m^2/s]; ``H = p**2 / (2 J)``.  Port
@@ -211,7 +251,9 @@ class Inertia(_Grounded):
     domain = "rotational"
     terminals = ("w", "0")
     values = (Value("J", "kg m^2", "moment of inertia", main=True, check="positive"),)
-    laws = (LawForm("H", "p", "kinetic energy [J] of the angular momentum p [kg m^2/s]"),)
+    laws = (LawForm("H", "p", "kinetic energy [J] of the angular momentum p [kg m^2/s]"),
+            LawForm("W", "p", "angular velocity [rad/s] of the angular momentum p [kg m^2/s] "
+                              "(energy: its integral)", effort=True))
     ic = "initial angular velocity [rad/s]"
     summary = "rotational inertia between an angular-velocity node and the datum"
     port_type = EFFORT
@@ -230,7 +272,8 @@ class Torsion(Spring):
     keywords = ("torsion",)
     domain = "rotational"
     values = (Value("k", "N m/rad", "torsional stiffness", main=True, check="positive"),)
-    laws = (LawForm("H", "theta", "potential energy [J] of the twist theta [rad]"),)
+    laws = (LawForm("H", "theta", "potential energy [J] of the twist theta [rad]"),
+            LawForm("T", "theta", "torque [N m] of the twist theta [rad] (energy: its integral)", effort=True))
     ic = "initial torque [N m]"
     summary = "torsion spring between two angular-velocity nodes"
     state_prefix = "theta"

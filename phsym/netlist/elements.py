@@ -168,7 +168,7 @@ def _waveform(items: list, stmt: Statement, ctx: Context) -> Optional[Waveform]:
 
 
 def _keywords(cls: Type[Component]) -> Dict[str, str]:
-    """Accepted keywords (lower case) -> key."""
+    """Accepted keywords (lower case) -> key (word options are taken out before)."""
     keys = {v.key.lower(): v.key for v in cls.values}
     keys.update({f.key.lower(): f.key for f in cls.laws})
     if cls.ic:
@@ -190,7 +190,7 @@ def _split(rest: list, cls: Type[Component], stmt: Statement) -> Tuple[List[Word
             continue
         key = keys.get(it.key.text.lower())
         if key is None:
-            accepted = ", ".join(k + "=" for k in keys.values()) or "none"
+            accepted = ", ".join([k + "=" for k in keys.values()] + [c.key + "=" for c in cls.choices]) or "none"
             raise NetlistError(f"unknown keyword '{it.key.text}' for {cls.kind} '{stmt.head.text}'",
                                stmt.loc(it), hint=f"accepted keywords: {accepted}")
         if key in given:
@@ -198,6 +198,28 @@ def _split(rest: list, cls: Type[Component], stmt: Statement) -> Tuple[List[Word
                                hint="keywords are case-insensitive; keep one")
         given[key] = it
     return positional, given
+
+
+def _choices(rest: list, cls: Type[Component], stmt: Statement,
+             arg_locs: Dict[str, Location]) -> Tuple[list, Dict[str, str]]:
+    """The items without the ``KEY=word`` options the kind declares, and those options."""
+    decl = {c.key.lower(): c for c in cls.choices}
+    kept, chosen = [], {}
+    for it in rest:
+        c = decl.get(it.key.text.lower()) if isinstance(it, Assign) else None
+        if c is None:
+            kept.append(it)
+            continue
+        word = it.value
+        text = word.text.lower() if isinstance(word, Word) and word.kind == "word" else None
+        if text not in c.options:
+            raise NetlistError(f"{c.key}= must be one of {', '.join(c.options)}", stmt.loc(it),
+                               hint=f"{c.key}: {c.doc}")
+        if c.key in chosen:
+            raise NetlistError(f"keyword '{it.key.text}' given twice", stmt.loc(it))
+        chosen[c.key] = text
+        arg_locs[c.key] = stmt.loc(it)
+    return kept, chosen
 
 
 def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx: Context) -> ElementSpec:
@@ -214,18 +236,19 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         w = _word(items[k], stmt, "node name")
         nodes.append(canonical_node(w.text, ctx))
         arg_locs[f"node{k}"] = stmt.loc(w)
-    if cls.grounded and DATUM not in nodes:
+    rest, chosen = _choices(items[n_nodes + (1 if kw is not None else 0):], cls, stmt, arg_locs)
+    if cls.is_grounded(chosen) and DATUM not in nodes:
         raise NetlistError(f"{cls.kind} '{stmt.head.text}' must have one node at the datum (0)",
                            stmt.loc(stmt.head),
                            hint=f"it is referenced to ground in the mobility analogy: "
-                                f"write {stmt.head.text} NODE 0 {cls.kind} ...")
-    rest = items[n_nodes + (1 if kw is not None else 0):]
+                                f"write {stmt.head.text} NODE 0 {cls.kind} ..." +
+                                (" (or analogy=impedance)" if any(c.key == "analogy" for c in cls.choices) else ""))
     if cls.source:
         wf = _waveform(rest, stmt, ctx)
         if wf is not None:
             arg_locs["waveform"] = wf.location
         return ElementSpec(name, cls.kind, tuple(nodes), {}, waveform=wf, location=stmt.loc(stmt.head),
-                           arg_locations=arg_locs)
+                           arg_locations=arg_locs, choices=chosen)
     positional, given = _split(rest, cls, stmt)
     refs: List[str] = []
     for k, ref_kind in enumerate(cls.refs):
@@ -263,7 +286,7 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         ic = word_expr(given["IC"].value, stmt, ctx.names)
         arg_locs["ic"] = stmt.loc(given["IC"])
     return ElementSpec(name, cls.kind, tuple(nodes), values, law=law, ic=ic, refs=tuple(refs),
-                       location=stmt.loc(stmt.head), arg_locations=arg_locs)
+                       location=stmt.loc(stmt.head), arg_locations=arg_locs, choices=chosen)
 
 
 def _model_card(cls: Type[Component], positional: List[Word], stmt: Statement, ctx: Context,

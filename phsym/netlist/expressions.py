@@ -28,6 +28,7 @@ import sympy as sp
 
 from ..errors import Location, NetlistError
 from .numbers import parse_number, split_number
+from .tables import PwlTable, pwl_function
 
 __all__ = ["parse_expression", "parse_expression_at", "FUNCTIONS"]
 
@@ -39,6 +40,7 @@ FUNCTIONS = {
     "asin": (sp.asin, 1, 1), "acos": (sp.acos, 1, 1), "atan": (sp.atan, 1, 1),
     "atan2": (sp.atan2, 2, 2), "abs": (sp.Abs, 1, 1), "sign": (sp.sign, 1, 1),
     "min": (sp.Min, 2, 64), "max": (sp.Max, 2, 64),
+    "pwl": (pwl_function, 5, 20001),
 }
 _CONSTANTS = {"pi": sp.pi}
 _MAX_DEPTH = 100
@@ -238,9 +240,13 @@ class _Parser:
 
     def name(self, tok: _Tok) -> sp.Expr:
         try:
-            return self.symbols[tok.text]
+            value = self.symbols[tok.text]
         except KeyError:
             pass
+        else:
+            if isinstance(value, PwlTable):
+                raise self.error(f"table '{tok.text}' is a function: write {tok.text}(x)", tok)
+            return value
         if tok.text in _CONSTANTS:
             return _CONSTANTS[tok.text]
         if tok.text.lower() in FUNCTIONS:
@@ -255,10 +261,14 @@ class _Parser:
 
     def call(self, tok: _Tok) -> sp.Expr:
         fname = tok.text.lower()
-        if fname not in FUNCTIONS:
+        table = self.symbols.get(tok.text) if fname not in FUNCTIONS else None
+        if isinstance(table, PwlTable):
+            func, lo, hi = table, 1, 1
+        elif fname not in FUNCTIONS:
             raise self.error(f"unknown function '{tok.text}'", tok,
-                             hint="available functions: " + ", ".join(FUNCTIONS))
-        func, lo, hi = FUNCTIONS[fname]
+                             hint="available functions: " + ", ".join(FUNCTIONS) + " and .table names")
+        else:
+            func, lo, hi = FUNCTIONS[fname]
         self.expect("(")
         args = [self.expr()]
         while self.is_op(","):
@@ -270,7 +280,10 @@ class _Parser:
             raise self.error(f"{fname}() takes {want} argument(s), got {len(args)}", tok)
         if fname == "log" and args[0].is_zero:
             raise self.error("log(0) is undefined", tok)
-        return func(*args)
+        try:
+            return func(*args)
+        except ValueError as exc:
+            raise self.error(f"{tok.text}(): {exc}", tok) from None
 
 
 def parse_expression_at(text: str, symbols: Mapping[str, sp.Symbol], locate: Locator,

@@ -26,11 +26,12 @@ from .params import ParamTable, resolve_global_params, word_expr
 from .source import Assign, Call, LogicalLine, Statement, Word, parse_statement
 from .spec import Netlist, ProbeSpec
 from .subckt import collect_subckts, expand
+from .tables import table_card
 
 __all__ = ["parse_netlist", "load_netlist", "DOT_COMMANDS"]
 
 DOT_COMMANDS = (".title", ".param", ".model", ".subckt", ".ends", ".probe", ".tran", ".ic", ".options",
-                ".temp", ".include", ".lib", ".end")
+                ".temp", ".include", ".lib", ".table", ".end")
 
 
 def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
@@ -212,7 +213,7 @@ def _title_candidate(lines: List[LogicalLine], file: Optional[str]) -> Optional[
 
 def _build(statements: List[Statement], title: str, file: Optional[str], skipped: List[str]) -> Netlist:
     top, subckts, hoisted = collect_subckts(statements)
-    param_defs, model_stmts, probe_stmts, element_stmts, ic_stmts = [], list(hoisted), [], [], []
+    param_defs, model_stmts, probe_stmts, element_stmts, ic_stmts, tables = [], list(hoisted), [], [], [], []
     tran = None
     options: Dict[str, float] = {}
     ignored: List[str] = []
@@ -248,6 +249,8 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
             temp_card(stmt, options)
         elif head == ".ic":
             ic_stmts.append(stmt)
+        elif head == ".table":
+            tables.append(stmt)
         elif head.startswith("."):
             raise NetlistError(f"unknown dot-command '{stmt.head.text}'", stmt.loc(stmt.head),
                                hint="supported: " + " ".join(DOT_COMMANDS) +
@@ -258,6 +261,8 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     table = ParamTable()
     names: NameTable = NameTable(what="parameter")
     resolve_global_params(param_defs, table, names)
+    for stmt in tables:
+        table_card(stmt, names, stmt.line.file)     # a file table is relative to the file of its card
     defaults = {}
     if settings.thermal_voltage is not None:
         defaults[("diode", "Vt")] = settings.thermal_voltage

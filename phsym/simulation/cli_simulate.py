@@ -3,14 +3,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Dict
+import re
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
 from ..clitools import ProgressBar
 from ..errors import SimulationError
+from .audio import WAV_FORMATS, read_wav
 
-__all__ = ["add_parser", "run", "input_source"]
+__all__ = ["add_parser", "run", "input_source", "input_sources"]
+
+_WAV = re.compile(r"^(?P<path>.+\.wav)(?::(?P<channel>\d+))?$", re.IGNORECASE)
 
 #: Runs with at least this many steps show a progress bar (unless --quiet).
 PROGRESS_STEPS = 200_000
@@ -29,8 +33,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--duration", help="simulated time in s (e.g. 10m); default: TSTOP of the .tran card, "
                                       "else the length of file inputs")
     p.add_argument("--input", action="append", default=[], metavar="NAME=SPEC",
-                   help="input signal: an expression in t (sin(2*pi*1k*t)), a number, FILE.wav or "
-                        "FILE.csv:COLUMN; inputs not given follow their netlist waveform")
+                   help="input signal: an expression in t (sin(2*pi*1k*t)), a number, FILE.wav, "
+                        "FILE.wav:CHANNEL (1-based), FILE.csv:COLUMN; NAME1,NAME2=FILE.wav maps the "
+                        "channels of a multichannel file to several sources.  File inputs are sampled "
+                        "signals: one step per sample, output sample k at input sample k, the rate "
+                        "of a WAV file is the default --fs and its length the default duration; "
+                        "inputs not given follow their netlist waveform")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="parameter override")
     p.add_argument("--method", default="auto",
                    help="auto, discrete_gradient, midpoint or backward_euler (default auto)")
@@ -38,7 +46,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                               "the initial conditions (default: 'dc' for a .tran card "
                                               "without UIC, else 'ic')")
     p.add_argument("--out", help="write the result (.csv, .npz or .wav)")
-    p.add_argument("--signal", help="signal written to .wav (default: first probe or output)")
+    p.add_argument("--signal", help="signal(s) written to .wav, comma-separated for several channels "
+                                    "(default: first probe or output)")
+    p.add_argument("--normalize", action="store_true",
+                   help="scale the .wav output to a peak of 1 (default: physical levels)")
+    p.add_argument("--wav-format", default="float32", choices=sorted(WAV_FORMATS),
+                   help="sample format of the .wav output (default float32; integer formats clip "
+                        "beyond 1 with a warning)")
     p.add_argument("--plot", help="write a plot (e.g. result.png)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -50,24 +64,39 @@ def _number(text: str) -> float:
     return parse_number(text.strip())
 
 
+def _wav_channels(spec: str, fs: Optional[float], n_names: int) -> Tuple[np.ndarray, int]:
+    """``(samples (n, k), rate)`` of a ``FILE.wav[:CHANNEL]`` spec for ``n_names`` inputs."""
+    m = _WAV.match(spec)
+    rate, data = read_wav(m.group("path"))
+    if fs is not None and abs(rate - fs) > 1e-9 * fs:
+        raise SimulationError(f"{m.group('path')} has sample rate {rate} Hz, the simulation runs at {fs:g} Hz "
+                              "(resample the file, or leave out --fs to run at the file's rate)")
+    if m.group("channel"):
+        c = int(m.group("channel"))
+        if not 1 <= c <= data.shape[1]:
+            raise SimulationError(f"{spec}: channel {c} does not exist (the file has {data.shape[1]})")
+        data = data[:, c - 1:c]
+    if data.shape[1] != n_names:
+        raise SimulationError(f"{spec} has {data.shape[1]} channel(s) for {n_names} input(s): write "
+                              f"A,B=FILE.wav to map channels to inputs, or FILE.wav:1 to take one channel")
+    return data, rate
+
+
 def input_source(spec: str, fs: float):
-    """Turn an ``--input`` SPEC into an array or a callable of t."""
+    """Turn an ``--input`` SPEC into an array or a callable of t.
+
+    Parameters
+    ----------
+    spec : str
+        A number, an expression in ``t``, ``FILE.wav[:CHANNEL]`` (one
+        channel) or ``FILE.csv:COLUMN``.
+    fs : float
+        The simulation's rate (a WAV file must have it).
+    """
     spec = spec.strip()
     low = spec.lower()
-    if low.endswith(".wav"):
-        from scipy.io import wavfile
-        rate, data = wavfile.read(spec)
-        if abs(rate - fs) > 1e-9 * fs:
-            raise SimulationError(f"{spec} has sample rate {rate} Hz, the simulation runs at {fs:g} Hz")
-        data = np.asarray(data)
-        if data.ndim > 1:
-            data = data[:, 0]
-        if data.dtype.kind == "u":      # 8-bit WAV: unsigned, 128 is zero
-            half = (float(np.iinfo(data.dtype).max) + 1.0) / 2.0
-            data = (data.astype(float) - half) / half
-        elif data.dtype.kind == "i":    # full scale -1 .. 1 - 2**-(bits-1)
-            data = data.astype(float) / -float(np.iinfo(data.dtype).min)
-        return np.asarray(data, dtype=float)
+    if _WAV.match(spec):
+        return _wav_channels(spec, fs, 1)[0][:, 0]
     if ".csv:" in low:
         path, col = spec.rsplit(":", 1)
         from ..clitools import read_csv_columns
@@ -88,6 +117,44 @@ def input_source(spec: str, fs: float):
                               f"{sorted(str(s) for s in expr.free_symbols - {t})}")
     f = sp.lambdify(t, expr, "numpy")
     return lambda tt: np.broadcast_to(np.asarray(f(tt), dtype=float), np.shape(tt))
+
+
+def input_sources(pairs: Dict[str, str], fs: Optional[float]) -> Tuple[Dict[str, Any], Optional[int], bool]:
+    """The ``--input`` pairs as inputs by name.
+
+    Parameters
+    ----------
+    pairs : dict of str to str
+        ``NAME`` (or ``NAME1,NAME2`` for the channels of one WAV file) -> SPEC.
+    fs : float or None
+        The rate given on the command line (``None``: the WAV files' rate).
+
+    Returns
+    -------
+    (dict, int or None, bool)
+        Inputs by name (WAV channels as arrays, other specs as text for
+        :func:`input_source` once the rate is known), the rate of the WAV
+        inputs, and whether any input is a sampled file (WAV or CSV).
+    """
+    out: Dict[str, Any] = {}
+    rates = set()
+    files = False
+    for name, spec in pairs.items():
+        names = [n.strip() for n in name.split(",") if n.strip()]
+        spec = spec.strip()
+        if _WAV.match(spec):
+            data, rate = _wav_channels(spec, fs, len(names))
+            rates.add(rate)
+            out.update({n: data[:, c] for c, n in enumerate(names)})
+            files = True
+            continue
+        if len(names) != 1:
+            raise SimulationError(f"--input {name}=...: several names need a multichannel WAV file")
+        files = files or ".csv:" in spec.lower()
+        out[names[0]] = spec
+    if len(rates) > 1:
+        raise SimulationError(f"the WAV inputs have different rates {sorted(rates)} Hz")
+    return out, (rates.pop() if rates else None), files
 
 
 def _pairs(items, what) -> Dict[str, str]:
@@ -118,10 +185,14 @@ def run(args: argparse.Namespace) -> int:
     from ..netlist.cards import DeckSettings, deck_settings
     _check_outputs(args)        # before the run: a typo must not cost the simulation
     deck = deck_settings(args.file) if Path(args.file).suffix.lower() != ".json" else DeckSettings()
-    fs, duration, x0 = deck.run_defaults(args.file, _number(args.fs) if args.fs is not None else None,
+    fs_given = _number(args.fs) if args.fs is not None else None
+    u, wav_rate, sampled = input_sources(_pairs(args.input, "input"), fs_given)
+    fs, duration, x0 = deck.run_defaults(args.file, fs_given if fs_given is not None else wav_rate,
                                          _number(args.duration) if args.duration else None, args.x0)
+    if sampled and not args.duration:
+        duration = None         # file inputs give the length
+    u = {k: input_source(v, fs) if isinstance(v, str) else v for k, v in u.items()}
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
-    u = {k: input_source(v, fs) for k, v in _pairs(args.input, "input").items()}
     steps = int(round(duration * fs)) if duration else None
     bar = None
     if not args.quiet and steps is not None and steps >= PROGRESS_STEPS:
@@ -129,13 +200,15 @@ def run(args: argparse.Namespace) -> int:
     # a netlist run before starts from its cached snapshot (no sympy)
     try:
         res = simulate(args.file, fs, u=u or None, duration=duration, x0=x0, params=params or None,
-                       method=args.method, progress=bar, **deck.simulator_options())
+                       method=args.method, progress=bar, align="samples" if sampled else "grid",
+                       **deck.simulator_options())
     finally:
         if bar is not None:
             bar.close()
     if args.out:
         if Path(args.out).suffix.lower() == ".wav":
-            res.to_wav(args.out, args.signal)
+            signals = [x.strip() for x in args.signal.split(",")] if args.signal else None
+            res.to_wav(args.out, signals, normalize=args.normalize, format=args.wav_format)
         else:
             res.save(args.out)
     if args.plot:

@@ -170,8 +170,18 @@ class NewtonLoop:
         return (np.zeros(m), np.zeros((m, m)), np.zeros(m, np.int64), np.zeros(m), np.zeros(m),
                 np.ones(m), np.zeros(mu), np.zeros(max(self.n_e, 1)), np.zeros(mu), np.zeros(m))
 
+    def carry(self) -> tuple:
+        """What the generated loop keeps between steps besides the state.
+
+        ``(v, status, workspace)``: the Newton unknowns and the predictor's
+        history (``vold``, in the workspace).  Passing the same carry to
+        successive :meth:`run` calls continues one run exactly (block
+        processing, :class:`~phsym.simulation.stream.Stream`).
+        """
+        return (np.zeros(max(self.n_v, 1)), np.zeros(3, dtype=np.int64), self.workspace())
+
     def run(self, x: np.ndarray, U: np.ndarray, h: float, rec: bool, progress: Progress = None,
-            chunk: int = 0) -> Tuple[RunArrays, float]:
+            chunk: int = 0, carry: Optional[tuple] = None) -> Tuple[RunArrays, float]:
         """Step from ``x`` (overwritten with the final state) over ``U``.
 
         Parameters
@@ -188,6 +198,8 @@ class NewtonLoop:
             Called after each chunk.
         chunk : int
             Steps per compiled call (0: all, or 1/50 of the run with ``progress``).
+        carry : tuple, optional
+            From :meth:`carry`, updated in place (default: a fresh one).
         """
         if self.module is None:
             self.module, self.compiled = _compiled(self.key, self.prefer_aot)
@@ -196,9 +208,7 @@ class NewtonLoop:
             call, types = aot.checked, aot.RUN_TYPES
         N = U.shape[0] - 1
         A = RunArrays.allocate(N, x, self.n_u, self.n_e, rec)
-        v = np.zeros(max(self.n_v, 1))
-        inf = np.zeros(3, dtype=np.int64)
-        ws = self.workspace()
+        v, inf, ws = self.carry() if carry is None else carry
 
         def steps(k0, k1):
             return call(self.module.run, types, x, v, U, self.p, self.xs, float(h), int(k0), int(k1), self.tol,

@@ -68,8 +68,12 @@ class DenseLinearLoop:
         if nx * nz <= MAX_UNROLLED:     # G is (nx, nx + nu)
             self.key = unrolled_source(nx, nz - nx, self.Wc.shape[0], self.n_e, self.inputs)[1]
 
+    def carry(self) -> None:
+        """Nothing: the state alone continues a linear run (see :meth:`NewtonLoop.carry`)."""
+        return None
+
     def run(self, x: np.ndarray, U: np.ndarray, h: float, rec: bool, progress: Progress = None,
-            chunk: int = 0) -> Tuple[RunArrays, float]:
+            chunk: int = 0, carry: None = None) -> Tuple[RunArrays, float]:
         """Step from ``x`` (overwritten) over ``U``; see :meth:`NewtonLoop.run`.
 
         Parameters
@@ -86,6 +90,8 @@ class DenseLinearLoop:
             Called after each chunk.
         chunk : int
             Steps per compiled call.
+        carry : None
+            Unused (the interface of :meth:`NewtonLoop.run`).
         """
         N = U.shape[0] - 1
         rec = bool(rec) and self.n_e > 0
@@ -206,8 +212,12 @@ class SparseLinearLoop:
         qx = np.array([dat[ptr[i]:ptr[i + 1]] @ x[idx[ptr[i]:ptr[i + 1]]] for i in range(x.shape[0])])
         return 0.5 * float(x @ qx)
 
+    def carry(self) -> None:
+        """Nothing: the state alone continues a linear run (see :meth:`NewtonLoop.carry`)."""
+        return None
+
     def run(self, x: np.ndarray, U: np.ndarray, h: float, rec: bool, progress: Progress = None,
-            chunk: int = 0) -> Tuple[RunArrays, float]:
+            chunk: int = 0, carry: None = None) -> Tuple[RunArrays, float]:
         """Step from ``x`` (overwritten) over ``U``; see :meth:`NewtonLoop.run`.
 
         Parameters
@@ -224,6 +234,8 @@ class SparseLinearLoop:
             Called after each chunk.
         chunk : int
             Steps per compiled call.
+        carry : None
+            Unused (the interface of :meth:`NewtonLoop.run`).
         """
         from ..codegen import kernels      # numba: only when this loop runs
         N = U.shape[0] - 1

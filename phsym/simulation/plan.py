@@ -15,12 +15,12 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..errors import SignalError, SimulationInputError
+from ..errors import SignalError, SimulationError, SimulationInputError
 from ..netlist.shapes import evaluate_shape
 from .engine import RECORD_LIMIT, NewtonLoop
 from .linear_loops import DenseLinearLoop, SparseLinearLoop
 from .result import SimulationResult
-from .signals import check_steps, grid_points, initial_state, input_array
+from .signals import check_align, check_steps, grid_points, initial_state, input_array
 
 __all__ = ["RunPlan", "ModelSummary", "FORMAT"]
 
@@ -129,8 +129,8 @@ class RunPlan:
             raise wf
         return evaluate_shape(wf[0], np.asarray(wf[1], dtype=float), t)
 
-    def inputs(self, u=None, duration: Optional[float] = None) -> np.ndarray:
-        """Inputs on the grid ``t_k = k h`` as an array ``(N + 1, n_u)``.
+    def inputs(self, u=None, duration: Optional[float] = None, align: str = "grid") -> np.ndarray:
+        """The input rows of a run: ``(N + 1, n_u)``.
 
         Parameters
         ----------
@@ -138,8 +138,31 @@ class RunPlan:
             See :meth:`run`.
         duration : float, optional
             Simulated time in seconds.
+        align : {"grid", "samples"}
+            ``"grid"``: rows at ``t_k = k h``; ``"samples"``: the first
+            sample held one step before ``t = 0``, then the samples at
+            ``t_k = k h`` (see :func:`~phsym.simulation.signals.check_align`).
         """
-        return input_array(self.summary.inputs, u, grid_points(duration, self.fs), self.h, self._waveform)
+        if check_align(align) == "grid":
+            return input_array(self.summary.inputs, u, grid_points(duration, self.fs), self.h, self._waveform)
+        n = None if duration is None else grid_points(duration, self.fs) - 1
+        S = input_array(self.summary.inputs, u, n, self.h, self._waveform)
+        return np.vstack([S[:1], S])
+
+    def stream(self, x0=None, signals: Optional[Sequence[str]] = None, dc=None):
+        """A :class:`~phsym.simulation.stream.Stream` of this plan (block processing).
+
+        Parameters
+        ----------
+        x0 : None, array_like or dict
+            Initial state (see :meth:`run`).
+        signals : sequence of str, optional
+            Labels returned by ``process`` (default: the first probe, else the outputs).
+        dc : callable(u0) -> ndarray, optional
+            Initial state from the first input sample (a DC operating point).
+        """
+        from .stream import Stream
+        return Stream(self, x0, signals, dc)
 
     def probe_vector(self, label: str) -> np.ndarray:
         """Vector ``c`` with ``signal = efforts @ c`` for a signal label.
@@ -163,7 +186,7 @@ class RunPlan:
 
     # -------------------------------------------------------------------- run
     def run(self, u=None, duration: Optional[float] = None, x0=None, progress=None, chunk: int = 0,
-            x0_desc: Optional[str] = None, info: Optional[dict] = None) -> SimulationResult:
+            x0_desc: Optional[str] = None, info: Optional[dict] = None, align: str = "grid") -> SimulationResult:
         """Simulate (see :meth:`phsym.simulation.Simulator.run`).
 
         Parameters
@@ -185,22 +208,33 @@ class RunPlan:
             Description of an ``x0`` array (e.g. a DC operating point).
         info : dict, optional
             Extra entries for ``result.info``.
+        align : {"grid", "samples"}
+            How input arrays map to steps (see
+            :func:`~phsym.simulation.signals.check_align`); with
+            ``"samples"`` the grid starts at ``t = -h`` and step ``k`` ends
+            at input sample ``k``.
         """
-        U = self.inputs(u, duration)
+        U = self.inputs(u, duration, align)
         N = check_steps(U, self.fs, duration)
+        lead = 1 if align == "samples" else 0
         names = self.summary.states
         x, desc = initial_state(self.x_ic, self.x_ic_desc, names, x0)
         n_e = getattr(self.loop, "n_e", 0)
         rec = self.record_efforts
         rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
-        A, wall = self.loop.run(x, U, self.h, rec, progress, chunk)
+        try:
+            A, wall = self.loop.run(x, U, self.h, rec, progress, chunk)
+        except SimulationError as exc:
+            if not lead or isinstance(exc, SimulationInputError) or exc.step is None:
+                raise
+            raise SimulationError(exc.message, exc.step, exc.step * self.h, exc.quantity) from None
         out = {"h": self.h, "fs": self.fs, "scheme": self.scheme, "engine": self.loop.KIND,
                "x0": x0_desc or desc, "values": dict(self.values), "key": self.loop.key,
                "compiled": self.loop.compiled, "wall_time": wall, "compile_time": self.loop.compile_time,
-               "failed_steps": int(np.count_nonzero(A.FL))}
+               "failed_steps": int(np.count_nonzero(A.FL)), "align": align}
         out.update(info or {})
-        return SimulationResult(self.model, self.summary, np.arange(N + 1) * self.h, A.X, U, A.Y, A.Hh, A.Pd,
-                                A.Ps, A.IT, A.FL, A.E if rec else None, self.probe_vector, out)
+        return SimulationResult(self.model, self.summary, (np.arange(N + 1) - lead) * self.h, A.X, U, A.Y, A.Hh,
+                                A.Pd, A.Ps, A.IT, A.FL, A.E if rec else None, self.probe_vector, out)
 
     # ---------------------------------------------------------- serialisation
     @property

@@ -36,8 +36,9 @@ class SimulationResult:
         Dissipated power ``sum w z(w)`` and supplied power ``y . ubar``.
     balance : ndarray (N,)
         Power-balance residual ``(H[k+1] - H[k]) / h + P_diss - P_supplied``
-        (zero up to rounding for the discrete-gradient and midpoint schemes;
-        for backward Euler the numerical dissipation, >= 0 for convex H).
+        (zero up to rounding for the discrete-gradient scheme, and for the
+        midpoint scheme when H is quadratic; for backward Euler the
+        numerical dissipation, >= 0 for convex H).
     iterations : ndarray of int (N,)
         Newton iterations per step (0 for the linear fast path).
     flags : ndarray of int (N,)
@@ -220,34 +221,42 @@ class SimulationResult:
             raise SimulationError(f"unknown result format {suf!r}: use .csv, .npz or .wav")
         return path
 
-    def to_wav(self, path: Union[str, Path], signal: Optional[str] = None, normalize: bool = True) -> Path:
-        """Write one signal as a float32 WAV file at the simulation rate.
+    def to_wav(self, path: Union[str, Path], signal: Optional[Union[str, Sequence[str]]] = None,
+               normalize: bool = False, format: str = "float32") -> Path:
+        """Write signals as a WAV file at the simulation rate, one channel each.
+
+        Levels are physical by default (a float WAV holds volts, amperes...),
+        so runs at two drive settings compare by level; with
+        ``align="samples"`` runs, N input samples give N output samples
+        (see :meth:`~phsym.simulation.Simulator.run`).
 
         Parameters
         ----------
         path : str or pathlib.Path
             Destination ``.wav`` file.
-        signal : str, optional
-            Label of the signal (default: the first probe, else the first
-            output), e.g. ``"v(out)"``.
+        signal : str or sequence of str, optional
+            Label(s) of the signal(s) (default: the first probe, else the
+            first output), e.g. ``"v(out)"`` or ``["v(l)", "v(r)"]``.
         normalize : bool
-            Scale the peak to 1 (otherwise values are written as they are).
+            Scale the peak to 1 (default False: values as they are).
+        format : {"float32", "float64", "int16", "int32"}
+            Sample format; integer formats clip beyond full scale with a
+            :class:`~phsym.errors.ClippingWarning`.
 
         Returns
         -------
         pathlib.Path
         """
-        from scipy.io import wavfile
+        from .audio import write_wav
         if signal is None:
             signal = self.names.probes[0].label if self.names.probes else self.names.outputs[0]
-        data = np.asarray(self[signal], dtype=float)
-        if normalize:
-            peak = np.max(np.abs(data), initial=0.0)
-            if peak > 0:
-                data = data / peak
-        fs = int(round(1.0 / self.info["h"]))
-        wavfile.write(str(path), fs, data.astype(np.float32))
-        return Path(path)
+        labels = [signal] if isinstance(signal, str) else list(signal)
+        cols = []
+        for lab in labels:
+            col = np.asarray(self[lab], dtype=float)
+            cols.append(col[1:] if col.shape[0] == self.t.shape[0] else col)   # grid signals: step times
+        data = cols[0] if len(cols) == 1 else np.column_stack(cols)
+        return write_wav(path, data, 1.0 / self.info["h"], normalize=normalize, format=format)
 
     def plot(self, signals: Optional[Sequence[str]] = None, path: Optional[Union[str, Path]] = None,
              balance: bool = True):

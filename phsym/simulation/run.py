@@ -32,7 +32,7 @@ def _with_includes(path, text: bytes) -> bytes:
 def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float] = None, x0=None,
              params: Optional[Mapping[str, float]] = None, method: str = "auto",
              progress: Optional[Callable[[int, int], None]] = None, warm_start: bool = True,
-             **options) -> SimulationResult:
+             align: str = "grid", **options) -> SimulationResult:
     """Simulate a model, a netlist file or a saved LinearPHS in one call.
 
     A netlist file simulated before (same text, rate, method and options, no
@@ -64,6 +64,10 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
         Called after each chunk of steps.
     warm_start : bool
         Use and fill the warm-start cache (default True).
+    align : {"grid", "samples"}
+        How input arrays map to steps (see :meth:`Simulator.run`):
+        ``"samples"`` for sampled signals such as WAV files (``N`` samples
+        in, ``N`` step values out, aligned).
     **options
         Passed to :class:`~phsym.simulation.Simulator`.
 
@@ -95,7 +99,8 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
             plan = load_plan(key)
             if plan is not None:
                 try:
-                    return plan.run(u, duration, None if dc else x0, progress, info={"warm_start": True})
+                    return plan.run(u, duration, None if dc else x0, progress, info={"warm_start": True},
+                                    align=align)
                 except ImportError:     # its generated module left the cache: rebuild below
                     pass
     from ..model import load            # the symbolic path: sympy, scipy (a warm start needs neither)
@@ -103,7 +108,7 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
     if is_file:
         model = load(model)
     sim = Simulator(model, fs, method, **options)
-    res = sim.run(u=u, duration=duration, x0=x0, params=params, progress=progress)
+    res = sim.run(u=u, duration=duration, x0=x0, params=params, progress=progress, align=align)
     if eligible and key is not None:
         plan = sim.plan(None)
         if dc:      # the snapshot starts where this run started

@@ -8,7 +8,30 @@ import numpy as np
 from ..common.names import NameTable
 from ..errors import SimulationInputError
 
-__all__ = ["input_array", "grid_points", "check_steps", "sample_rate", "initial_state"]
+__all__ = ["input_array", "grid_points", "check_steps", "sample_rate", "initial_state", "check_align", "ALIGNMENTS"]
+
+#: How input arrays map to the steps of a run (see :func:`check_align`).
+ALIGNMENTS = ("grid", "samples")
+
+
+def check_align(align: str) -> str:
+    """``align`` if it is one of :data:`ALIGNMENTS`, else a :class:`SimulationInputError`.
+
+    ``"grid"``: input arrays hold the ``N + 1`` grid samples ``t_0 .. t_N``
+    of ``N`` steps.  ``"samples"``: they hold ``N`` samples at
+    ``t_k = k / fs`` (a sampled signal, e.g. a WAV file), the run takes one
+    step per sample, the step ending at sample ``k`` gives output sample
+    ``k``, and the input is held at its first sample for the step before
+    ``t = 0``, so ``N`` samples in give ``N`` samples out, aligned.
+
+    Parameters
+    ----------
+    align : str
+        ``"grid"`` or ``"samples"``.
+    """
+    if align not in ALIGNMENTS:
+        raise SimulationInputError(f"align must be one of {ALIGNMENTS}, not {align!r}")
+    return align
 
 
 def sample_rate(fs) -> float:
@@ -76,8 +99,8 @@ def check_steps(U: np.ndarray, fs: float, duration: Optional[float]) -> int:
 
 
 def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
-                waveform: Callable[[int, np.ndarray], Optional[np.ndarray]]) -> np.ndarray:
-    """Inputs on the grid ``t_k = k h`` as an array ``(n_points, n_u)``.
+                waveform: Callable[[int, np.ndarray], Optional[np.ndarray]], first: int = 0) -> np.ndarray:
+    """Inputs on the grid ``t_k = (first + k) h`` as an array ``(n_points, n_u)``.
 
     Parameters
     ----------
@@ -92,6 +115,9 @@ def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
         Step.
     waveform : callable(i, t) -> ndarray or None
         Default signal of input ``i`` (its netlist waveform), or ``None``.
+    first : int
+        Grid index of the first row (callables and waveforms are evaluated
+        at ``(first + k) h``, the same times as in one long run).
 
     Raises
     ------
@@ -99,7 +125,7 @@ def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
         Wrong shapes or lengths, unknown input names, non-finite samples
         (named with the sample and the first step that uses it).
     """
-    U = _build(list(names), u, n_points, h, waveform)
+    U = _build(list(names), u, n_points, h, waveform, first)
     if not np.isfinite(U).all():
         bad = np.argwhere(~np.isfinite(U))
         k, i = (int(v) for v in bad[0])
@@ -109,7 +135,7 @@ def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
     return U
 
 
-def _build(names, u, n_points, h, waveform) -> np.ndarray:
+def _build(names, u, n_points, h, waveform, first) -> np.ndarray:
     if u is not None and not isinstance(u, Mapping):
         try:
             arr = np.asarray(u, dtype=float)
@@ -135,7 +161,7 @@ def _build(names, u, n_points, h, waveform) -> np.ndarray:
         if not lens:
             raise SimulationInputError("give duration= (or input arrays) to set the run length")
         n_points = min(lens)
-    t = np.arange(n_points) * h
+    t = (first + np.arange(n_points)) * h
     out = np.zeros((n_points, len(names)))
     for i, name in enumerate(names):
         src = given.get(i)

@@ -7,7 +7,7 @@ runs it; parameter changes build a new plan, never new code.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Mapping, Optional, Union
+from typing import Callable, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import scipy.sparse as sps
@@ -25,6 +25,7 @@ from .plan import ModelSummary, RunPlan
 from .probes import probe_vector
 from .result import SimulationResult
 from .signals import sample_rate
+from .stream import Stream
 
 __all__ = ["Simulator", "NEWTON_SCHEMES", "LINEAR_SCHEMES"]
 
@@ -183,7 +184,8 @@ class Simulator:
 
     # --------------------------------------------------------------- run
     def run(self, u=None, duration: Optional[float] = None, x0=None, params: Optional[Mapping[str, float]] = None,
-            progress: Optional[Callable[[int, int], None]] = None, chunk: int = 0) -> SimulationResult:
+            progress: Optional[Callable[[int, int], None]] = None, chunk: int = 0,
+            align: str = "grid") -> SimulationResult:
         """Simulate.
 
         Parameters
@@ -206,6 +208,13 @@ class Simulator:
         chunk : int
             Steps per compiled call (0: all at once, or 1/50 of the run when
             ``progress`` is given).
+        align : {"grid", "samples"}
+            ``"grid"``: ``u`` holds the ``N + 1`` grid samples of ``N``
+            steps.  ``"samples"``: ``u`` holds ``N`` samples of a sampled
+            signal (a WAV file): one step per sample, output sample ``k`` is
+            the step ending at input sample ``k``, the grid starts at
+            ``t = -1/fs`` with the first sample held (see
+            :func:`~phsym.simulation.signals.check_align`).
 
         Returns
         -------
@@ -214,9 +223,36 @@ class Simulator:
         plan = self.plan(params)
         desc = None
         if isinstance(x0, str) and x0.strip().lower() == "dc":
-            x0 = self.dc_state(plan.inputs(u, duration)[0], params)
+            x0 = self.dc_state(plan.inputs(u, duration, align)[0], params)
             desc = "dc operating point for the first input sample"
-        return plan.run(u, duration, x0, progress, chunk, x0_desc=desc)
+        return plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align)
+
+    def stream(self, x0=None, params: Optional[Mapping[str, float]] = None,
+               signals: Optional[Sequence[str]] = None) -> Stream:
+        """Block processing: ``s = sim.stream(); y = s.process(block)``.
+
+        The stream keeps the state (and Newton's history) between blocks,
+        so its samples are exactly those of one run with
+        ``align="samples"`` over the concatenated blocks.
+
+        Parameters
+        ----------
+        x0 : None, array, dict or "dc"
+            Initial state; ``"dc"``: the DC operating point for the first
+            sample of the first block.
+        params : dict, optional
+            Parameter overrides by name.
+        signals : sequence of str, optional
+            Labels ``process`` returns (default: the first probe, else the outputs).
+
+        Returns
+        -------
+        Stream
+        """
+        plan = self.plan(params)
+        if isinstance(x0, str) and x0.strip().lower() == "dc":
+            return plan.stream(None, signals, dc=lambda u0: self.dc_state(u0, params))
+        return plan.stream(x0, signals)
 
     def dc_state(self, u0: np.ndarray, params: Optional[Mapping[str, float]] = None) -> np.ndarray:
         """State of the DC operating point for the constant input ``u0``.
