@@ -45,6 +45,11 @@ class Value:
     optional : bool
         Without a default: absent from :attr:`ElementSpec.values` (and no
         parameter is made) unless given (a diode's series resistance).
+    structural : bool
+        The value shapes the structure (a number of cells, a fitted
+        exponent): it is a number fixed when the netlist is read (an
+        expression is evaluated at the parameter defaults), not a parameter
+        that a run could override.
     """
 
     key: str
@@ -55,6 +60,7 @@ class Value:
     check: Optional[str] = None
     model_key: Optional[str] = None
     optional: bool = False
+    structural: bool = False
 
     def problem(self, value: float) -> Optional[str]:
         """Why ``value`` is not acceptable (``None`` when it is).

@@ -113,6 +113,20 @@ def _value(word: Word, stmt: Statement, ctx: Context, pname: str) -> sp.Expr:
     return word_expr(word, stmt, ctx.names)
 
 
+def _structural(v, given: Optional[Assign], stmt: Statement, ctx: Context, pname: str) -> sp.Expr:
+    """A structural value: a number now (see :class:`~phsym.components.Value`)."""
+    if given is None:
+        if v.default is None:
+            raise NetlistError(f"missing value {v.key}", stmt.loc(stmt.head), hint=f"{v.key}: {v.doc}")
+        return sp.Float(v.default)
+    loc = stmt.loc(given)
+    number = ctx.table.evaluate(word_expr(given.value, stmt, ctx.names), loc, pname)
+    problem = v.problem(number)
+    if problem:
+        raise NetlistError(f"{pname} {problem}", loc, hint=f"{v.key}: {v.doc}")
+    return sp.Float(number)
+
+
 _WAVEFORM_USAGE = {"dc": "DC(value)", "sin": "SIN(offset amplitude freq [delay [damping]])",
                    "pulse": "PULSE(v1 v2 [delay [rise [fall [width [period]]]]])",
                    "pwl": "PWL(t1 v1 t2 v2 ...) with pairs"}
@@ -270,6 +284,9 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     values: Dict[str, sp.Expr] = {}
     for v in cls.values:
         pname = name if v.main else f"{name}.{v.key}"
+        if v.structural:
+            values[v.key] = _structural(v, given.get(v.key), stmt, ctx, pname)
+            continue
         if v.key in given:
             values[v.key] = _value(given[v.key].value, stmt, ctx, pname)
             arg_locs.setdefault(v.key, stmt.loc(given[v.key]))
