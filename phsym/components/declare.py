@@ -16,6 +16,7 @@ CHECKS = {
     "nonzero": (lambda v: v != 0, "non-zero"),
     "nonnegative": (lambda v: v >= 0, "non-negative"),
     "unit": (lambda v: -1 < v < 1, "inside (-1, 1)"),
+    "closed_unit": (lambda v: 0 <= v <= 1, "in [0, 1]"),
 }
 
 
