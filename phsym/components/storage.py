@@ -16,7 +16,7 @@ from .component import Component, LawForm, Value, register
 from .analogy import Mechanical
 from .element import DATUM, Law
 
-__all__ = ["StorageComponent", "Capacitor", "Inductor", "Mass", "Spring", "Inertia", "Torsion"]
+__all__ = ["StorageComponent", "Capacitor", "Inductor", "Mass", "Spring", "Contact", "Inertia", "Torsion"]
 
 
 class StorageComponent(Component):
@@ -200,12 +200,16 @@ class Mass(Mechanical, _Grounded):
 
 @register
 class Spring(Mechanical, StorageComponent):
-    """Spring ``K1 a b spring k=4 [IC=F0]`` or ``spring H={f(x)}``.
+    """Spring ``K1 a b spring k=4 [k3=..] [xs=..] [IC=F0]`` or ``spring H={f(x)}``.
 
     State: elongation ``x`` [m] with ``dx/dt = e(a) - e(b)`` (velocity of
     ``a`` relative to ``b``).  Energy ``H = k x**2 / 2``.  Port (flow type):
     force ``F = dH/dx`` transmitted from ``a`` to ``b`` (it pulls ``a`` back
-    when ``x > 0``).  ``IC`` is the initial force.
+    when ``x > 0``).  ``IC`` is the initial force.  Ready nonlinear laws:
+    ``k3`` adds a cubic force ``k3 x**3`` (a Duffing spring, hardening for
+    ``k3 > 0``; energy ``k3 x**4 / 4``), and ``xs`` makes the linear part
+    saturate, ``F = k xs tanh(x / xs)`` (energy ``k xs**2 log cosh(x /
+    xs)``, written without overflow).
 
     Examples
     --------
@@ -219,16 +223,87 @@ class Spring(Mechanical, StorageComponent):
     keywords = ("spring",)
     domain = "translational"
     terminals = ("a", "b")
-    values = (Value("k", "N/m", "stiffness", main=True, check="positive"),)
+    values = (Value("k", "N/m", "stiffness", main=True, check="positive"),
+              Value("k3", "N/m^3", "cubic stiffness: adds k3 x**3 to the force", optional=True),
+              Value("xs", "m", "saturation elongation: F = k xs tanh(x/xs)", optional=True, check="positive"))
     laws = (LawForm("H", "x", "potential energy [J] of the elongation x [m]"),
             LawForm("F", "x", "force [N] of the elongation x [m] (energy: its integral)", effort=True))
     ic = "initial force [N]"
-    summary = "spring between two velocity nodes"
+    summary = "spring between two velocity nodes (linear, cubic k3=, saturating xs=, or a law)"
     port_type = FLOW
     state_prefix = "x"
 
     def linear_energy(self, x: sp.Symbol, value: sp.Expr) -> sp.Expr:
-        return value * x ** 2 / 2
+        """``k x**2/2``, or the saturating ``k xs**2 log cosh(x/xs)``, plus ``k3 x**4/4``.
+
+        Parameters
+        ----------
+        x : sympy.Symbol
+            The elongation.
+        value : sympy.Expr
+            The stiffness.
+        """
+        xs, k3 = self.spec.values.get("xs"), self.spec.values.get("k3")
+        if xs is None:
+            H = value * x ** 2 / 2
+        else:
+            # log cosh y = |y| + log(1 + exp(-2|y|)) - log 2 (no overflow), by sign so
+            # that every derivative stays a plain expression
+            y = x / xs
+            lc = sp.Piecewise((y + sp.log(1 + sp.exp(-2 * y)), x >= 0), (-y + sp.log(1 + sp.exp(2 * y)), True))
+            H = value * xs ** 2 * (lc - sp.log(2))
+        return H if k3 is None else H + k3 * x ** 4 / 4
+
+    def is_linear(self) -> bool:
+        """Linear unless a law, ``k3`` or ``xs`` is given."""
+        return super().is_linear() and not {"k3", "xs"} & set(self.spec.values)
+
+
+@register
+class Contact(Spring):
+    """Contact ``C1 a b contact K=1e7 [p=1.5] [gap=0]``: a one-sided spring.
+
+    State: compression ``x`` with ``dx/dt = e(a) - e(b)`` (``a`` moving
+    towards ``b``), starting at 0.  Force ``F = K (x - gap)**p`` once the
+    compression exceeds ``gap``, zero before (``p = 1.5``: Hertz contact of
+    spheres, ``p = 1``: a stiff bumper); energy ``K (x - gap)**(p+1) /
+    (p+1)``.  Lossless: an impact rebounds with the velocity it came with
+    (add a damper for losses).  Mobility analogy: it pushes ``a`` back like a
+    spring (see :class:`Spring`).
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("M1 v 0 mass m=0.01 IC=1\\nC1 v 0 contact K=1e6 gap=1m\\n")
+    >>> m.states
+    ['p_M1', 'x_C1']
+    """
+
+    kind = "contact"
+    keywords = ("contact",)
+    values = (Value("K", "N/m^p", "contact stiffness", main=True, check="positive"),
+              Value("p", "", "exponent of the force law (1.5: Hertz)", default=1.5, check="positive"),
+              Value("gap", "m", "compression at which contact begins", default=0.0, check="nonnegative"))
+    laws = ()
+    ic = None
+    summary = "contact: one-sided spring K (x - gap)^p (impacts, hammers)"
+
+    def linear_energy(self, x: sp.Symbol, value: sp.Expr) -> sp.Expr:
+        """``K (x - gap)**(p+1) / (p+1)`` for ``x > gap``, else 0.
+
+        Parameters
+        ----------
+        x : sympy.Symbol
+            The compression.
+        value : sympy.Expr
+            The stiffness ``K``.
+        """
+        p, d = self.value("p"), x - self.value("gap")
+        return sp.Piecewise((value * d ** (p + 1) / (p + 1), d > 0), (0, True))
+
+    def is_linear(self) -> bool:
+        """Never (one-sided)."""
+        return False
 
 
 @register
