@@ -73,13 +73,16 @@ def _discrete_gradients(S: Structure, scheme: str, X, V, XS) -> List[sp.Expr]:
             for i, g in zip(idx, grads):
                 out[i] = g
             continue
-        # Gonzalez discrete gradient
-        d2 = sum(V[i] ** 2 for i in idx)
+        # Gonzalez discrete gradient in the metric of the states' own scales
+        # s_i = |x_i| + xs_i, so that states of very different units (a flux
+        # in uWb next to a displacement in mm) all keep it exact:
+        # sum_i out_i V_i = dH for any increment above the threshold
+        sc = {i: (sp.Abs(X[i]) + XS[i]) ** 2 for i in idx}
+        d2 = sum(V[i] ** 2 / sc[i] for i in idx)
         dH = st.hamiltonian.xreplace(sub_end) - st.hamiltonian.xreplace({s: X[i] for s, i in zip(st.states, idx)})
         corr = (dH - sum(g * V[i] for g, i in zip(grads, idx))) / d2
-        scale = sum((sp.Abs(X[i]) + XS[i]) ** 2 for i in idx)
         for i, g in zip(idx, grads):
-            out[i] = sp.Piecewise((g + corr * V[i], d2 > DD_THRESHOLD ** 2 * scale), (g, True))
+            out[i] = sp.Piecewise((g + corr * V[i] / sc[i], d2 > DD_THRESHOLD ** 2), (g, True))
     return out
 
 

@@ -17,13 +17,14 @@ from dataclasses import replace
 
 import sympy as sp
 
-from .base import P_LINEAR, Contribution, Dissipation
+from ..common.physics import MU0
+from .base import EFFORT, FLOW, P_LINEAR, P_STORE_EFFORT, P_STORE_FLOW, Contribution, Dissipation, Storage
 from .component import Component, LawForm, Value, register
 from .sources import AcrossSource, CurrentSource
 from .storage import StorageComponent
 from .twoports import TwoPortComponent
 
-__all__ = ["Reluctance", "MagneticResistance", "MmfSource", "FluxRateSource", "Coil"]
+__all__ = ["Reluctance", "MagneticResistance", "MmfSource", "FluxRateSource", "Coil", "VariableGap"]
 
 _V = sp.Symbol("v", real=True)
 
@@ -176,3 +177,46 @@ class Coil(TwoPortComponent):
         tp = replace(c.twoports[0], kind="gyrator", ratio=-c.twoports[0].ratio)
         return Contribution(branches=[replace(bp, domain="electrical"), replace(bs, domain="magnetic")],
                             twoports=[tp])
+
+
+@register
+class VariableGap(Component):
+    """Air gap moved by a mechanical part ``XG1 m+ m- a b variable_gap g0=1m A=20u [Rc=0]``.
+
+    A transducer between a magnetic branch (``m+`` -> ``m-``, flux ``phi``)
+    and a mechanical one (``a`` -> ``b``, mobility analogy: displacement
+    ``x`` with ``dx/dt = v(a) - v(b)``; ``x > 0`` closes the gap).  One
+    storage with two states and ``H(phi, x) = R(x) phi**2 / 2``, ``R(x) = Rc
+    + (g0 - x) / (mu0 A)``: the gap's mmf is ``dH/dphi = R(x) phi`` and the
+    force it transmits from ``a`` to ``b`` is ``dH/dx = -phi**2 / (2 mu0 A)``
+    (the field pulls the part into the gap).  Lossless; the moving part of a
+    guitar or Rhodes pickup, a solenoid, a relay.  ``x`` must stay below
+    ``g0 + Rc mu0 A`` (the reluctance stays positive).
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("U1 m 0 mmf\\nXG1 m 0 v 0 variable_gap g0=1m A=1e-4\\nM1 v 0 mass m=1\\n")
+    >>> m.states
+    ['phi_XG1', 'x_XG1', 'p_M1']
+    """
+
+    kind = "variable_gap"
+    keywords = ("variable_gap",)
+    domain = "magnetic-mechanical"      # shown in the component table; each branch gets its own below
+    terminals = ("m+", "m-", "a", "b")
+    values = (Value("g0", "m", "air-gap length at x = 0", main=True, check="positive"),
+              Value("A", "m^2", "pole area", default=1e-4, check="positive"),
+              Value("Rc", "A/Wb", "reluctance of the iron path in series", default=0.0, check="nonnegative"))
+    summary = "air gap moved by a mechanical part: H = (Rc + (g0 - x)/(mu0 A)) phi^2/2"
+
+    def contribute(self) -> Contribution:
+        mp, mm, a, b = self.spec.nodes
+        phi = sp.Symbol(f"phi_{self.name}", real=True)
+        x = sp.Symbol(f"x_{self.name}", real=True)
+        R = self.value("Rc") + (self.value("g0") - x) / (sp.Float(MU0) * self.value("A"))
+        bm = replace(self.branch("storage", P_STORE_EFFORT, nodes=(mp, mm), suffix=".m"), domain="magnetic")
+        bx = replace(self.branch("storage", P_STORE_FLOW, nodes=(a, b), suffix=".x"), domain="translational")
+        st = Storage((self.name,), (phi, x), R * phi ** 2 / 2, (bm.name, bx.name), (EFFORT, FLOW), (None, None),
+                     quadratic=False)
+        return Contribution(branches=[bm, bx], storages=[st])
