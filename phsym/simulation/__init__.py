@@ -5,15 +5,18 @@ of a discrete-gradient, midpoint or backward-Euler scheme and runs it;
 :func:`simulate` does it in one call (with warm starts of netlist files);
 :class:`SimulationResult` holds the arrays with the discrete power balance;
 :func:`operating_point` is the DC operating point (``phsym op``) and
-:func:`ac_analysis` the small-signal response there (``phsym ac``).
+:func:`ac_analysis` the small-signal response there (``phsym ac``);
+:func:`sweep` runs many parameter sets (:func:`grid`, :func:`sampling`) on
+every core or a dask cluster into a :class:`SweepResult`.
 """
 from ..common.lazy import attach
 
 __all__ = ["Simulator", "SimulationResult", "simulate", "RunPlan", "operating_point", "OperatingPoint",
-           "ac_analysis", "AcResult"]
+           "ac_analysis", "AcResult", "sweep", "grid", "sampling", "SweepResult"]
 
 # the symbolic simulator imports sympy and scipy: only on first use
 __getattr__, __dir__ = attach(__name__, attributes={
     "Simulator": "simulator", "SimulationResult": "result", "simulate": "run", "RunPlan": "plan",
     "operating_point": "op", "OperatingPoint": "op",
-    "ac_analysis": "ac", "AcResult": "ac"})
+    "ac_analysis": "ac", "AcResult": "ac", "sweep": "sweep", "grid": "sweep_params", "sampling": "sweep_params",
+    "SweepResult": "sweep_result"})
