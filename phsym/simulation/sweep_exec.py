@@ -277,7 +277,8 @@ def _remote(spec: ModelSpec, names, values, executor, progress: Progress) -> Lis
         except ImportError as exc:
             raise MissingDependencyError("executor='dask' needs dask.distributed "
                                          "(pip install 'phsym[dask]')") from exc
-        cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True)
+        cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
         executor = Client(cluster)
         close = (executor, cluster)
     try:
