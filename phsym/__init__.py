@@ -25,7 +25,7 @@ __getattr__, __dir__ = attach(
                 "identify", "report", "cli", "benchmarks"],
     attributes={"Model": "model", "parse": "model", "load": "model", "LinearPHS": "structure.linear",
                 "Simulator": "simulation.simulator", "SimulationResult": "simulation.result",
-                "simulate": "simulation.run", "sweep": "simulation.sweep", "grid": "simulation.sweep_params",
+                "simulate": "simulation.run", "sweep": "simulation.sweeps", "grid": "simulation.sweep_params",
                 "sampling": "simulation.sweep_params", "SweepResult": "simulation.sweep_result",
                 "UnidentifiableParameterWarning": "identify.warnings"})
 

@@ -18,5 +18,5 @@ __all__ = ["Simulator", "SimulationResult", "simulate", "RunPlan", "operating_po
 __getattr__, __dir__ = attach(__name__, attributes={
     "Simulator": "simulator", "SimulationResult": "result", "simulate": "run", "RunPlan": "plan",
     "operating_point": "op", "OperatingPoint": "op",
-    "ac_analysis": "ac", "AcResult": "ac", "sweep": "sweep", "grid": "sweep_params", "sampling": "sweep_params",
+    "ac_analysis": "ac", "AcResult": "ac", "sweep": "sweeps", "grid": "sweep_params", "sampling": "sweep_params",
     "SweepResult": "sweep_result"})

@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     args : argparse.Namespace
         Parsed arguments of :func:`add_parser`.
     """
-    from .sweep import sweep
+    from .sweeps import sweep
     for opt, path, kinds in (("--out", args.out, (".nc", ".npz", ".csv")), ("--plot", args.plot, None)):
         if path and ((kinds and Path(path).suffix.lower() not in kinds) or not Path(path).parent.is_dir()):
             raise SimulationInputError(f"{opt} {path}: " + (f"use {', '.join(kinds)}" if kinds and Path(path)

@@ -29,7 +29,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..errors import MissingDependencyError, PhsymError, SimulationInputError
+from ..common.parallel import is_dask_client, local_dask
+from ..errors import PhsymError, SimulationInputError
 
 __all__ = ["ModelSpec", "RunRecord", "run_one", "run_chunk", "execute", "describe_executor"]
 
@@ -209,10 +210,6 @@ def run_chunk(spec: ModelSpec, indices: Sequence[int], names: Sequence[str],
 
 
 # ------------------------------------------------------------ main side
-def _is_dask_client(ex) -> bool:
-    return type(ex).__module__.split(".")[0] == "distributed" and hasattr(ex, "submit") and hasattr(ex, "gather")
-
-
 def describe_executor(executor) -> str:
     """A short name of the executor for ``SweepResult.info``.
 
@@ -272,17 +269,10 @@ def _remote(spec: ModelSpec, names, values, executor, progress: Progress) -> Lis
     out: List[Optional[RunRecord]] = [None] * n
     close = None
     if executor == "dask":
-        try:
-            from distributed import Client, LocalCluster
-        except ImportError as exc:
-            raise MissingDependencyError("executor='dask' needs dask.distributed "
-                                         "(pip install 'phsym[dask]')") from exc
-        cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        executor = Client(cluster)
+        executor, cluster = local_dask()
         close = (executor, cluster)
     try:
-        if _is_dask_client(executor):
+        if is_dask_client(executor):
             from distributed import as_completed as dask_completed
             workers = max(len(executor.scheduler_info().get("workers", {})), 1)
             futs = [executor.submit(run_chunk, spec, c.tolist(), names, values[c], pure=False)
@@ -330,7 +320,7 @@ def execute(sim, spec: ModelSpec, names: Sequence[str], values: np.ndarray, exec
         threads = 1 if executor == "serial" else (os.cpu_count() or 1)
         pool = executor if isinstance(executor, ThreadPoolExecutor) else None
         recs = _in_process(sim, spec, names, values, progress, pool, threads)
-    elif executor == "dask" or _is_dask_client(executor) or isinstance(executor, Executor):
+    elif executor == "dask" or is_dask_client(executor) or isinstance(executor, Executor):
         recs = _remote(spec, names, values, executor, progress)
     else:
         raise SimulationInputError(f"executor must be None, 'threads', 'serial', 'dask', a "
