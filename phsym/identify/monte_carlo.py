@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..common.parallel import in_process, map_tasks
+from ..common.parallel import in_process, map_tasks, single_blas_thread
 from ..errors import IdentificationError, MissingDependencyError, PhsymError
 
 __all__ = ["monte_carlo", "MonteCarloResult"]
@@ -31,6 +31,13 @@ def _clone(est):
 
 def _fit_one(task):
     est, generator, seed, keep = task
+    if keep:        # this process: map_tasks limits BLAS once for all threads
+        return _fit(est, generator, seed, keep)
+    with single_blas_thread():        # a worker process: the workers are the parallelism
+        return _fit(est, generator, seed, keep)
+
+
+def _fit(est, generator, seed, keep):
     rng = np.random.default_rng(seed)
     rec: Dict[str, Any] = {"params": None, "std": None, "error": None, "time": float("nan"), "estimator": None}
     t0 = time.perf_counter()

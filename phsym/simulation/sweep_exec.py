@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..common.parallel import is_dask_client, local_dask
+from ..common.parallel import is_dask_client, local_dask, single_blas_thread
 from ..errors import PhsymError, SimulationInputError
 
 __all__ = ["ModelSpec", "RunRecord", "run_one", "run_chunk", "execute", "describe_executor"]
@@ -205,8 +205,9 @@ def run_chunk(spec: ModelSpec, indices: Sequence[int], names: Sequence[str],
         sim = _simulator(spec)
     except (PhsymError, OSError, ValueError) as exc:        # the model does not build here: every run says so
         return [_portable(RunRecord(int(i), error=exc)) for i in indices]
-    return [_portable(run_one(sim, spec, int(i), dict(zip(names, map(float, row)))))
-            for i, row in zip(indices, rows)]
+    with single_blas_thread():       # the workers are the parallelism
+        return [_portable(run_one(sim, spec, int(i), dict(zip(names, map(float, row)))))
+                for i, row in zip(indices, rows)]
 
 
 # ------------------------------------------------------------ main side
@@ -319,7 +320,8 @@ def execute(sim, spec: ModelSpec, names: Sequence[str], values: np.ndarray, exec
     if executor is None or executor in ("threads", "serial") or isinstance(executor, ThreadPoolExecutor):
         threads = 1 if executor == "serial" else (os.cpu_count() or 1)
         pool = executor if isinstance(executor, ThreadPoolExecutor) else None
-        recs = _in_process(sim, spec, names, values, progress, pool, threads)
+        with single_blas_thread():        # the runs are the parallelism
+            recs = _in_process(sim, spec, names, values, progress, pool, threads)
     elif executor == "dask" or is_dask_client(executor) or isinstance(executor, Executor):
         recs = _remote(spec, names, values, executor, progress)
     else:
