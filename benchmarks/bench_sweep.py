@@ -63,13 +63,16 @@ def python_loop(model, params, duration):
 
 
 def plan_time(model, params, n=50):
-    """Seconds to build the plan (numbers of a run) of one parameter set, the GIL-bound part of a run."""
+    """Seconds to build the plan (numbers of a run) of one parameter set, the GIL-bound part of a run
+    (BLAS on one thread, as in a sweep)."""
+    from phsym.common.parallel import single_blas_thread
     sim = phsym.Simulator(model, FS)
     names = list(params)
-    t0 = time.perf_counter()
-    for i in range(min(n, len(params[names[0]]))):
-        sim.plan({k: float(params[k][i]) for k in names})
-    return (time.perf_counter() - t0) / min(n, len(params[names[0]]))
+    with single_blas_thread():       # as in a sweep
+        t0 = time.perf_counter()
+        for i in range(min(n, len(params[names[0]]))):
+            sim.plan({k: float(params[k][i]) for k in names})
+        return (time.perf_counter() - t0) / min(n, len(params[names[0]]))
 
 
 def timed_sweep(model, params, duration, executor):
@@ -93,12 +96,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=1000)
     ap.add_argument("--duration", type=float, default=0.1)
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved batches per configuration")
     ap.add_argument("--quick", action="store_true", help="40 runs (development)")
     ap.add_argument("--json", help="write the numbers here")
     args = ap.parse_args(argv)
     runs = 40 if args.quick else args.runs
     from distributed import Client, LocalCluster
-    out = {"runs": runs, "duration": args.duration, "fs": FS, "cpus": os.cpu_count(), "load_before": load(),
+    out = {"runs": runs, "rounds": args.rounds, "duration": args.duration, "fs": FS, "cpus": os.cpu_count(), "load_before": load(),
            "python": sys.version.split()[0], "models": {}}
     print(f"load average before: {out['load_before']}  ({os.cpu_count()} cpus)")
     t0 = time.perf_counter()
@@ -117,16 +121,29 @@ def main(argv=None) -> int:
             phsym.sweep(path, FS, warm, duration=args.duration, executor=pool)
             phsym.sweep(path, FS, warm, duration=args.duration, executor=client)
             warm_workers = time.perf_counter() - t1
-            a, stepping = python_loop(model, params, args.duration)
-            b, rb = timed_sweep(model, params, args.duration, None)
-            serial, _ = timed_sweep(model, params, args.duration, "serial")
-            c, rc = timed_sweep(path, params, args.duration, pool)
-            d, rd = timed_sweep(path, params, args.duration, client)
-            for other in (rc, rd):
-                lab = next(iter(rb.signals))
-                assert np.allclose(other[lab], rb[lab], rtol=1e-12, atol=1e-18, equal_nan=True)
-            m = {"python loop": a, "sweep threads": b, "sweep serial": serial, "process pool (2)": c,
-                 "dask LocalCluster (2)": d}
+            # the machine is shared: the configurations take turns, `rounds` batches each, so
+            # that a change of load between batches hits them all alike
+            m = dict.fromkeys(["python loop", "sweep threads", "sweep serial", "process pool (2)",
+                               "dask LocalCluster (2)"], 0.0)
+            steps = []
+            for r in range(args.rounds):
+                sl = slice(r * runs // args.rounds, (r + 1) * runs // args.rounds)
+                part = {k: v[sl] for k, v in params.items()}
+                a, st = python_loop(model, part, args.duration)
+                m["python loop"] += a
+                steps.append(st)
+                b, rb = timed_sweep(model, part, args.duration, None)
+                m["sweep threads"] += b
+                m["sweep serial"] += timed_sweep(model, part, args.duration, "serial")[0]
+                c, rc = timed_sweep(path, part, args.duration, pool)
+                m["process pool (2)"] += c
+                d, rd = timed_sweep(path, part, args.duration, client)
+                m["dask LocalCluster (2)"] += d
+                for other in (rc, rd):
+                    lab = next(iter(rb.signals))
+                    assert np.allclose(other[lab], rb[lab], rtol=1e-12, atol=1e-18, equal_nan=True)
+            stepping, serial = float(np.mean(steps)), m["sweep serial"]
+            a = m["python loop"]
             row = {k: {"s": v, "runs/s": runs / v, "ratio": a / v} for k, v in m.items()}
             row["stepping per run (s)"] = stepping
             row["serial overhead per run (s)"] = serial / runs - stepping
