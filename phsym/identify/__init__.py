@@ -13,4 +13,4 @@ __getattr__, __dir__ = attach(__name__, attributes={
     "EffortGP": "gp", "LinearPHSEstimator": "linear_estimator", "MechanicalEstimator": "mechanical",
     "ParameterEstimator": "parameter_estimator",
     "UnidentifiableParameterWarning": "warnings", "nrms": "metrics", "r2_score": "metrics",
-    "max_relative_error": "metrics", "monte_carlo": "monte_carlo", "MonteCarloResult": "monte_carlo"})
+    "max_relative_error": "metrics", "monte_carlo": "montecarlo", "MonteCarloResult": "montecarlo"})
