@@ -109,7 +109,8 @@ class SweepResult:
         """One line: runs, failures, wall time, runs/s, worst balance residual."""
         n, bad = len(self), len(self.failures)
         wall = self.info.get("wall_time", float("nan"))
-        worst = np.nanmax(self.balance) if np.any(self.ok) else float("nan")
+        finite = self.balance[np.isfinite(self.balance)]      # flagged runs may have none
+        worst = float(finite.max()) if finite.size else float("nan")
         return (f"{n} runs ({bad} failed) on {self.info.get('executor', '?')} in {wall:.3g} s "
                 f"({n / wall if wall > 0 else float('inf'):.3g} runs/s), max power-balance residual {worst:.2e}")
 
