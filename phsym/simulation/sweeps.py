@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Optional, Sequence
 
+from ..common.parallel import in_process, is_dask_client
 from ..errors import SimulationInputError
 from .signals import sample_rate
 from .sweep_exec import ModelSpec, describe_executor, execute
@@ -21,9 +22,11 @@ from .sweep_result import SweepResult
 __all__ = ["sweep"]
 
 
-def _in_process(executor) -> bool:
-    from concurrent.futures import ThreadPoolExecutor
-    return executor is None or executor in ("threads", "serial") or isinstance(executor, ThreadPoolExecutor)
+def _check_executor(executor) -> None:
+    from concurrent.futures import Executor
+    if not (in_process(executor) or executor == "dask" or is_dask_client(executor) or isinstance(executor, Executor)):
+        raise SimulationInputError(f"executor must be None, 'threads', 'serial', 'dask', a concurrent.futures."
+                                   f"Executor or a dask Client, not {executor!r}")
 
 
 def _check_outputs(model, outputs: Sequence[str]) -> None:
@@ -102,6 +105,7 @@ def sweep(model_or_path, fs: float, params, *, u=None, duration: Optional[float]
     """
     from ..model import load     # sympy: a sweep builds (or reuses) the symbolic model
     from .simulator import Simulator
+    _check_executor(executor)
     names, values = parameter_table(params)
     if values.shape[0] == 0:
         raise SimulationInputError("params holds no run")
@@ -114,7 +118,7 @@ def sweep(model_or_path, fs: float, params, *, u=None, duration: Optional[float]
         path = getattr(getattr(model, "netlist", None), "file", None)
     names = check_names(model, names)
     fs = sample_rate(fs)
-    local = _in_process(executor)
+    local = in_process(executor)
     source = model if (local or path is None) else os.path.abspath(path)
     spec = ModelSpec(source, fs, method, dict(options), u, duration, x0, list(outputs) if outputs else None)
     sim = Simulator(model, fs, method, **options) if local else None
