@@ -2,6 +2,7 @@
 worker processes give the runs of the in-process sweep (to round-off), with
 failures kept per run and the progress callback called as chunks finish."""
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -62,8 +63,9 @@ def test_dask_local_cluster(runs):
     assert max(workers.values()) == 1 and len(workers) == 2
 
 
-def test_executor_name_dask_starts_and_closes_a_cluster():
+def test_executor_name_dask_starts_and_closes_a_cluster(monkeypatch):
     pytest.importorskip("distributed")
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)       # one worker per core: keep it two on big CI machines
     res = phsym.sweep(RLC, FS, {"R": [5.0, 10.0]}, duration=DUR, executor="dask")
     _close(res, phsym.sweep(RLC, FS, {"R": [5.0, 10.0]}, duration=DUR))
     assert res.info["executor"] == "dask"
