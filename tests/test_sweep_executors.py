@@ -34,7 +34,8 @@ def runs():
 def test_process_pool(runs):
     params, ref = runs
     done = []
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+    # fork: dask workers below are fresh processes; this pool checks the executor protocol
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
         res = phsym.sweep(CLIPPER, FS, params, duration=DUR, executor=pool,
                           progress=lambda d, n: done.append((d, n)))
         # a model without a file travels pickled
