@@ -25,11 +25,14 @@ __getattr__, __dir__ = attach(
                 "identify", "report", "cli", "benchmarks"],
     attributes={"Model": "model", "parse": "model", "load": "model", "LinearPHS": "structure.linear",
                 "Simulator": "simulation.simulator", "SimulationResult": "simulation.result",
-                "simulate": "simulation.run", "UnidentifiableParameterWarning": "identify.warnings"})
+                "simulate": "simulation.run", "sweep": "simulation.sweeps", "grid": "simulation.sweep_params",
+                "sampling": "simulation.sweep_params", "SweepResult": "simulation.sweep_result",
+                "UnidentifiableParameterWarning": "identify.warnings"})
 
 __all__ = [
     "__version__",
     "PhsymError", "NetlistError", "StructureError", "SimulationError", "SimulationInputError", "SignalError",
     "IdentificationError", "UnknownNameError", "DataFileError", "MissingDependencyError", "BuildError", "PhsymWarning", "NetlistWarning", "CacheWarning", "ClippingWarning", "UnidentifiableParameterWarning",
     "Model", "parse", "load", "simulate", "Simulator", "SimulationResult", "LinearPHS",
+    "sweep", "grid", "sampling", "SweepResult",
 ]

@@ -1,7 +1,7 @@
 """The ``phsym`` command line.
 
 Subcommands: ``show`` (structure of a netlist), ``simulate``, ``op``, ``ac``, ``identify``,
-``identify-mech``, ``fit``, ``learn``, ``cache`` (each implemented next to the code it drives).
+``identify-mech``, ``fit``, ``learn``, ``cache``, ``sweep`` (each implemented next to the code it drives).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ __all__ = ["main", "build_parser"]
 #: Subcommand modules exposing ``add_parser(subparsers)``.
 PLUGINS = ["phsym.simulation.cli_simulate", "phsym.simulation.cli_op", "phsym.simulation.cli_ac",
            "phsym.identify.cli_identify", "phsym.identify.cli_mech", "phsym.identify.cli_fit",
-           "phsym.identify.cli_learn", "phsym.simulation.cli_cache"]
+           "phsym.identify.cli_learn", "phsym.simulation.cli_cache", "phsym.simulation.cli_sweep"]
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -145,7 +145,7 @@ def step_input(U, k, i, inputs):
     return U[k, i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_linear_sparse(x, U, k0, k1, inputs, n_y, n_w,
                       Kp, Ki, Kx, Kup, Kui, Kux,
                       Lp, Li, Lx, Up, Ui, Ux, perm_r, perm_c,
@@ -208,7 +208,7 @@ def run_linear_sparse(x, U, k0, k1, inputs, n_y, n_w,
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_linear_fused(x, U, k0, k1, inputs, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd, Ps, E, rec_e):
     """Dense linear step on ``z = (x, ubar)`` with fused matrices.
 

@@ -42,6 +42,9 @@ CALLEE = '@njit(cache=True, error_model="numpy", no_cpython_wrapper=True)'
 #: Functions Python calls too (sensitivity modules).
 PUBLIC = '@njit(cache=True, error_model="numpy")'
 
+#: The time loop releases the GIL: sweeps run parameter sets on threads (part of the cache key).
+RUN_DECORATOR = '@njit(cache=True, error_model="numpy", nogil=True)'
+
 #: Arguments of every generated ``run`` (the sensitivity variant appends more).
 RUN_ARGS = ("x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, IT, FL, E, rec_e, info, "
             "F, Jm, piv, d, vp, wt, ub, e, y, vold")
@@ -291,7 +294,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
                  + [("pdis", pdiss)], sizes, " " * 8)
     args = RUN_ARGS + (", " + SENS_ARGS if sens else "")
     a, b = " " * 4, " " * 8
-    R = ["", "", '@njit(cache=True, error_model="numpy")', f"def run({args}):",
+    R = ["", "", RUN_DECORATOR, f"def run({args}):",
          f"{a}# work arrays come from the caller: np.zeros/np.ones inside the loop",
          f"{a}# would compile their numpy overloads, about 0.7 s of cold start"]
     R += [ln[4:] for ln in energy] + [f"{a}Hh[k0] = hh",

@@ -14,12 +14,12 @@ import sys
 from typing import List, Mapping
 
 import numpy as np
-import scipy.optimize as so
 
 from ..codegen.sensitivity import SensitivityStep
 from ..common.names import NameTable
 from ..errors import IdentificationError, SimulationError
 from .data import Measurements
+from .multistart import run_starts
 
 __all__ = ["Reparam", "OutputError", "dc_sensitivity", "FAILED"]
 
@@ -142,23 +142,23 @@ class OutputError:
         return r, jac
 
     def minimise(self, x_start: np.ndarray):
-        """Best of ``n_starts`` trust-region least-squares runs; also the final cost of each."""
+        """Best of ``n_starts`` trust-region least-squares runs (on ``est.executor``,
+        :mod:`phsym.identify.multistart`); also the final cost of each."""
         est, nf = self.est, len(self.rp.free)
         lo = np.concatenate([self.rp.lo, np.full(self.nz, -np.inf)])
         hi = np.concatenate([self.rp.hi, np.full(self.nz, np.inf)])
         x_start = np.clip(x_start, lo, hi)
         rng = np.random.default_rng(est.random_state)
-        results = []
-        for s in range(max(1, int(est.n_starts))):
+        starts = []
+        for s in range(max(1, int(est.n_starts))):      # drawn here: the same starts on any executor
             x0 = x_start.copy()
             if s > 0:
                 pert = rng.standard_normal(nf) * est.start_spread
                 x0[:nf] = np.where(self.rp.islog, x0[:nf] + pert, x0[:nf] * (1.0 + pert))
                 x0 = np.clip(x0, np.where(np.isfinite(lo), lo + 1e-12, -np.inf),
                              np.where(np.isfinite(hi), hi - 1e-12, np.inf))
-            bnd = (lo, hi) if (np.any(np.isfinite(lo)) or np.any(np.isfinite(hi))) else (-np.inf, np.inf)
-            results.append(so.least_squares(lambda xv: self.evaluate(xv)[0], x0, jac=lambda xv: self.evaluate(xv)[1],
-                                            method="trf", bounds=bnd, x_scale=1.0, ftol=est.ftol, xtol=est.xtol,
-                                            gtol=est.gtol, max_nfev=est.max_nfev))
-        best = min(results, key=lambda r: r.cost)
+            starts.append(x0)
+        bnd = (lo, hi) if (np.any(np.isfinite(lo)) or np.any(np.isfinite(hi))) else (-np.inf, np.inf)
+        results = run_starts(self, starts, bnd)
+        best = min((r for r in results if r.x is not None), key=lambda r: r.cost)
         return best, [float(r.cost) for r in results]

@@ -90,6 +90,10 @@ class ParameterEstimator(Estimator):
         perturbed by ``start_spread``).
     random_state : int, numpy.random.Generator or None
         Seed of the perturbed starts.
+    executor : None, "threads", "dask", concurrent.futures.Executor or dask Client
+        Where the starts run: ``None`` one after the other; ``"threads"`` or a
+        thread pool side by side in this process; a process pool or dask
+        workers refit from each start (see :mod:`phsym.identify.multistart`).
     start_spread : float
         Standard deviation of the start perturbation (in log units for log
         parameters, relative otherwise).
@@ -156,7 +160,7 @@ class ParameterEstimator(Estimator):
                  log_params: Union[str, bool, Sequence[str]] = "auto",
                  fixed: Optional[Mapping[str, float]] = None,
                  x0: Any = None, x0_guess: Any = None, weights: Any = "std",
-                 n_starts: int = 1, random_state: Any = None, start_spread: float = 0.5,
+                 n_starts: int = 1, random_state: Any = None, executor: Any = None, start_spread: float = 0.5,
                  confidence: float = 0.95, identifiability_threshold: float = 0.1,
                  max_nfev: int = 200, ftol: float = 1e-10, xtol: float = 1e-10, gtol: float = 1e-10,
                  tol: float = 1e-12, maxit: int = 200, verbose: int = 0,
@@ -174,6 +178,7 @@ class ParameterEstimator(Estimator):
         self.weights = weights
         self.n_starts = n_starts
         self.random_state = random_state
+        self.executor = executor
         self.start_spread = start_spread
         self.confidence = confidence
         self.identifiability_threshold = identifiability_threshold

@@ -1,7 +1,8 @@
 """Initial states: netlist ICs, user values, DC operating points; state scales."""
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+import weakref
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import sympy as sp
@@ -67,6 +68,25 @@ def initial_from_ic(S: Structure, values: Mapping[sp.Symbol, float]) -> Tuple[np
     return x0, done
 
 
+#: Per structure and parameter-symbol set: each state's gradient as a function of the state and the
+#: parameters, lambdified once (a sweep builds a plan per parameter set; lambdify costs 0.5 ms a state).
+_GRADIENTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _gradient_functions(S: Structure, symbols: frozenset) -> List[Tuple[Callable, List[sp.Symbol]]]:
+    """``(f(z, *params), params)`` of every state's gradient, the other states at zero."""
+    memo = _GRADIENTS.setdefault(S, {})
+    if symbols not in memo:
+        fns = []
+        for s, g in zip(S.states, S.gradients):
+            g = sp.sympify(g)
+            params = sorted((t for t in g.free_symbols if t in symbols and t != s), key=str)
+            g0 = g.xreplace({t: 0 for t in g.free_symbols if t != s and t not in symbols})
+            fns.append((sp.lambdify([s] + params, g0, "math"), params))
+        memo[symbols] = fns
+    return memo[symbols]
+
+
 def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
     """Typical magnitude of each state: where its own gradient reaches 1 (unit effort).
 
@@ -75,11 +95,10 @@ def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
     crossing is bracketed by doubling and refined by bisection to 1e-6
     (a scale needs no more, and scipy.optimize would cost 0.2 s to import).
     """
-    subs = dict(values)
     out = np.ones(S.n_x)
-    for i, (s, g) in enumerate(zip(S.states, S.gradients)):
-        gs = _x(g, subs)
-        gi = sp.lambdify(s, gs.xreplace({t: 0 for t in gs.free_symbols if t != s}), "math")
+    for i, (gf, params) in enumerate(_gradient_functions(S, frozenset(values))):
+        args = [float(values[t]) for t in params]
+        gi = lambda z, gf=gf, args=args: gf(z, *args)  # noqa: E731
         try:
             f = lambda z: float(gi(z)) - 1.0  # noqa: E731
             lo, hi = 1e-30, 1e-30

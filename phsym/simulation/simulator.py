@@ -130,10 +130,12 @@ class Simulator:
         """
         pkey = tuple(sorted((str(k).lower(), float(v)) for k, v in (params or {}).items())) \
             if not isinstance(self.model, LinearPHS) else ()
-        if pkey not in self._plans:
+        plan = self._plans.get(pkey)
+        if plan is None:        # a local, not a second lookup: sweeps build plans on several threads
             build = self._numeric_plan if isinstance(self.model, LinearPHS) else self._model_plan
-            self._plans = {pkey: build(params)}        # keep the last set only (memory)
-        return self._plans[pkey]
+            plan = build(params)
+            self._plans = {pkey: plan}        # keep the last set only (memory)
+        return plan
 
     def _model_plan(self, params) -> RunPlan:
         model, S = self.model, self.model.structure

@@ -1,0 +1,330 @@
+"""Where the runs of a sweep execute: threads, any executor, or a dask cluster.
+
+Every run goes through :meth:`phsym.simulation.Simulator.run` (so through
+:meth:`~phsym.simulation.plan.RunPlan.run`, the one run path) and is
+reduced to a :class:`RunRecord`: the requested signals and a few summaries,
+or the error that stopped it.  One run failing never stops the others.
+
+* In-process (the default): one simulator, runs on a thread pool of every
+  core.  The compiled loops release the GIL (``nogil``), so the stepping of
+  one run overlaps the plan building of another; nothing is pickled.
+* Another process (a ``concurrent.futures`` process pool, dask workers):
+  tasks carry a :class:`ModelSpec` (the netlist path, or the model itself
+  when it has no file) and chunks of parameter rows.  Each process builds its
+  simulator once (:data:`_SIMULATORS`); the generated module comes from the
+  on-disk cache (``PHSYM_CACHE_DIR``) under its content key, so a worker that
+  shares the cache directory imports it and one with its own cache
+  generates the identical file once.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import threading
+import time
+from concurrent.futures import Executor, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..common.parallel import is_dask_client, local_dask, single_blas_thread
+from ..errors import PhsymError, SimulationInputError
+
+__all__ = ["ModelSpec", "RunRecord", "run_one", "run_chunk", "execute", "describe_executor"]
+
+Progress = Optional[Callable[[int, int], None]]
+
+
+@dataclass
+class ModelSpec:
+    """What a worker needs to build the simulator of a sweep (picklable).
+
+    Parameters
+    ----------
+    source : str or Model
+        Netlist path (workers load it) or the model itself.
+    fs : float
+        Sample rate in Hz.
+    method : str
+        Scheme.
+    options : dict
+        Simulator options.
+    u, duration, x0 : object
+        Run arguments (see :meth:`phsym.simulation.Simulator.run`).
+    outputs : list of str or None
+        Signals to keep (``None``: the probes, else the port outputs).
+    """
+
+    source: Any
+    fs: float
+    method: str
+    options: Dict[str, Any]
+    u: Any = None
+    duration: Optional[float] = None
+    x0: Any = None
+    outputs: Optional[List[str]] = None
+    key: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        if not self.key:
+            h = hashlib.sha256()
+            src = self.source
+            if isinstance(src, str):
+                try:
+                    with open(src, "rb") as fh:
+                        h.update(fh.read())
+                except OSError:
+                    pass
+            h.update(repr((src if isinstance(src, str) else id(src), self.fs, self.method,
+                           sorted(self.options.items()))).encode())
+            self.key = h.hexdigest()[:20]
+
+
+@dataclass
+class RunRecord:
+    """One run reduced to what a sweep keeps.
+
+    Attributes
+    ----------
+    index : int
+        Run number.
+    signals : dict of str to ndarray
+        Signals on the grid ``t`` (step quantities NaN at ``t[0]``).
+    t : ndarray or None
+        Time grid.
+    balance : float
+        Maximum relative power-balance residual.
+    it_max, it_mean : float
+        Newton iterations per step: maximum and mean.
+    failed_steps : int
+        Steps flagged (``on_error="flag"``).
+    wall_time : float
+        Stepping time of the run in seconds.
+    error : Exception or None
+        Why the run failed.
+    """
+
+    index: int
+    signals: Dict[str, np.ndarray] = field(default_factory=dict)
+    t: Optional[np.ndarray] = None
+    balance: float = float("nan")
+    it_max: float = float("nan")
+    it_mean: float = float("nan")
+    failed_steps: int = -1
+    wall_time: float = float("nan")
+    error: Optional[BaseException] = None
+
+
+def _grid_signal(res, label: str) -> np.ndarray:
+    arr = np.asarray(res[label], dtype=float)
+    if arr.shape[0] == res.t.shape[0]:
+        return arr
+    return np.concatenate([[np.nan], arr])        # a step quantity: none at t[0]
+
+
+def default_outputs(res) -> List[str]:
+    """The probes of a run when it has any, else its port outputs."""
+    if res.names.probes and res.efforts is not None:
+        return [p.label for p in res.names.probes]
+    return list(res.names.outputs)
+
+
+def run_one(sim, spec: ModelSpec, index: int, params: Dict[str, float]) -> RunRecord:
+    """Run one parameter set; any error becomes the record's ``error``.
+
+    Parameters
+    ----------
+    sim : Simulator
+        The simulator.
+    spec : ModelSpec
+        Run arguments.
+    index : int
+        Run number.
+    params : dict of str to float
+        Parameter values.
+    """
+    rec = RunRecord(index)
+    try:
+        res = sim.run(u=spec.u, duration=spec.duration, x0=spec.x0, params=params)
+        rec.signals = {lab: _grid_signal(res, lab) for lab in (spec.outputs or default_outputs(res))}
+        rec.t = res.t
+        rec.balance = res.max_balance_error
+        it = res.iterations
+        rec.it_max = float(np.max(it, initial=0))
+        rec.it_mean = float(np.mean(it)) if it.size else 0.0
+        rec.failed_steps = int(res.info["failed_steps"])
+        rec.wall_time = float(res.info["wall_time"])
+    except (PhsymError, ArithmeticError, ValueError, RuntimeError, KeyError) as exc:
+        rec.error = exc
+    return rec
+
+
+# ------------------------------------------------------------ worker side
+_SIMULATORS: Dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def _simulator(spec: ModelSpec):
+    with _LOCK:       # dask workers may run tasks of one sweep on several threads
+        sim = _SIMULATORS.get(spec.key)
+        if sim is None:
+            from ..model import load
+            from .simulator import Simulator
+            model = load(spec.source) if isinstance(spec.source, str) else spec.source
+            sim = _SIMULATORS[spec.key] = Simulator(model, spec.fs, spec.method, **spec.options)
+    return sim
+
+
+def _portable(rec: RunRecord) -> RunRecord:
+    if rec.error is not None:
+        try:
+            pickle.loads(pickle.dumps(rec.error))
+        except Exception:        # an exception that does not survive pickling: keep its text
+            rec.error = PhsymError(f"{type(rec.error).__name__}: {rec.error}")
+    return rec
+
+
+def run_chunk(spec: ModelSpec, indices: Sequence[int], names: Sequence[str],
+              rows: np.ndarray) -> List[RunRecord]:
+    """Task of an out-of-process executor: the runs ``indices`` with the parameter ``rows``.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        Model and run arguments.
+    indices : sequence of int
+        Run numbers.
+    names : sequence of str
+        Parameter names.
+    rows : ndarray (len(indices), len(names))
+        Parameter values.
+    """
+    try:
+        sim = _simulator(spec)
+    except (PhsymError, OSError, ValueError) as exc:        # the model does not build here: every run says so
+        return [_portable(RunRecord(int(i), error=exc)) for i in indices]
+    with single_blas_thread():       # the workers are the parallelism
+        return [_portable(run_one(sim, spec, int(i), dict(zip(names, map(float, row)))))
+                for i, row in zip(indices, rows)]
+
+
+# ------------------------------------------------------------ main side
+def describe_executor(executor) -> str:
+    """A short name of the executor for ``SweepResult.info``.
+
+    Parameters
+    ----------
+    executor : object
+        ``None``, ``"threads"``, ``"serial"``, ``"dask"``, an Executor or a dask Client.
+    """
+    if executor is None or executor == "threads":
+        return f"threads ({os.cpu_count() or 1})"
+    if isinstance(executor, str):
+        return executor
+    return type(executor).__name__
+
+
+def _chunks(n: int, workers: int) -> List[np.ndarray]:
+    """About four tasks per worker: enough to balance, few enough to keep per-task cost small."""
+    k = max(1, min(n, 4 * max(workers, 1)))
+    return [c for c in np.array_split(np.arange(n), k) if c.size]
+
+
+def _in_process(sim, spec: ModelSpec, names, values, progress: Progress, pool: Optional[Executor],
+                threads: int) -> List[RunRecord]:
+    n = values.shape[0]
+    rows = [dict(zip(names, map(float, values[i]))) for i in range(n)]
+    out: List[Optional[RunRecord]] = [None] * n
+    out[0] = run_one(sim, spec, 0, rows[0])     # compiles or loads the loop once, before the threads
+    done = 1
+    if progress:
+        progress(done, n)
+    if n == 1:
+        return out       # type: ignore[return-value]
+    own = pool is None and threads > 1
+    if pool is None and not own:
+        for i in range(1, n):
+            out[i] = run_one(sim, spec, i, rows[i])
+            if progress:
+                progress(i + 1, n)
+        return out       # type: ignore[return-value]
+    ex = ThreadPoolExecutor(max_workers=threads) if own else pool
+    try:
+        futs = [ex.submit(run_one, sim, spec, i, rows[i]) for i in range(1, n)]
+        for f in as_completed(futs):
+            rec = f.result()
+            out[rec.index] = rec
+            done += 1
+            if progress:
+                progress(done, n)
+    finally:
+        if own:
+            ex.shutdown()
+    return out       # type: ignore[return-value]
+
+
+def _remote(spec: ModelSpec, names, values, executor, progress: Progress) -> List[RunRecord]:
+    n = values.shape[0]
+    out: List[Optional[RunRecord]] = [None] * n
+    close = None
+    if executor == "dask":
+        executor, cluster = local_dask()
+        close = (executor, cluster)
+    try:
+        if is_dask_client(executor):
+            from distributed import as_completed as dask_completed
+            workers = max(len(executor.scheduler_info().get("workers", {})), 1)
+            futs = [executor.submit(run_chunk, spec, c.tolist(), names, values[c], pure=False)
+                    for c in _chunks(n, workers)]
+            done_iter = dask_completed(futs)
+        else:
+            workers = getattr(executor, "_max_workers", None) or os.cpu_count() or 1
+            futs = [executor.submit(run_chunk, spec, c.tolist(), names, values[c]) for c in _chunks(n, workers)]
+            done_iter = as_completed(futs)
+        done = 0
+        for f in done_iter:
+            for rec in f.result():
+                out[rec.index] = rec
+                done += 1
+            if progress:
+                progress(done, n)
+    finally:
+        if close is not None:
+            close[0].close()
+            close[1].close()
+    return out       # type: ignore[return-value]
+
+
+def execute(sim, spec: ModelSpec, names: Sequence[str], values: np.ndarray, executor,
+            progress: Progress) -> Tuple[List[RunRecord], float]:
+    """Run every row of ``values``; returns the records in run order and the wall time.
+
+    Parameters
+    ----------
+    sim : Simulator or None
+        The in-process simulator (``None`` for out-of-process executors).
+    spec : ModelSpec
+        Model and run arguments.
+    names : sequence of str
+        Parameter names.
+    values : ndarray (runs, names)
+        Parameter rows.
+    executor : None, str, Executor or dask Client
+        See :func:`phsym.sweep`.
+    progress : callable(done, total), optional
+        Called as runs finish.
+    """
+    t0 = time.perf_counter()
+    if executor is None or executor in ("threads", "serial") or isinstance(executor, ThreadPoolExecutor):
+        threads = 1 if executor == "serial" else (os.cpu_count() or 1)
+        pool = executor if isinstance(executor, ThreadPoolExecutor) else None
+        with single_blas_thread():        # the runs are the parallelism
+            recs = _in_process(sim, spec, names, values, progress, pool, threads)
+    elif executor == "dask" or is_dask_client(executor) or isinstance(executor, Executor):
+        recs = _remote(spec, names, values, executor, progress)
+    else:
+        raise SimulationInputError(f"executor must be None, 'threads', 'serial', 'dask', a "
+                                   f"concurrent.futures.Executor or a dask Client, not {executor!r}")
+    return recs, time.perf_counter() - t0

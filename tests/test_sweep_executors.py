@@ -1,0 +1,72 @@
+"""phsym.sweep on other processes: a process pool and a dask LocalCluster of
+worker processes give the runs of the in-process sweep (to round-off), with
+failures kept per run and the progress callback called as chunks finish."""
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import phsym
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIPPER = str(ROOT / "netlists" / "diode_clipper.cir")
+RLC = str(ROOT / "netlists" / "rlc.cir")
+FS, DUR = 48000.0, 0.004
+
+
+def _close(a, b):
+    assert a.names == b.names and np.array_equal(a.values, b.values)
+    assert a.ok.tolist() == b.ok.tolist()
+    for lab in a.signals:
+        assert np.allclose(a[lab], b[lab], rtol=1e-12, atol=1e-15 * np.nanmax(np.abs(a[lab])), equal_nan=True)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    p = phsym.sampling(CLIPPER, 9, {"Rs": 0.1, "C": 0.1}, seed=5)
+    p["C"][4] = -1e-9        # one run fails wherever it runs
+    return p, phsym.sweep(CLIPPER, FS, p, duration=DUR)
+
+
+def test_process_pool(runs):
+    params, ref = runs
+    done = []
+    # fork: dask workers below are fresh processes; this pool checks the executor protocol
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        res = phsym.sweep(CLIPPER, FS, params, duration=DUR, executor=pool,
+                          progress=lambda d, n: done.append((d, n)))
+        # a model without a file travels pickled
+        text = phsym.parse(Path(RLC).read_text())
+        lin = phsym.sweep(text, FS, {"R": [5.0, 20.0]}, duration=DUR, executor=pool)
+    _close(res, ref)
+    assert list(res.failures) == [4] and isinstance(res.failures[4], phsym.StructureError)
+    assert done[-1] == (9, 9) and [d for d, _ in done] == sorted(d for d, _ in done)
+    _close(lin, phsym.sweep(RLC, FS, {"R": [5.0, 20.0]}, duration=DUR))
+    assert res.info["executor"] == "ProcessPoolExecutor"
+
+
+def test_dask_local_cluster(runs):
+    distributed = pytest.importorskip("distributed")
+    params, ref = runs
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        res = phsym.sweep(CLIPPER, FS, params, duration=DUR, executor=client)
+        # each worker built its simulator once: a second sweep reuses it
+        again = phsym.sweep(CLIPPER, FS, params, duration=DUR, executor=client)
+        workers = client.run(lambda: len(__import__("phsym.simulation.sweep_exec",
+                                                    fromlist=["_SIMULATORS"])._SIMULATORS))
+    _close(res, ref)
+    _close(again, ref)
+    assert list(res.failures) == [4]
+    assert max(workers.values()) == 1 and len(workers) == 2
+
+
+def test_executor_name_dask_starts_and_closes_a_cluster(monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)       # one worker per core: keep it two on big CI machines
+    res = phsym.sweep(RLC, FS, {"R": [5.0, 10.0]}, duration=DUR, executor="dask")
+    _close(res, phsym.sweep(RLC, FS, {"R": [5.0, 10.0]}, duration=DUR))
+    assert res.info["executor"] == "dask"
