@@ -80,11 +80,14 @@ class Model:
     def _check_values(self, values: Mapping[sp.Symbol, float]) -> None:
         """Declared constraints of the element values (see :class:`~phsym.components.Value`)."""
         for name, decl, expr in self._checked:
-            val = expr.xreplace({s: sp.Float(values[s]) for s in expr.free_symbols if s in values})
-            try:
-                v = float(val)
-            except (TypeError, ValueError):
-                raise StructureError(f"value {decl.key} of {name} is not a real number: {val}", [name]) from None
+            if expr.is_Symbol and expr in values:      # the common case, without sympy arithmetic
+                v = float(values[expr])
+            else:
+                val = expr.xreplace({s: sp.Float(values[s]) for s in expr.free_symbols if s in values})
+                try:
+                    v = float(val)
+                except (TypeError, ValueError):
+                    raise StructureError(f"value {decl.key} of {name} is not a real number: {val}", [name]) from None
             problem = decl.problem(v)
             if problem:
                 raise StructureError(f"value {decl.key} of {name} {problem}", [name],

@@ -87,13 +87,53 @@ def _gradient_functions(S: Structure, symbols: frozenset) -> List[Tuple[Callable
     return memo[symbols]
 
 
+def _crossing(f: Callable[[float], float]) -> Optional[float]:
+    """Smallest positive ``z`` with ``f(z) >= 0`` for an increasing ``f`` with ``f(0+) < 0``, to 1e-6.
+
+    Bracketed from ``z = 1`` by halving or doubling (storages' scales span
+    1e-12 to 1e6, so a few dozen evaluations), then bisected; ``None`` when
+    ``f`` never reaches 0 or cannot be evaluated there.
+    """
+    def ok(z):
+        try:
+            v = f(z)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return None
+        return bool(np.isfinite(v) and v >= 0)
+
+    first = ok(1.0)
+    if first is None:
+        return None
+    lo, hi = (0.5, 1.0) if first else (1.0, 2.0)
+    for _ in range(300):
+        state = ok(lo if first else hi)
+        if state is None:
+            return None
+        if first and state:
+            lo, hi = 0.5 * lo, lo
+        elif not first and not state:
+            lo, hi = hi, 2.0 * hi
+        else:
+            break
+    else:
+        return None
+    while hi - lo > 1e-6 * hi:
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
     """Typical magnitude of each state: where its own gradient reaches 1 (unit effort).
 
     Used for Newton tolerances and the small-step branch of divided
     differences; falls back to 1 when the gradient never reaches 1.  The
-    crossing is bracketed by doubling and refined by bisection to 1e-6
-    (a scale needs no more, and scipy.optimize would cost 0.2 s to import).
+    crossing is bracketed from 1 by halving or doubling and refined by
+    bisection to 1e-6 (a scale needs no more, and scipy.optimize would cost
+    0.2 s to import).
     """
     out = np.ones(S.n_x)
     for i, (gf, params) in enumerate(_gradient_functions(S, frozenset(values))):
@@ -101,24 +141,7 @@ def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
         gi = lambda z, gf=gf, args=args: gf(z, *args)  # noqa: E731
         try:
             f = lambda z: float(gi(z)) - 1.0  # noqa: E731
-            lo, hi = 1e-30, 1e-30
-            val = None
-            for _ in range(300):
-                hi *= 2.0
-                try:
-                    fv = f(hi)
-                except (ValueError, OverflowError, ZeroDivisionError):
-                    break
-                if np.isfinite(fv) and fv >= 0:
-                    while hi - lo > 1e-6 * hi:
-                        mid = 0.5 * (lo + hi)
-                        if f(mid) >= 0:
-                            hi = mid
-                        else:
-                            lo = mid
-                    val = hi
-                    break
-                lo = hi
+            val = _crossing(f)
             if val is not None and np.isfinite(val) and val > 0:
                 out[i] = val
         except Exception:  # any evaluation problem: keep the neutral scale

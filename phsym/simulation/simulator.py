@@ -14,15 +14,14 @@ import scipy.sparse as sps
 
 from ..codegen.newton import generate
 from ..common.schemes import get_scheme
-from ..errors import NetlistError, SimulationError, SimulationInputError
-from ..netlist.waveforms import waveform_arguments
+from ..errors import SimulationError, SimulationInputError
 from ..structure.linear import LinearPHS
 from ..structure.linearize import descriptor_matrices
 from .initial import dc_operating_point, initial_from_ic, state_scales
 from .engine import NewtonLoop
 from .linear import LinearEngine
 from .plan import ModelSummary, RunPlan
-from .probes import probe_vector
+from .plancache import FixedParts
 from .result import SimulationResult
 from .signals import sample_rate
 from .stream import Stream
@@ -113,6 +112,7 @@ class Simulator:
             symbols = [p.symbol for p in model.netlist.parameters.values()]
             self._gen = generate(model.structure, symbols, self.scheme, source=model.netlist.file or model.name)
         self._plans: Dict[tuple, RunPlan] = {}
+        self._fixed: Optional[FixedParts] = None
 
     @property
     def key(self) -> Optional[str]:
@@ -137,22 +137,21 @@ class Simulator:
             self._plans = {pkey: plan}        # keep the last set only (memory)
         return plan
 
+    def _fixed_parts(self) -> FixedParts:
+        """The parameter-free parts of this model's plans (built once)."""
+        if self._fixed is None:
+            self._fixed = FixedParts(self.model.structure)
+        return self._fixed
+
     def _model_plan(self, params) -> RunPlan:
         model, S = self.model, self.model.structure
         values = model.parameter_values(params)
         by_name = {name: float(values[sym]) for name, sym in model.parameter_symbols.items()}
         x_ic, done = initial_from_ic(S, values)
         desc = ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
-        waves = []
-        for port in S.ports:
-            if port.waveform is None:
-                waves.append(None)
-                continue
-            try:
-                waves.append((port.waveform.shape.lower(), waveform_arguments(port.waveform, values)))
-            except NetlistError as exc:      # reported when the waveform is used, not before
-                waves.append(exc)
-        Jn = S.J_numeric(values)
+        fixed = self._fixed_parts()
+        waves = fixed.waveforms(values)
+        Jn = fixed.J(values)
         flag = self.on_error == "flag"
         if self.engine == "newton":
             g = self._gen
@@ -168,7 +167,7 @@ class Simulator:
                                 efforts=(Ce @ d.Q, Cu), feedthrough=(d.S, d.N)).loop()
         summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
                                [p.label for p in model.probes], model.netlist.file)
-        resolver = lambda label: probe_vector(S, label, values, Jn)      # noqa: E731
+        resolver = lambda label: fixed.probe(label, values, Jn)      # noqa: E731
         return RunPlan(summary, self.fs, self.scheme, loop, waves, x_ic, desc, by_name, self.record_efforts,
                      {p.label: resolver(p.label) for p in model.probes}, resolver, model)
 
