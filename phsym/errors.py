@@ -46,6 +46,7 @@ __all__ = [
     "BuildError",
     "PhsymWarning",
     "NetlistWarning",
+    "SimulationWarning",
     "CacheWarning",
 ]
 
@@ -245,6 +246,11 @@ class PhsymWarning(UserWarning):
 
 class NetlistWarning(PhsymWarning):
     """Suspicious but legal netlist input (e.g. ``1M`` meaning milli)."""
+
+
+class SimulationWarning(PhsymWarning):
+    """A simulation succeeded with help: e.g. steps that Newton could not take
+    at the sample rate were subdivided into sub-steps (listed in ``result.info``)."""
 
 
 class CacheWarning(PhsymWarning):

@@ -112,7 +112,9 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
     """Storage states of the DC operating point for constant input ``u0``.
 
     Solves ``(J e)_x = 0`` (no state changes) with the dissipative and
-    algebraic rows, unknowns ``(x, w, lambda)``.  States listed in ``held``
+    algebraic rows, unknowns ``(x, w, lambda)``: Newton with junction
+    limiting, then gmin stepping, then source stepping
+    (:mod:`phsym.simulation.dcsolve`), then a trust-region solver.  States listed in ``held``
     keep their value in ``x_guess`` and their rows are dropped (SPICE's
     ``.ic`` without ``UIC``: the storage is held at its initial condition).
     """
@@ -141,15 +143,26 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
 
     z0 = np.zeros(nf + nw + nl)
     z0[:nf] = x_fix[free] / sc[free]
-    with np.errstate(all="ignore"):
-        r = so.root(resid, z0, method="hybr", options={"xtol": 1e-14})
-        ok = r.success and np.all(np.isfinite(r.x)) and np.max(np.abs(resid(r.x)), initial=0) < 1e-9
-        if not ok:
-            r2 = so.least_squares(resid, r.x if np.all(np.isfinite(r.x)) else z0, xtol=1e-15, ftol=1e-15, gtol=1e-15)
-            if np.max(np.abs(r2.fun), initial=0) > 1e-8:
-                raise SimulationError("no DC operating point found (the DC problem is singular or has no "
-                                      "solution; give x0 explicitly)", step=0, time=0.0)
-            r = r2
+    from .dcsolve import DCProblem, solve_dc
+    z, _ = solve_dc(DCProblem(S, values, u0, x_fix, free, sc), z0)
+    if z is not None:
+        x = x_fix.copy()
+        x[free] = z[:nf] * sc[free]
+        return x
+    failed = SimulationError("no DC operating point found (Newton, gmin stepping and source stepping "
+                             "failed: the DC problem is singular or has no solution; give x0 explicitly)",
+                             step=0, time=0.0)
+    try:
+        with np.errstate(all="ignore"):     # last resort: a trust-region solver, then least squares
+            r = so.root(resid, z0, method="hybr", options={"xtol": 1e-14})
+            ok = r.success and np.all(np.isfinite(r.x)) and np.max(np.abs(resid(r.x)), initial=0) < 1e-9
+            if not ok:
+                r = so.least_squares(resid, r.x if np.all(np.isfinite(r.x)) else z0, xtol=1e-15, ftol=1e-15,
+                                     gtol=1e-15)
+                if np.max(np.abs(r.fun), initial=0) > 1e-8:
+                    raise failed
+    except (OverflowError, ValueError, ZeroDivisionError):     # math.exp of a far iterate
+        raise failed from None
     x = x_fix.copy()
     x[free] = r.x[:nf] * sc[free]
     return x
