@@ -41,6 +41,7 @@ CHECKS = {
     "nonzero": (lambda v: v != 0, "non-zero"),
     "nonnegative": (lambda v: v >= 0, "non-negative"),
     "unit": (lambda v: -1 < v < 1, "inside (-1, 1)"),
+    "fraction": (lambda v: 0 <= v < 1, "in [0, 1)"),
 }
 
 
@@ -70,6 +71,8 @@ class Value:
     optional : bool
         Without a default: absent from :attr:`ElementSpec.values` (and no
         parameter is made) unless given (a diode's series resistance).
+    aliases : tuple of str
+        Other names of the value on a ``.model`` card (SPICE's ``CJ0`` for ``CJO``).
     """
 
     key: str
@@ -80,6 +83,7 @@ class Value:
     check: Optional[str] = None
     model_key: Optional[str] = None
     optional: bool = False
+    aliases: Tuple[str, ...] = ()
 
     def problem(self, value: float) -> Optional[str]:
         """Why ``value`` is not acceptable (``None`` when it is).
