@@ -167,7 +167,7 @@ class Diode(Component):
                      "TPHP", "JSW", "ISW", "NS", "ISR", "NR", "IKF", "IK", "IKR", "TIKF", "LEVEL", "AREA",
                      "PJ", "DSKIP", "RSW", "TLEV", "TLEVC", "GAP1", "GAP2")
     model_temperature = ("TNOM", "EG", "XTI")
-    summary = "Shockley diode"
+    summary = "junction diode (SPICE level 1: Shockley law, RS, GMIN, depletion capacitance, breakdown)"
 
     @classmethod
     def at_temperature(cls, symbols: Mapping[str, sp.Expr], card: Mapping[str, float], temp: float,

@@ -1,0 +1,95 @@
+"""Diode depletion capacitance (CJO, VJ, M, FC) as a storage and reverse breakdown (BV, IBV).
+
+The energy H(q) of :mod:`phsym.components.junction` is checked against SPICE's
+charge law q(v) written independently here: dH/dq (by central differences of
+H) must be the voltage whose SPICE charge is q.  Waveforms against ngspice
+are in the deck corpus (zener_limiter_bv, diode_switching_cjo).
+"""
+import warnings
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import phsym
+from phsym.components.junction import breakdown_current, depletion_charge, depletion_energy
+from phsym.errors import NetlistError, NetlistWarning, StructureError
+from phsym.netlist import parse_netlist
+
+
+def spice_charge(v, cjo, vj, m, fc):
+    """SPICE level-1 depletion charge (the formula of SPICE's diode load routine)."""
+    if v < fc * vj:
+        return vj * cjo * (1 - (1 - v / vj) ** (1 - m)) / (1 - m)
+    f1 = vj * (1 - (1 - fc) ** (1 - m)) / (1 - m)
+    f2, f3 = (1 - fc) ** (1 + m), 1 - fc * (1 + m)
+    vf = fc * vj
+    return cjo * f1 + cjo / f2 * (f3 * (v - vf) + m / (2 * vj) * (v * v - vf * vf))
+
+
+@pytest.mark.parametrize("cjo, vj, m, fc", [(2e-12, 0.7, 0.5, 0.5), (50e-12, 0.75, 0.33, 0.5),
+                                            (1e-9, 1.0, 0.0, 0.5), (5e-12, 0.6, 0.9, 0.95)])
+def test_energy_gradient_inverts_spice_charge(cjo, vj, m, fc):
+    q = sp.Symbol("q", real=True)
+    H = sp.lambdify(q, depletion_energy(q, *(sp.Float(a) for a in (cjo, vj, m, fc))), "math")
+    assert H(0.0) == 0.0
+    for v in np.concatenate([np.linspace(-20, fc * vj * 0.999, 23), np.linspace(fc * vj * 1.001, 2.0, 9)]):
+        qv = spice_charge(v, cjo, vj, m, fc)
+        d = 1e-6 * max(abs(qv), cjo * vj * 1e-3)
+        grad = (H(qv + d) - H(qv - d)) / (2 * d)
+        assert grad == pytest.approx(v, rel=1e-6, abs=1e-6), v
+        assert H(qv) >= 0.0
+    # the symbolic charge law used in the docs is SPICE's
+    vs = sp.Symbol("v", real=True)
+    qs = sp.lambdify(vs, depletion_charge(vs, cjo, vj, m, fc), "math")
+    for v in (-5.0, 0.1, fc * vj + 0.2):
+        assert qs(v) == pytest.approx(spice_charge(v, cjo, vj, m, fc), rel=1e-12)
+
+
+def test_energy_is_continuous_at_the_forward_bias_knee():
+    cjo, vj, m, fc = 2e-12, 0.7, 0.5, 0.5
+    q = sp.Symbol("q", real=True)
+    H = sp.lambdify(q, depletion_energy(q, cjo, vj, m, fc), "math")
+    q_fc = spice_charge(fc * vj, cjo, vj, m, fc)
+    assert H(q_fc * (1 - 1e-12)) == pytest.approx(H(q_fc * (1 + 1e-12)), rel=1e-9)
+
+
+def test_breakdown_term_is_passive_and_passes_through_ibv():
+    v = sp.Symbol("v", real=True)
+    f = sp.lambdify(v, breakdown_current(v, 5.1, 1e-3, 0.02585), "math")
+    assert f(-5.1) == pytest.approx(-1e-3, rel=1e-9) and abs(f(0.0)) < 1e-90
+    grid = np.concatenate([-np.logspace(-6, np.log10(5.5), 200), np.logspace(-6, 1, 200)])
+    assert all(x * f(x) >= 0 for x in grid)
+
+
+def test_model_card_names_aliases_and_checks():
+    text = ("T\nV1 a 0 1\nR1 a b 1k\nD1 b 0 DA\nD2 b 0 CJO=3p MJ=0.4\n"
+            ".model DA D(IS=1e-14 CJ0=2p PB=0.7 M=0.5 FC=0.5 BV=10 IB=1u)\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # nothing of these is ignored any more
+        nl = parse_netlist(text)
+    p = nl.parameters
+    assert p["DA.Cjo"].default == 2e-12 and p["DA.Vj"].default == 0.7 and p["DA.Mj"].default == 0.5
+    assert p["DA.Ibv"].default == 1e-6 and p["D2.Mj"].default == 0.4
+    m = phsym.parse(text)
+    assert m.states == ["q_D1.cj", "q_D2.cj"]
+    assert "exp" in str(m.structure.dissipative[1].z) and "DA.Bv" in str(m.structure.dissipative[1].z)
+    with pytest.warns(NetlistWarning, match="TT"):
+        parse_netlist("T\nV1 a 0 1\nR1 a b 1k\nD1 b 0 DA\n.model DA D(CJO=1p TT=5n)\n")
+    with pytest.raises((NetlistError, StructureError), match="Fc of D1 must be in"):
+        phsym.parse("T\nV1 a 0 1\nR1 a b 1k\nD1 b 0 DA\n.model DA D(CJO=1p FC=1)\n")
+
+
+def test_depletion_capacitance_small_signal_and_balance():
+    # 1 mV, 1 MHz through 10k into a reverse-biased junction (DC -3 V via the
+    # same source): the junction is a capacitor C(-3) = CJO (1 + 3/VJ)**-M
+    cjo, vj, m = 10e-12, 0.7, 0.5
+    net = (f"V1 in 0 SIN(-3 1m 1meg)\nR1 in a 10k\nD1 a 0 CJO={cjo} VJ={vj} MJ={m}\n")
+    model = phsym.parse(net)
+    res = phsym.simulate(model, 200e6, duration=5e-6, x0="dc")
+    assert res.max_balance_error < 1e-10 and res.info["scheme"] == "discrete_gradient"
+    c = cjo * (1 + 3 / vj) ** -m
+    w, R = 2 * np.pi * 1e6, 1e4
+    late = res.t_step > 3e-6
+    amp = 0.5 * np.ptp(res["v(a)"][late])
+    assert amp == pytest.approx(1e-3 / np.hypot(1, w * R * c), rel=2e-3)
