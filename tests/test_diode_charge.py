@@ -1,9 +1,9 @@
-"""Diode depletion capacitance (CJO, VJ, M, FC) as a storage and reverse breakdown (BV, IBV).
+"""Diode junction charge as a storage (CJO, VJ, M, FC; TT) and reverse breakdown (BV, IBV).
 
 The energy H(q) of :mod:`phsym.components.junction` is checked against SPICE's
 charge law q(v) written independently here: dH/dq (by central differences of
 H) must be the voltage whose SPICE charge is q.  Waveforms against ngspice
-are in the deck corpus (zener_limiter_bv, diode_switching_cjo).
+are in the deck corpus (zener_limiter_bv, diode_switching_cjo, diode_recovery_tt).
 """
 import warnings
 
@@ -12,7 +12,8 @@ import pytest
 import sympy as sp
 
 import phsym
-from phsym.components.junction import breakdown_current, depletion_charge, depletion_energy
+from phsym.components.junction import (JunctionEnergy, JunctionVoltage, breakdown_current, charge_energy,
+                                       charge_voltage, depletion_charge, depletion_energy)
 from phsym.errors import NetlistError, NetlistWarning, StructureError
 from phsym.netlist import parse_netlist
 
@@ -74,8 +75,8 @@ def test_model_card_names_aliases_and_checks():
     m = phsym.parse(text)
     assert m.states == ["q_D1.cj", "q_D2.cj"]
     assert "exp" in str(m.structure.dissipative[1].z) and "DA.Bv" in str(m.structure.dissipative[1].z)
-    with pytest.warns(NetlistWarning, match="TT"):
-        parse_netlist("T\nV1 a 0 1\nR1 a b 1k\nD1 b 0 DA\n.model DA D(CJO=1p TT=5n)\n")
+    with pytest.warns(NetlistWarning, match="DA: NBV"):
+        parse_netlist("T\nV1 a 0 1\nR1 a b 1k\nD1 b 0 DA\n.model DA D(CJO=1p TT=5n NBV=2)\n")
     with pytest.raises((NetlistError, StructureError), match="Fc of D1 must be in"):
         phsym.parse("T\nV1 a 0 1\nR1 a b 1k\nD1 b 0 DA\n.model DA D(CJO=1p FC=1)\n")
 
@@ -93,3 +94,63 @@ def test_depletion_capacitance_small_signal_and_balance():
     late = res.t_step > 3e-6
     amp = 0.5 * np.ptp(res["v(a)"][late])
     assert amp == pytest.approx(1e-3 / np.hypot(1, w * R * c), rel=2e-3)
+
+
+TT_PARAMS = (2e-12, 0.7, 0.4, 0.5, 10e-9, 1e-14, 0.02585, 1e-12, 5.1, 1e-3)
+
+
+def tt_charge(v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
+    """SPICE's junction charge with transit time: depletion + TT * (diode current with GMIN and breakdown)."""
+    i = i_s * np.expm1(v / nvt) + gmin * v - ibv * (np.exp(-(v + bv) / nvt) - np.exp(-bv / nvt))
+    return spice_charge(v, cjo, vj, m, fc) + tt * i
+
+
+@pytest.mark.parametrize("params", [TT_PARAMS, (0.0,) + TT_PARAMS[1:], TT_PARAMS[:9] + (0.0,)])
+def test_transit_time_charge_inverse_and_energy(params):
+    for v in (-5.4, -5.1, -2.0, -0.1, 0.0, 1e-3, 0.3, 0.36, 0.6, 0.75, 0.9):
+        Q = tt_charge(v, *params)
+        assert charge_voltage(Q, *params) == pytest.approx(v, rel=1e-12, abs=1e-12), v
+        assert charge_energy(Q, v, *params) >= 0.0
+        if Q == 0.0:
+            continue
+        d = 1e-6 * abs(Q)
+        H = [charge_energy(q, charge_voltage(q, *params), *params) for q in (Q - d, Q + d)]
+        assert (H[1] - H[0]) / (2 * d) == pytest.approx(v, rel=1e-5, abs=1e-6)
+
+
+def test_transit_time_sympy_functions_differentiate_exactly():
+    q = sp.Symbol("q", real=True)
+    P = [sp.Float(a) for a in TT_PARAMS]
+    Q = 3e-11
+    H = JunctionEnergy(q, *P)
+    assert float(sp.diff(H, q).subs(q, Q).evalf()) == pytest.approx(charge_voltage(Q, *TT_PARAMS), rel=1e-14)
+    # dv/dQ = 1/C(v) and d2H/dQ2 against central differences
+    g2 = float(sp.diff(H, q, 2).subs(q, Q).evalf())
+    d = 1e-6 * Q
+    fd = (charge_voltage(Q + d, *TT_PARAMS) - charge_voltage(Q - d, *TT_PARAMS)) / (2 * d)
+    assert g2 == pytest.approx(fd, rel=1e-6)
+    # a parameter derivative (the grey-box fit's sensitivities): dv/dTT at fixed Q
+    t = sp.Symbol("tt", positive=True)
+    Pt = list(P)
+    Pt[4] = t
+    dv = float(sp.diff(JunctionVoltage(q, *Pt), t).subs({q: Q, t: TT_PARAMS[4]}).evalf())
+    e = 1e-6 * TT_PARAMS[4]
+    args = list(TT_PARAMS)
+    vals = []
+    for s in (-1, 1):
+        args[4] = TT_PARAMS[4] + s * e
+        vals.append(charge_voltage(Q, *args))
+    assert dv == pytest.approx((vals[1] - vals[0]) / (2 * e), rel=1e-6)
+    # the same for the energy: dH/dTT at fixed Q
+    dH = float(sp.diff(JunctionEnergy(q, *Pt), t).subs({q: Q, t: TT_PARAMS[4]}).evalf())
+    Hs = []
+    for s in (-1, 1):
+        args[4] = TT_PARAMS[4] + s * e
+        Hs.append(charge_energy(Q, charge_voltage(Q, *args), *args))
+    assert dH == pytest.approx((Hs[1] - Hs[0]) / (2 * e), rel=1e-5)
+
+
+def test_transit_time_storage_replaces_the_depletion_storage():
+    m = phsym.parse("V1 a 0 1\nR1 a b 1k\nD1 b 0 CJO=2p TT=5n\n")
+    assert m.states == ["q_D1.cj"]
+    assert isinstance(m.structure.storages[0].hamiltonian, JunctionEnergy)

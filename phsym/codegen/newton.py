@@ -359,7 +359,11 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
                    f"{b}        return k",
                    f"{b}    FL[k] = 4",
                    f"{a}return -1", ""]
-    return "\n".join(L) + unroll("\n".join(R))
+    text = "\n".join(L) + unroll("\n".join(R))
+    if "junction_voltage(" in text or "junction_energy(" in text:
+        text = text.replace("from numba import njit\n", "from numba import njit\n"
+                            "from phsym.codegen.junction_kernels import junction_energy, junction_voltage\n", 1)
+    return text
 
 
 _MEMO: "Optional[weakref.WeakKeyDictionary]" = None

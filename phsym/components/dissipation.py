@@ -10,7 +10,7 @@ from ..common.physics import KELVIN, thermal_voltage
 from ..errors import StructureError
 from .base import EFFORT, P_CCR, P_LINEAR, P_STORE_EFFORT, P_VCR, Contribution, Dissipation, Storage
 from .component import Component, LawForm, Value, register
-from .junction import breakdown_current, depletion_energy
+from .junction import JunctionEnergy, breakdown_current, depletion_energy
 
 __all__ = ["check_passive", "Resistor", "Diode", "Damper", "RotationalDamper"]
 
@@ -157,12 +157,14 @@ class Diode(Component):
               Value("Bv", "V", "reverse breakdown voltage (breakdown modelled when given)", check="positive",
                     optional=True),
               Value("Ibv", "A", "current at the breakdown voltage (default 1e-3)", check="positive",
-                    optional=True, aliases=("IB",)))
+                    optional=True, aliases=("IB",)),
+              Value("Tt", "s", "transit time: diffusion charge TT i(v) (with the depletion charge when "
+                    "given and non-zero)", check="nonnegative", optional=True))
     model = "D"
     # SPICE level-1 (and ngspice level-1 extension) parameters without an
     # effect here: transit time (see docs/spice-compatibility.md), noise, high
     # injection, temperature coefficients, sidewall and recombination terms
-    model_ignored = ("FCS", "TT", "NBV", "IBVL", "NBVL", "KF", "AF", "TRS", "TRS1", "TRS2", "TBV1",
+    model_ignored = ("FCS", "NBV", "IBVL", "NBVL", "KF", "AF", "TRS", "TRS1", "TRS2", "TBV1",
                      "TBV2", "TM1", "TM2", "TTT1", "TTT2", "CJP", "CJSW", "PHP", "MJSW", "CTA", "CTP", "TPB",
                      "TPHP", "JSW", "ISW", "NS", "ISR", "NR", "IKF", "IK", "IKR", "TIKF", "LEVEL", "AREA",
                      "PJ", "DSKIP", "RSW", "TLEV", "TLEVC", "GAP1", "GAP2")
@@ -229,12 +231,17 @@ class Diode(Component):
             r = Dissipation(series.name, series.name, "through", rs * _I, _I, True)
             out.branches += [self.branch("dissipation", P_VCR, nodes=(inner, cathode)), series]
             out.dissipations += [d, r]
-        cjo = self._given("Cjo")
-        if cjo is not None:
+        cjo, tt = self._given("Cjo"), self._given("Tt")
+        if cjo is not None or tt is not None:
             cap = self.branch("storage", P_STORE_EFFORT, nodes=(inner, cathode), suffix=".cj")
             q = sp.Symbol(f"q_{cap.name}", real=True)
-            H = depletion_energy(q, cjo, self._optional("Vj", 1.0), self._optional("Mj", 0.5),
-                                 self._optional("Fc", 0.5))
+            dep = (sp.Integer(0) if cjo is None else cjo, self._optional("Vj", 1.0), self._optional("Mj", 0.5),
+                   self._optional("Fc", 0.5))
+            if tt is None:
+                H = depletion_energy(q, *dep)
+            else:   # the charge q_dep(v) + TT i(v): v(q) by a compiled Newton (components/junction.py)
+                H = JunctionEnergy(q, *dep, tt, Is, N * Vt, gmin, sp.Integer(1) if bv is None else bv,
+                                   sp.Integer(0) if bv is None else self._optional("Ibv", 1e-3))
             out.branches.append(cap)
             out.storages.append(Storage((cap.name,), (q,), H, (cap.name,), (EFFORT,), (None,), quadratic=False))
         return Contribution(branches=out.branches, storages=out.storages, dissipations=out.dissipations)

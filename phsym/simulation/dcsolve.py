@@ -35,6 +35,12 @@ __all__ = ["DCProblem", "solve_dc", "gmin_stepping", "source_stepping"]
 GMIN_START = 1e-2
 
 
+def _real(values) -> np.ndarray:
+    """Real float array of lambdified values (a Piecewise evaluates every branch,
+    and a branch outside its domain may be complex where it is not selected)."""
+    return np.asarray(np.asarray(values, dtype=complex).real, dtype=float)
+
+
 def _num(expr, values):
     expr = sp.sympify(expr)
     return expr.xreplace({s: values[s] for s in expr.free_symbols if s in values})
@@ -110,10 +116,10 @@ class DCProblem:
         """
         S, nx, nw, nf = self.S, self.S.n_x, self.nw, self.nf
         x, w, lam = self.split(z)
-        law = np.asarray(self.law(list(w)), float)[:nw] + g * self.nonlinear * w
-        dlaw = np.asarray(self.dlaw(list(w)), float)[:nw] + g * self.nonlinear
+        law = _real(self.law(list(w)))[:nw] + g * self.nonlinear * w
+        dlaw = _real(self.dlaw(list(w)))[:nw] + g * self.nonlinear
         eo = self.effort_out
-        e = np.concatenate([np.asarray(self.grad(list(x)), float)[:nx], np.where(eo, law, w), lam, s * self.u0])
+        e = np.concatenate([_real(self.grad(list(x)))[:nx], np.where(eo, law, w), lam, s * self.u0])
         f = self.Jn @ e
         fw = np.where(eo, w, law)
         r = np.concatenate([f[self.free], fw - f[nx:nx + nw], f[nx + nw:nx + nw + self.nl]])
@@ -121,7 +127,7 @@ class DCProblem:
         n_e = e.size
         De = np.zeros((n_e, z.size))
         if nf:
-            H = np.array(self.hess(list(x)), float).reshape(nx, nx)
+            H = _real(self.hess(list(x))).reshape(nx, nx)
             De[:nx, :nf] = H[:, self.free] * self.sc[self.free]
         De[nx + np.arange(nw), nf + np.arange(nw)] = np.where(eo, dlaw, 1.0)
         De[nx + nw + np.arange(self.nl), nf + nw + np.arange(self.nl)] = 1.0

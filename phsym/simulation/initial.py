@@ -67,13 +67,38 @@ def initial_from_ic(S: Structure, values: Mapping[sp.Symbol, float]) -> Tuple[np
     return x0, done
 
 
+def _crossing(f) -> Optional[float]:
+    """Smallest ``z > 0`` (to 1e-6) with ``f(z) >= 0``, bracketed by doubling from 1e-30."""
+    lo, hi = 1e-30, 1e-30
+    for _ in range(300):
+        hi *= 2.0
+        try:
+            fv = f(hi)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return None
+        if np.isfinite(fv) and fv >= 0:
+            while hi - lo > 1e-6 * hi:
+                mid = 0.5 * (lo + hi)
+                if f(mid) >= 0:
+                    hi = mid
+                else:
+                    lo = mid
+            return hi
+        lo = hi
+    return None
+
+
 def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
-    """Typical magnitude of each state: where its own gradient reaches 1 (unit effort).
+    """Typical magnitude of each state: where its own gradient first reaches 1 in
+    magnitude (unit effort), on the positive or the negative side, whichever is nearer.
 
     Used for Newton tolerances and the small-step branch of divided
     differences; falls back to 1 when the gradient never reaches 1.  The
     crossing is bracketed by doubling and refined by bisection to 1e-6
     (a scale needs no more, and scipy.optimize would cost 0.2 s to import).
+    Both sides matter for a strongly asymmetric law: a diode's junction
+    charge with transit time reaches 1 V only at microcoulombs, -1 V at
+    picocoulombs.
     """
     subs = dict(values)
     out = np.ones(S.n_x)
@@ -81,27 +106,11 @@ def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
         gs = _x(g, subs)
         gi = sp.lambdify(s, gs.xreplace({t: 0 for t in gs.free_symbols if t != s}), "math")
         try:
-            f = lambda z: float(gi(z)) - 1.0  # noqa: E731
-            lo, hi = 1e-30, 1e-30
-            val = None
-            for _ in range(300):
-                hi *= 2.0
-                try:
-                    fv = f(hi)
-                except (ValueError, OverflowError, ZeroDivisionError):
-                    break
-                if np.isfinite(fv) and fv >= 0:
-                    while hi - lo > 1e-6 * hi:
-                        mid = 0.5 * (lo + hi)
-                        if f(mid) >= 0:
-                            hi = mid
-                        else:
-                            lo = mid
-                    val = hi
-                    break
-                lo = hi
-            if val is not None and np.isfinite(val) and val > 0:
-                out[i] = val
+            found = [z for z in (_crossing(lambda z: float(gi(z)) - 1.0),
+                                 _crossing(lambda z: -float(gi(-z)) - 1.0))
+                     if z is not None and np.isfinite(z) and z > 0]
+            if found:
+                out[i] = min(found)
         except Exception:  # any evaluation problem: keep the neutral scale
             out[i] = 1.0
     return out
