@@ -102,7 +102,7 @@ class Resistor(Component):
 
 @register
 class Diode(Component):
-    """Junction diode ``D anode cathode [MODEL] [IS=.. N=.. VT=.. RS=.. CJO=.. BV=..]`` (SPICE level 1).
+    """Junction diode ``D anode cathode [MODEL] [IS=.. N=.. VT=.. RS=.. CJO=.. TT=.. BV=..]`` (SPICE level 1).
 
     Voltage-controlled: ``i = Is (exp(v / (N Vt)) - 1) + Gmin v`` with
     ``v = e(anode) - e(cathode)``; thermal voltage ``Vt`` defaults to
@@ -125,6 +125,9 @@ class Diode(Component):
     ``NAME.cj``, state ``q_NAME.cj``, the depletion charge) whose energy
     ``H(q) = int v dq`` is SPICE's charge law inverted in closed form
     (:mod:`phsym.components.junction`), so the energy balance stays exact.
+    Transit time (``TT`` given and non-zero): the same storage holds the
+    whole junction charge ``q_dep(v) + TT i(v)``, with ``H = Q v - Phi(v)``
+    and ``v(Q)`` computed by a safeguarded Newton iteration.
 
     Examples
     --------
@@ -162,14 +165,14 @@ class Diode(Component):
                     "given and non-zero)", check="nonnegative", optional=True))
     model = "D"
     # SPICE level-1 (and ngspice level-1 extension) parameters without an
-    # effect here: transit time (see docs/spice-compatibility.md), noise, high
+    # effect here: noise, high
     # injection, temperature coefficients, sidewall and recombination terms
     model_ignored = ("FCS", "NBV", "IBVL", "NBVL", "KF", "AF", "TRS", "TRS1", "TRS2", "TBV1",
                      "TBV2", "TM1", "TM2", "TTT1", "TTT2", "CJP", "CJSW", "PHP", "MJSW", "CTA", "CTP", "TPB",
                      "TPHP", "JSW", "ISW", "NS", "ISR", "NR", "IKF", "IK", "IKR", "TIKF", "LEVEL", "AREA",
                      "PJ", "DSKIP", "RSW", "TLEV", "TLEVC", "GAP1", "GAP2")
     model_temperature = ("TNOM", "EG", "XTI")
-    summary = "junction diode (SPICE level 1: Shockley law, RS, GMIN, depletion capacitance, breakdown)"
+    summary = "junction diode (SPICE level 1: Shockley law, RS, GMIN, junction charge CJO/TT, breakdown)"
 
     @classmethod
     def at_temperature(cls, symbols: Mapping[str, sp.Expr], card: Mapping[str, float], temp: float,
