@@ -8,7 +8,11 @@
 * ``run(...)``: the whole compiled time loop: predictor (linear extrapolation
   of the last two steps), damped Newton with a contraction test, LU with
   partial pivoting (:mod:`phsym.codegen.kernels`), then H(x), the effort
-  vector, the port outputs and the dissipated power of every step.
+  vector, the port outputs and the dissipated power of every step;
+* ``junc(...)`` when a law has exponential terms: their junction voltages,
+  which the predictor and every Newton step limit as SPICE does
+  (:mod:`phsym.codegen.junctions`).  A step that still fails returns to
+  the caller, which subdivides it (:mod:`phsym.simulation.substeps`).
 
 With sensitivities (:mod:`phsym.codegen.sensitivity`) the same loop also
 differentiates each converged step with respect to parameters and initial

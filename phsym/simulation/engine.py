@@ -248,8 +248,7 @@ class NewtonLoop:
         v[:n_x] *= 0.5
         vold[:] = v
         acc = Substeps(self.n_u, self.n_e, rec)
-        ok = subdivide(lambda xx, vv, UU, hh, k0, k1, AA: compiled(xx, vv, UU, hh, k0, k1, AA),
-                       lambda n, xx: RunArrays.allocate(n, xx, self.n_u, self.n_e, rec),
+        ok = subdivide(compiled, lambda n, xx: RunArrays.allocate(n, xx, self.n_u, self.n_e, rec),
                        x, v, vold, U[k], U[k + 1], h, acc)
         if not ok:
             inf[:] = failed
