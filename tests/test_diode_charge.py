@@ -154,3 +154,27 @@ def test_transit_time_storage_replaces_the_depletion_storage():
     m = phsym.parse("V1 a 0 1\nR1 a b 1k\nD1 b 0 CJO=2p TT=5n\n")
     assert m.states == ["q_D1.cj"]
     assert isinstance(m.structure.storages[0].hamiltonian, JunctionEnergy)
+
+
+# ngspice-39: `ngspice -b` on this deck with `V1 in 0 DC 5 AC 1`, `.options
+# reltol=1e-9 abstol=1e-15 vntol=1e-12` and a control block `op; print v(a);
+# ac dec 1 1meg 1g; print vm(a) vp(a)`
+TT_DECK = ("Diode small-signal with transit time\n.temp 27\n"
+           ".model DRR D(IS=1e-14 N=1 RS=2 CJO=2p VJ=0.7 M=0.4 TT=10n)\n"
+           "V1 in 0 DC 5\nR1 in a 1k\nD1 a 0 DRR\n.end\n")
+NGSPICE_TT_VA = 7.014334e-01
+NGSPICE_TT_AC = [(1e6, 7.938784e-03, -4.68055e-02), (1e7, 6.824220e-03, -4.03463e-01),
+                 (1e8, 2.336484e-03, -4.08460e-01), (1e9, 1.999793e-03, -4.75972e-02)]
+
+
+def test_transit_time_operating_point_and_ac_agree_with_ngspice(tmp_path):
+    # the AC response needs the junction's small-signal capacitance, the
+    # Hessian of H: 1/C(v) with C = C_dep(v) + TT di/dv (about 1.7 nF here)
+    from phsym.simulation import ac_analysis, operating_point
+    deck = tmp_path / "tt.cir"
+    deck.write_text(TT_DECK)
+    assert operating_point(deck).nodes["a"] == pytest.approx(NGSPICE_TT_VA, rel=1e-6)
+    ref = np.array(NGSPICE_TT_AC)
+    r = ac_analysis(deck, ref[:, 0], signals=["v(a)"])
+    np.testing.assert_allclose(np.abs(r.response["v(a)"]), ref[:, 1], rtol=2e-6)
+    np.testing.assert_allclose(np.angle(r.response["v(a)"]), ref[:, 2], rtol=2e-5)
