@@ -178,3 +178,20 @@ def test_transit_time_operating_point_and_ac_agree_with_ngspice(tmp_path):
     r = ac_analysis(deck, ref[:, 0], signals=["v(a)"])
     np.testing.assert_allclose(np.abs(r.response["v(a)"]), ref[:, 1], rtol=2e-6)
     np.testing.assert_allclose(np.angle(r.response["v(a)"]), ref[:, 2], rtol=2e-5)
+
+
+def test_depletion_kernel_is_the_closed_form_energy():
+    # without TT the model's storage (JunctionEnergy, compiled kernels) is the
+    # closed-form depletion energy: same H and same dH/dq on both pieces
+    q = sp.Symbol("q", real=True)
+    cjo, vj, m, fc = 50e-12, 0.7, 0.5, 0.5
+    closed = sp.lambdify(q, depletion_energy(q, cjo, vj, m, fc), "math")
+    P = (cjo, vj, m, fc, 0.0, 1e-14, 0.02585, 1e-12, 1.0, 0.0)
+    for v in (-8.0, -1.0, -1e-3, 0.2, 0.349, 0.351, 0.6, 1.0):
+        Q = spice_charge(v, cjo, vj, m, fc)
+        assert charge_voltage(Q, *P) == pytest.approx(v, rel=1e-13, abs=1e-15)
+        # both forms are differences of terms ~ Q VJ (H ~ Q v / 2): near 0 V
+        # they lose about VJ/v digits each, differently
+        assert charge_energy(Q, charge_voltage(Q, *P), *P) == pytest.approx(closed(Q), rel=1e-9)
+    m_ = phsym.parse(f"V1 a 0 1\nR1 a b 1k\nD1 b 0 CJO={cjo} VJ={vj} MJ={m}\n")
+    assert isinstance(m_.structure.storages[0].hamiltonian, JunctionEnergy)

@@ -10,7 +10,7 @@ from ..common.physics import KELVIN, thermal_voltage
 from ..errors import StructureError
 from .base import EFFORT, P_CCR, P_LINEAR, P_STORE_EFFORT, P_VCR, Contribution, Dissipation, Storage
 from .component import Component, LawForm, Value, register
-from .junction import JunctionEnergy, breakdown_current, depletion_energy
+from .junction import JunctionEnergy, breakdown_current
 
 __all__ = ["check_passive", "Resistor", "Diode", "Damper", "RotationalDamper"]
 
@@ -240,11 +240,12 @@ class Diode(Component):
             q = sp.Symbol(f"q_{cap.name}", real=True)
             dep = (sp.Integer(0) if cjo is None else cjo, self._optional("Vj", 1.0), self._optional("Mj", 0.5),
                    self._optional("Fc", 0.5))
-            if tt is None:
-                H = depletion_energy(q, *dep)
-            else:   # the charge q_dep(v) + TT i(v): v(q) by a compiled Newton (components/junction.py)
-                H = JunctionEnergy(q, *dep, tt, Is, N * Vt, gmin, sp.Integer(1) if bv is None else bv,
-                                   sp.Integer(0) if bv is None else self._optional("Ibv", 1e-3))
+            # H(Q) = Q v - Phi(v) through compiled kernels: v(Q) in closed form
+            # without TT, by a safeguarded Newton with it (components/junction.py);
+            # the same H as depletion_energy's expression, with a fraction of its code
+            H = JunctionEnergy(q, *dep, sp.Integer(0) if tt is None else tt, Is, N * Vt, gmin,
+                               sp.Integer(1) if bv is None else bv,
+                               sp.Integer(0) if bv is None else self._optional("Ibv", 1e-3))
             out.branches.append(cap)
             out.storages.append(Storage((cap.name,), (q,), H, (cap.name,), (EFFORT,), (None,), quadratic=False))
         return Contribution(branches=out.branches, storages=out.storages, dissipations=out.dissipations)

@@ -23,6 +23,11 @@ and above, with ``dv = v - FC VJ = 2 D / (B + sqrt(B**2 + 4 A D))``, ``D = q -
 q(FC VJ)``, ``A = CJO M / (2 VJ F2)``, ``B = CJO (1 - FC) / F2``::
 
     H(q) = H(q_fc) + CJO / F2 (F3 (v**2 - vf**2) / 2 + M (v**3 - vf**3) / (3 VJ)).
+
+The diode's storage is the sympy function :class:`JunctionEnergy` (``H =
+Q v - Phi(v)``, the same energy written through the voltage), which
+generated loops evaluate with compiled kernels: far less code to compile
+than the expanded expression, and it also holds the transit-time charge.
 """
 from __future__ import annotations
 
@@ -108,7 +113,8 @@ def breakdown_current(v: sp.Symbol, bv, ibv, nvt) -> sp.Expr:
 
 
 def charge_voltage(Q, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
-    """Junction voltage ``v`` with ``q_dep(v) + TT i(v) = Q`` (safeguarded Newton; float in, float out).
+    """Junction voltage ``v`` with ``q_dep(v) + TT i(v) = Q`` (float in, float out): closed
+    form without transit time, else a safeguarded Newton iteration.
 
     Parameters
     ----------
@@ -126,6 +132,11 @@ def charge_voltage(Q, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
     f3 = 1.0 - fc * (1.0 + m)
     q_fc = cjo * vj / a * (1.0 - (1.0 - fc) ** a)
     eb = math.exp(-bv / nvt)
+    if tt == 0.0 and cjo > 0.0:     # the depletion charge alone: its closed-form inverse
+        if Q < q_fc:
+            return vj * (1.0 - (1.0 - Q / (cjo * vj / a)) ** (1.0 / a))
+        A, B, D = cjo * m / (2.0 * vj * f2), cjo * (1.0 - fc) / f2, Q - q_fc
+        return vf + 2.0 * D / (B + math.sqrt(B * B + 4.0 * A * D))
     v = 0.0
     if Q > 0.0 and tt * i_s > 0.0:
         v = nvt * math.log1p(Q / (tt * i_s))      # the diffusion charge alone: an upper bound
