@@ -74,7 +74,11 @@ class DCProblem:
         X = list(S.states)
         grads = [_num(g, subs) for g in S.gradients]
         self.grad = sp.lambdify([X], grads + [0], "numpy")
-        self.hess = sp.lambdify([X], (sp.Matrix(grads).jacobian(X).tolist() if nx else []), "numpy")
+        # H is a sum over storages: its Hessian is block diagonal (one small block
+        # per storage), never an n_x x n_x symbolic Jacobian
+        index = {s: i for i, s in enumerate(X)}
+        self.hess_at = [(index[a], index[b]) for st in S.storages for a in st.states for b in st.states]
+        self.hess = sp.lambdify([X], [sp.diff(grads[i], X[j]) for i, j in self.hess_at] + [0], "numpy")
         W = [d.w for d in S.dissipative]
         laws = [_num(d.z, subs) for d in S.dissipative]
         self.law = sp.lambdify([W], laws + [0], "numpy")
@@ -127,7 +131,10 @@ class DCProblem:
         n_e = e.size
         De = np.zeros((n_e, z.size))
         if nf:
-            H = _real(self.hess(list(x))).reshape(nx, nx)
+            H = np.zeros((nx, nx))
+            if self.hess_at:
+                rows, cols = np.array(self.hess_at).T
+                H[rows, cols] = _real(self.hess(list(x)))[:len(self.hess_at)]
             De[:nx, :nf] = H[:, self.free] * self.sc[self.free]
         De[nx + np.arange(nw), nf + np.arange(nw)] = np.where(eo, dlaw, 1.0)
         De[nx + nw + np.arange(self.nl), nf + nw + np.arange(self.nl)] = 1.0

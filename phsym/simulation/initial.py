@@ -102,13 +102,15 @@ def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
     """
     subs = dict(values)
     out = np.ones(S.n_x)
+    linear = {s for st in S.storages if st.is_quadratic for s in st.states}
     for i, (s, g) in enumerate(zip(S.states, S.gradients)):
         gs = _x(g, subs)
         gi = sp.lambdify(s, gs.xreplace({t: 0 for t in gs.free_symbols if t != s}), "math")
         try:
-            found = [z for z in (_crossing(lambda z: float(gi(z)) - 1.0),
-                                 _crossing(lambda z: -float(gi(-z)) - 1.0))
-                     if z is not None and np.isfinite(z) and z > 0]
+            sides = [lambda z: float(gi(z)) - 1.0]
+            if s not in linear:         # a linear gradient is odd: one side suffices
+                sides.append(lambda z: -float(gi(-z)) - 1.0)
+            found = [z for z in map(_crossing, sides) if z is not None and np.isfinite(z) and z > 0]
             if found:
                 out[i] = min(found)
         except Exception:  # any evaluation problem: keep the neutral scale
@@ -127,19 +129,27 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
     keep their value in ``x_guess`` and their rows are dropped (SPICE's
     ``.ic`` without ``UIC``: the storage is held at its initial condition).
     """
-    import scipy.optimize as so  # lazy: about 0.2 s of import
     nx, nw, nl = S.n_x, S.n_w, S.n_lambda
+    sc = state_scales(S, values)
+    u0 = np.asarray(u0, float)
+    x_fix = np.zeros(nx) if x_guess is None else np.asarray(x_guess, float).copy()
+    free = np.array([i for i in range(nx) if i not in set(held)], dtype=int)
+    nf = free.size
+    z0 = np.zeros(nf + nw + nl)
+    z0[:nf] = x_fix[free] / sc[free]
+    from .dcsolve import DCProblem, solve_dc
+    z, _ = solve_dc(DCProblem(S, values, u0, x_fix, free, sc), z0)
+    if z is not None:
+        x = x_fix.copy()
+        x[free] = z[:nf] * sc[free]
+        return x
+    import scipy.optimize as so  # lazy: about 0.2 s of import
     Jn = S.J_numeric(values).toarray()
     subs = dict(values)
     grad = sp.lambdify([S.states], [_x(g, subs) for g in S.gradients] + [0], "math")
     wsyms = [d.w for d in S.dissipative]
     ew = sp.lambdify([wsyms], [_x(d.z if d.effort_out else d.w, subs) for d in S.dissipative] + [0], "math")
     fw = sp.lambdify([wsyms], [_x(d.w if d.effort_out else d.z, subs) for d in S.dissipative] + [0], "math")
-    sc = state_scales(S, values)
-    u0 = np.asarray(u0, float)
-    x_fix = np.zeros(nx) if x_guess is None else np.asarray(x_guess, float).copy()
-    free = np.array([i for i in range(nx) if i not in set(held)], dtype=int)
-    nf = free.size
 
     def resid(z):
         x = x_fix.copy()
@@ -150,14 +160,6 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
         return np.concatenate([f[free], np.array(fw(list(w)), float)[:nw] - f[nx:nx + nw],
                                f[nx + nw:nx + nw + nl]])
 
-    z0 = np.zeros(nf + nw + nl)
-    z0[:nf] = x_fix[free] / sc[free]
-    from .dcsolve import DCProblem, solve_dc
-    z, _ = solve_dc(DCProblem(S, values, u0, x_fix, free, sc), z0)
-    if z is not None:
-        x = x_fix.copy()
-        x[free] = z[:nf] * sc[free]
-        return x
     failed = SimulationError("no DC operating point found (Newton, gmin stepping and source stepping "
                              "failed: the DC problem is singular or has no solution; give x0 explicitly)",
                              step=0, time=0.0)
