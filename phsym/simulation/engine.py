@@ -212,7 +212,7 @@ class NewtonLoop:
 
         def steps(k0, k1):
             k = k0
-            while k < k1:
+            while True:     # called at least once: steps(0, 0) loads the loop and sets H[0]
                 bad = compiled(x, v, U, h, k, k1, A)
                 if bad < 0:
                     return -1
@@ -223,7 +223,8 @@ class NewtonLoop:
                     v[:] = vold
                     compiled(x, v, U, h, bad, bad + 1, A, True)
                 k = bad + 1
-            return -1
+                if k >= k1:
+                    return -1
 
         def failure(bad: int) -> SimulationError:
             st, qi = int(inf[1]), int(inf[2])
