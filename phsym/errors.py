@@ -47,6 +47,7 @@ __all__ = [
     "BuildError",
     "PhsymWarning",
     "NetlistWarning",
+    "SimulationWarning",
     "CacheWarning",
     "ClippingWarning",
 ]
@@ -248,6 +249,11 @@ class PhsymWarning(UserWarning):
 
 class NetlistWarning(PhsymWarning):
     """Suspicious but legal netlist input (e.g. ``1M`` meaning milli)."""
+
+
+class SimulationWarning(PhsymWarning):
+    """A simulation succeeded with help: e.g. steps that Newton could not take
+    at the sample rate were subdivided into sub-steps (listed in ``result.info``)."""
 
 
 class CacheWarning(PhsymWarning):

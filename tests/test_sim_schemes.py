@@ -255,8 +255,9 @@ def test_flow_out_port_and_coupled_inductors_balance():
 
 
 def test_clipper_survives_hard_input_steps():
-    # A step of tens of volts into the exponential diode law needs many damped
-    # Newton iterations on its first steps; every scheme must converge and keep
+    # A step of tens of volts into the exponential diode law needs many
+    # Newton iterations on its first steps (junction limiting took the
+    # discrete gradient from 50-80 to about 35); every scheme must converge and keep
     # its balance.  Backward Euler (L-stable) settles on the DC solution; the
     # discrete gradient is not L-stable, its stiff mode rings with factor ~ -1
     # around that solution, so its two-step average must match it.
@@ -267,7 +268,7 @@ def test_clipper_survives_hard_input_steps():
         u = {"Vin": np.full(t.size, amp)}
         be = phsym.Simulator(m, 48000, method="backward_euler").run(u=u)
         dg = phsym.Simulator(m, 48000, method="discrete_gradient").run(u=u)
-        assert dg.iterations.max() > 50 and be.iterations.max() > 20   # genuinely hard steps
+        assert dg.iterations.max() > 10 and be.iterations.max() > 10   # genuinely hard steps
         assert dg.max_balance_error <= 1e-10
         assert np.all(be.balance <= 1e-10 * be.power_scale)            # BE only dissipates
         v = be["v(out)"][-1]

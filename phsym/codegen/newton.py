@@ -8,7 +8,11 @@
 * ``run(...)``: the whole compiled time loop: predictor (linear extrapolation
   of the last two steps), damped Newton with a contraction test, LU with
   partial pivoting (:mod:`phsym.codegen.kernels`), then H(x), the effort
-  vector, the port outputs and the dissipated power of every step.
+  vector, the port outputs and the dissipated power of every step;
+* ``junc(...)`` when a law has exponential terms: their junction voltages,
+  which the predictor and every Newton step limit as SPICE does
+  (:mod:`phsym.codegen.junctions`).  A step that still fails returns to
+  the caller, which subdivides it (:mod:`phsym.simulation.substeps`).
 
 With sensitivities (:mod:`phsym.codegen.sensitivity`) the same loop also
 differentiates each converged step with respect to parameters and initial
@@ -32,6 +36,7 @@ from ..common.schemes import get_scheme
 from ..structure.dirac import Structure
 from ..version import __version__
 from .cache import cache_key, load_module
+from .junctions import junction_code, junction_terms, limit_step
 from .printing import block, unroll
 from .steps import DD_THRESHOLD, StepEquations, step_equations
 
@@ -136,10 +141,17 @@ def _norm(target: str, nv: int, ind: str) -> List[str]:
             f"{ind}    {target} += (F[i] * wt[i]) * (F[i] * wt[i])"]
 
 
-def _newton(nx: int, nv: int) -> List[str]:
-    """The damped Newton iteration of one step (inside ``for k``, 8 spaces)."""
+def _newton(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, int]] = None) -> List[str]:
+    """The damped Newton iteration of one step (inside ``for k``, 8 spaces),
+    with junction limiting of the exponential terms ``terms`` of the laws
+    (``unknown``: the index in ``v`` of each port variable that is an unknown)."""
     a, b, c = " " * 8, " " * 12, " " * 16
     L = [f"{a}resjac(x, v, ub, p, xs, h, F, Jm)"] + _norm("nrm", nv, a) + [
+        f"{a}if not math.isfinite(nrm):",
+        f"{a}    # the predictor overshot into an exponential: restart from the last step",
+        f"{a}    for i in range({nv}):",
+        f"{a}        v[i] = vold[i]",
+        f"{a}    resjac(x, v, ub, p, xs, h, F, Jm)"] + _norm("nrm", nv, b) + [
         f"{a}while True:",
         f"{b}if not math.isfinite(nrm):",
         f"{c}status = 2",
@@ -166,8 +178,11 @@ def _newton(nx: int, nv: int) -> List[str]:
           f"{b}conv = worst <= tol",
           f"{b}if not conv and it > 0 and worst < rprev:",
           f"{b}    theta = worst / rprev",
-          f"{b}    conv = theta / (1.0 - theta) * worst <= tol",
-          f"{b}rprev = worst",
+          f"{b}    conv = theta / (1.0 - theta) * worst <= tol"]
+    if terms:
+        L += [f"{b}if not conv:"] + limit_step(terms, unknown or {}, nv, c) + [f"{c}if lim < 1.0:",
+                                                           f"{c}    worst = -1.0    # no contraction test next"]
+    L += [f"{b}rprev = worst",
           f"{b}for i in range({nv}):",
           f"{b}    vp[i] = v[i]",
           f"{b}    v[i] += d[i]",
@@ -256,6 +271,8 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     nx, nu, ne, nv = S.n_x, S.n_u, S.size, len(eq.V)
     P = len(parameters)
     sizes = {"x": nx, "xs": nx, "v": nv, "ub": nu, "p": P}
+    terms = junction_terms(S) if nv else []
+    unknown = {j: eq.V.index(w) for j, w in eq.wsym.items() if w in eq.V}
     jac_idx = [((r, c), dv) for r in range(nv) for c in range(nv) if (dv := sp.diff(eq.F[r], eq.V[c])) != 0]
     jac = [(f"Jm[{r}, {c}]", dv) for (r, c), dv in jac_idx]
     nw, nl = S.n_w, S.n_lambda
@@ -285,6 +302,10 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
         L += block([(f"F[{i}]", f) for i, f in enumerate(eq.F)] + jac, sizes)
     else:
         L += ["    return"]
+    jconsts: List[str] = []
+    if terms:
+        jfunc, jconsts = junction_code(terms, eq.wsym, eq.psub, sizes, P)
+        L += [""] + jfunc
     if sens:
         L += [""] + sens.functions
     # energy and the post-step quantities are written into run itself: each
@@ -297,7 +318,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     R = ["", "", RUN_DECORATOR, f"def run({args}):",
          f"{a}# work arrays come from the caller: np.zeros/np.ones inside the loop",
          f"{a}# would compile their numpy overloads, about 0.7 s of cold start"]
-    R += [ln[4:] for ln in energy] + [f"{a}Hh[k0] = hh",
+    R += jconsts + [ln[4:] for ln in energy] + [f"{a}Hh[k0] = hh",
                                       f"{a}# v and vold (the predictor's history) persist across calls, so a run in",
                                       f"{a}# chunks (progress bars) steps exactly like one call",
                                       f"{a}for k in range(k0, k1):",
@@ -307,10 +328,14 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
         R += [f"{b}# predictor: linear extrapolation of the previous two steps' unknowns",
               f"{b}for i in range({nv}):", f"{b}    tmp = v[i]", f"{b}    v[i] = 2.0 * v[i] - vold[i]",
               f"{b}    vold[i] = tmp"]
+        if terms:   # limited like a Newton step from the last step's unknowns (as SPICE does)
+            R += [f"{b}for i in range({nv}):", f"{b}    d[i] = v[i] - vold[i]"]
+            R += limit_step(terms, unknown, nv, b, "vold")
+            R += [f"{b}for i in range({nv}):", f"{b}    v[i] = vold[i] + d[i]"]
     R += [f"{b}for i in range({nx}):", f"{b}    wt[i] = 1.0 / (abs(x[i]) + xs[i])",
           f"{b}it = 0", f"{b}status = 0", f"{b}qi = -1", f"{b}rprev = 1e300"]
     if nv:
-        R += _newton(nx, nv)
+        R += _newton(nx, nv, terms, unknown)
     R += [f"{b}IT[k] = it",
           f"{b}if status != 0:",
           f"{b}    FL[k] = status",
@@ -341,7 +366,11 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
                    f"{b}        return k",
                    f"{b}    FL[k] = 4",
                    f"{a}return -1", ""]
-    return "\n".join(L) + unroll("\n".join(R))
+    text = "\n".join(L) + unroll("\n".join(R))
+    if "junction_voltage(" in text or "junction_energy(" in text:
+        text = text.replace("from numba import njit\n", "from numba import njit\n"
+                            "from phsym.codegen.junction_kernels import junction_energy, junction_voltage\n", 1)
+    return text
 
 
 _MEMO: "Optional[weakref.WeakKeyDictionary]" = None

@@ -30,6 +30,13 @@ class _Printer(PythonCodePrinter):
     def _print_Float(self, expr):
         return repr(float(expr))
 
+    # junction charge with transit time: compiled kernels (phsym.codegen.junction_kernels)
+    def _print_JunctionVoltage(self, expr):
+        return "junction_voltage(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_JunctionEnergy(self, expr):
+        return "junction_energy(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
 
 def pr(expr: sp.Expr) -> str:
     """Python source of ``expr``.

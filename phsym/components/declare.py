@@ -16,6 +16,7 @@ CHECKS = {
     "nonzero": (lambda v: v != 0, "non-zero"),
     "nonnegative": (lambda v: v >= 0, "non-negative"),
     "unit": (lambda v: -1 < v < 1, "inside (-1, 1)"),
+    "fraction": (lambda v: 0 <= v < 1, "in [0, 1)"),
     "closed_unit": (lambda v: 0 <= v <= 1, "in [0, 1]"),
 }
 
@@ -46,6 +47,8 @@ class Value:
     optional : bool
         Without a default: absent from :attr:`ElementSpec.values` (and no
         parameter is made) unless given (a diode's series resistance).
+    aliases : tuple of str
+        Other names of the value on a ``.model`` card (SPICE's ``CJ0`` for ``CJO``).
     structural : bool
         The value shapes the structure (a number of cells, a fitted
         exponent): it is a number fixed when the netlist is read (an
@@ -61,6 +64,7 @@ class Value:
     check: Optional[str] = None
     model_key: Optional[str] = None
     optional: bool = False
+    aliases: Tuple[str, ...] = ()
     structural: bool = False
 
     def problem(self, value: float) -> Optional[str]:

@@ -8,9 +8,10 @@ import sympy as sp
 
 from ..common.physics import KELVIN, thermal_voltage
 from ..errors import StructureError
-from .base import P_CCR, P_LINEAR, P_VCR, Contribution, Dissipation
 from .analogy import Mechanical
+from .base import EFFORT, P_CCR, P_LINEAR, P_STORE_EFFORT, P_VCR, Contribution, Dissipation, Storage
 from .component import Component, LawForm, Value, register
+from .junction import JunctionEnergy, breakdown_current
 
 __all__ = ["check_passive", "Resistor", "Diode", "Damper", "RotationalDamper"]
 
@@ -102,7 +103,7 @@ class Resistor(Component):
 
 @register
 class Diode(Component):
-    """Shockley diode ``D anode cathode [MODEL] [IS=.. N=.. VT=.. RS=..]``.
+    """Junction diode ``D anode cathode [MODEL] [IS=.. N=.. VT=.. RS=.. CJO=.. TT=.. BV=..]`` (SPICE level 1).
 
     Voltage-controlled: ``i = Is (exp(v / (N Vt)) - 1) + Gmin v`` with
     ``v = e(anode) - e(cathode)``; thermal voltage ``Vt`` defaults to
@@ -117,12 +118,26 @@ class Diode(Component):
     between the anode and that node; ``i(NAME)`` is the diode current and
     ``v(NAME)`` the junction voltage.
 
+    Reverse breakdown (``BV`` given): the law gains the passive term
+    ``-IBV (exp(-(v + BV) / (N Vt)) - exp(-BV / (N Vt)))`` (``-IBV`` at
+    ``v = -BV``; ``IBV`` defaults to 1 mA).  Depletion capacitance
+    (``CJO`` given and non-zero; ``VJ`` default 1 V, ``M`` 0.5, ``FC``
+    0.5): a nonlinear storage across the junction (element and branch
+    ``NAME.cj``, state ``q_NAME.cj``, the depletion charge) whose energy
+    ``H(q) = int v dq`` is SPICE's charge law inverted in closed form
+    (:mod:`phsym.components.junction`), so the energy balance stays exact.
+    Transit time (``TT`` given and non-zero): the same storage holds the
+    whole junction charge ``q_dep(v) + TT i(v)``, with ``H = Q v - Phi(v)``
+    and ``v(Q)`` computed by a safeguarded Newton iteration.
+
     Examples
     --------
     >>> import phsym
     >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nD1 b 0 Is=1n N=2\\n")
     >>> m.structure.dissipative[1].z
     D1.Gmin*w_D1 + D1.Is*(exp(w_D1/(D1.N*D1.Vt)) - 1)
+    >>> phsym.parse("V1 a 0\\nR1 a b 1k\\nD1 b 0 CJO=2p\\n").states
+    ['q_D1.cj']
     """
 
     kind = "diode"
@@ -134,18 +149,31 @@ class Diode(Component):
               Value("Gmin", "S", "conductance across the junction (SPICE GMIN)", default=1e-12,
                     check="nonnegative"),
               Value("Rs", "ohm", "series resistance (internal node when given and non-zero)",
-                    check="nonnegative", optional=True))
+                    check="nonnegative", optional=True),
+              Value("Cjo", "F", "zero-bias depletion capacitance (a storage when given and non-zero)",
+                    check="nonnegative", optional=True, aliases=("CJ0", "CJ")),
+              Value("Vj", "V", "junction potential (default 1)", check="positive", optional=True,
+                    aliases=("PB",)),
+              Value("Mj", "", "grading coefficient, 0 <= M < 1 (default 0.5)", check="fraction",
+                    model_key="M", optional=True, aliases=("MJ",)),
+              Value("Fc", "", "forward-bias depletion coefficient, 0 <= FC < 1 (default 0.5)",
+                    check="fraction", optional=True),
+              Value("Bv", "V", "reverse breakdown voltage (breakdown modelled when given)", check="positive",
+                    optional=True),
+              Value("Ibv", "A", "current at the breakdown voltage (default 1e-3)", check="positive",
+                    optional=True, aliases=("IB",)),
+              Value("Tt", "s", "transit time: diffusion charge TT i(v) (with the depletion charge when "
+                    "given and non-zero)", check="nonnegative", optional=True))
     model = "D"
     # SPICE level-1 (and ngspice level-1 extension) parameters without an
-    # effect here: capacitances, transit time, breakdown, noise, high
+    # effect here: noise, high
     # injection, temperature coefficients, sidewall and recombination terms
-    model_ignored = ("CJO", "CJ0", "CJ", "VJ", "PB", "M", "MJ", "FC", "FCS", "TT", "BV", "IBV", "IB",
-                     "NBV", "IBVL", "NBVL", "KF", "AF", "TRS", "TRS1", "TRS2", "TBV1",
+    model_ignored = ("FCS", "NBV", "IBVL", "NBVL", "KF", "AF", "TRS", "TRS1", "TRS2", "TBV1",
                      "TBV2", "TM1", "TM2", "TTT1", "TTT2", "CJP", "CJSW", "PHP", "MJSW", "CTA", "CTP", "TPB",
                      "TPHP", "JSW", "ISW", "NS", "ISR", "NR", "IKF", "IK", "IKR", "TIKF", "LEVEL", "AREA",
                      "PJ", "DSKIP", "RSW", "TLEV", "TLEVC", "GAP1", "GAP2")
     model_temperature = ("TNOM", "EG", "XTI")
-    summary = "Shockley diode"
+    summary = "junction diode (SPICE level 1: Shockley law, RS, GMIN, junction charge CJO/TT, breakdown)"
 
     @classmethod
     def at_temperature(cls, symbols: Mapping[str, sp.Expr], card: Mapping[str, float], temp: float,
@@ -174,20 +202,54 @@ class Diode(Component):
         factor = sp.Float(ratio) ** (xti / n) * sp.exp((ratio - 1) * eg / (n * thermal_voltage(temp)))
         return {"Is": symbols["Is"] * factor}
 
+    def _given(self, key: str):
+        """The value ``key`` when given and non-zero at the default parameters, else None."""
+        val = self.spec.values.get(key)
+        if val is None or sp.sympify(val).xreplace(self.defaults) == 0:
+            return None
+        return sp.sympify(val)
+
+    def _optional(self, key: str, default: float) -> sp.Expr:
+        val = self.spec.values.get(key)
+        return sp.Float(default) if val is None else sp.sympify(val)
+
     def contribute(self) -> Contribution:
         Is, N, Vt, gmin = self.value("Is"), self.value("N"), self.value("Vt"), self.value("Gmin")
         law = Is * (sp.exp(_V / (N * Vt)) - 1) + gmin * _V
+        bv = self._given("Bv")
+        if bv is not None:
+            law += breakdown_current(_V, bv, self._optional("Ibv", 1e-3), N * Vt)
         d = Dissipation(self.name, self.name, "across", law, _V, False)
-        rs = self.spec.values.get("Rs")
-        if rs is None or sp.sympify(rs).xreplace(self.defaults) == 0:
-            return Contribution(branches=[self.branch("dissipation", P_VCR)], dissipations=[d])
         anode, cathode = self.spec.nodes
-        inner = f"{self.name}#j"
-        junction = self.branch("dissipation", P_VCR, nodes=(inner, cathode))
-        series = self.branch("dissipation", P_LINEAR, nodes=(anode, inner), suffix=".rs")
-        # its own port name (w_D1.rs), so the two laws keep distinct variables
-        r = Dissipation(series.name, series.name, "through", sp.sympify(rs) * _I, _I, True)
-        return Contribution(branches=[junction, series], dissipations=[d, r])
+        out = Contribution()
+        rs = self._given("Rs")
+        inner = cathode
+        if rs is None:
+            inner = anode
+            out.branches.append(self.branch("dissipation", P_VCR))
+            out.dissipations.append(d)
+        else:
+            inner = f"{self.name}#j"
+            series = self.branch("dissipation", P_LINEAR, nodes=(anode, inner), suffix=".rs")
+            # its own port name (w_D1.rs), so the two laws keep distinct variables
+            r = Dissipation(series.name, series.name, "through", rs * _I, _I, True)
+            out.branches += [self.branch("dissipation", P_VCR, nodes=(inner, cathode)), series]
+            out.dissipations += [d, r]
+        cjo, tt = self._given("Cjo"), self._given("Tt")
+        if cjo is not None or tt is not None:
+            cap = self.branch("storage", P_STORE_EFFORT, nodes=(inner, cathode), suffix=".cj")
+            q = sp.Symbol(f"q_{cap.name}", real=True)
+            dep = (sp.Integer(0) if cjo is None else cjo, self._optional("Vj", 1.0), self._optional("Mj", 0.5),
+                   self._optional("Fc", 0.5))
+            # H(Q) = Q v - Phi(v) through compiled kernels: v(Q) in closed form
+            # without TT, by a safeguarded Newton with it (components/junction.py);
+            # the same H as depletion_energy's expression, with a fraction of its code
+            H = JunctionEnergy(q, *dep, sp.Integer(0) if tt is None else tt, Is, N * Vt, gmin,
+                               sp.Integer(1) if bv is None else bv,
+                               sp.Integer(0) if bv is None else self._optional("Ibv", 1e-3))
+            out.branches.append(cap)
+            out.storages.append(Storage((cap.name,), (q,), H, (cap.name,), (EFFORT,), (None,), quadratic=False))
+        return Contribution(branches=out.branches, storages=out.storages, dissipations=out.dissipations)
 
 
 @register

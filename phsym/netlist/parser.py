@@ -65,7 +65,7 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
         if key in models:
             raise NetlistError(f"model '{name_word.text}' is defined twice", stmt.loc(name_word),
                                hint="give each .model its own name")
-        declared = {(v.model_key or v.key).lower(): v for c in kinds for v in c.values}
+        declared = {k.lower(): v for c in kinds for v in c.values for k in (v.model_key or v.key, *v.aliases)}
         known = {k.lower() for c in kinds for k in c.model_ignored} - set(declared)
         thermal = {k.lower() for k in kinds[0].model_temperature}
         given: Dict[str, Assign] = {}
@@ -82,7 +82,7 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
                 ignored.setdefault(name_word.text, []).append(a.key.text.upper())
                 continue
             if v is None:
-                accepted = ", ".join((v.model_key or v.key).upper() for v in declared.values())
+                accepted = ", ".join(dict.fromkeys((v.model_key or v.key).upper() for v in declared.values()))
                 accepted += "".join(", " + k.upper() for k in sorted(thermal))
                 raise NetlistError(f"unknown {kinds[0].kind} model parameter '{a.key.text}'",
                                    stmt.loc(a), hint=f"accepted: {accepted}; accepted and ignored: "
@@ -92,7 +92,7 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
                                    hint="parameter names are case-insensitive; keep one")
             given[v.key] = a
         symbols = {}
-        for v in declared.values():
+        for v in dict.fromkeys(declared.values()):
             pname = f"{name_word.text}.{v.key}"
             if v.key in given:
                 expr = word_expr(given[v.key].value, stmt, names)

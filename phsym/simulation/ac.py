@@ -159,7 +159,10 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
     values = model.parameter_values(params)
     u0 = _inputs_at_zero(model, values)
     x0 = dc_state(model, u0, params)
-    lin = model.linearize(x0=x0, u0=u0, params=params)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        # a Piecewise law (a diode's junction charge) is evaluated on every
+        # branch by numpy; only the selected one is used
+        lin = model.linearize(x0=x0, u0=u0, params=params)
     S = model.structure
     if signals is None:
         signals = []

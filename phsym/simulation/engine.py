@@ -27,6 +27,7 @@ import numpy as np
 from ..codegen import aot
 from ..codegen.cache import import_generated
 from ..errors import SimulationError
+from .substeps import MAX_LEVELS, Substeps, subdivide
 
 __all__ = ["RECORD_LIMIT", "RunArrays", "NewtonLoop", "STATUS", "stepping"]
 
@@ -163,6 +164,8 @@ class NewtonLoop:
         self.prefer_aot = bool(prefer_aot)
         self.compiled = "numba cache" if module is not None else ""
         self.compile_time = 0.0
+        #: steps of the last run that were subdivided: {step: number of sub-steps}
+        self.subdivided: Dict[int, int] = {}
 
     def workspace(self) -> tuple:
         """Work arrays ``(F, Jm, piv, d, vp, wt, ub, e, y, vold)`` of the generated ``run``."""
@@ -209,20 +212,69 @@ class NewtonLoop:
         N = U.shape[0] - 1
         A = RunArrays.allocate(N, x, self.n_u, self.n_e, rec)
         v, inf, ws = self.carry() if carry is None else carry
+        vold = ws[-1]
+        self.subdivided = {}
+
+        def compiled(xx, vv, UU, hh, k0, k1, AA, flag=False):
+            return call(self.module.run, types, xx, vv, UU, self.p, self.xs, float(hh), int(k0), int(k1),
+                        self.tol, self.maxit, flag, AA.X, AA.Y, AA.Hh, AA.Pd, AA.Ps, AA.IT, AA.FL, AA.E,
+                        bool(rec), inf, *ws)
 
         def steps(k0, k1):
-            return call(self.module.run, types, x, v, U, self.p, self.xs, float(h), int(k0), int(k1), self.tol,
-                        self.maxit, self.flag, A.X, A.Y, A.Hh, A.Pd, A.Ps, A.IT, A.FL, A.E, bool(rec), inf, *ws)
+            k = k0
+            while True:     # called at least once: steps(0, 0) loads the loop and sets H[0]
+                bad = compiled(x, v, U, h, k, k1, A)
+                if bad < 0:
+                    return -1
+                if not self._subdivide(compiled, A, U, x, v, vold, inf, int(bad), h, rec):
+                    if not self.flag:
+                        return bad
+                    x[:] = A.X[bad]     # flagged: the step as the loop takes it, recorded and passed
+                    v[:] = vold
+                    compiled(x, v, U, h, bad, bad + 1, A, True)
+                k = bad + 1
+                if k >= k1:
+                    return -1
 
         def failure(bad: int) -> SimulationError:
             st, qi = int(inf[1]), int(inf[2])
             names = self.states if st == 4 else self.unknowns
-            return SimulationError(STATUS.get(st, "step failed"), step=bad, time=(bad + 1) * h,
-                                   quantity=names[qi] if 0 <= qi < len(names) else None)
+            quantity = names[qi] if 0 <= qi < len(names) else None
+            where = f" at element {quantity.split('_', 1)[1]}" if quantity and "_" in quantity else ""
+            return SimulationError(f"{STATUS.get(st, 'step failed')}{where}, also in {2 ** MAX_LEVELS} "
+                                   "sub-steps", step=bad, time=(bad + 1) * h, quantity=quantity)
         t0 = time.perf_counter()
         steps(0, 0)         # compiles or loads the loop (and sets H[0]): the wall time is stepping only
         self.compile_time = time.perf_counter() - t0
         return A, stepping(steps, N, h, progress, chunk, failure)
+
+    def _subdivide(self, compiled, A: RunArrays, U: np.ndarray, x: np.ndarray, v: np.ndarray, vold: np.ndarray,
+                   inf: np.ndarray, k: int, h: float, rec: bool) -> bool:
+        """Take the failed step ``k`` in sub-steps (:mod:`phsym.simulation.substeps`);
+        False (and ``inf`` naming the original failure) when that fails too."""
+        failed = inf.copy()
+        x[:] = A.X[k]
+        n_x = x.shape[0]
+        v[:] = vold
+        v[:n_x] *= 0.5
+        vold[:] = v
+        acc = Substeps(self.n_u, self.n_e, rec)
+        ok = subdivide(compiled, lambda n, xx: RunArrays.allocate(n, xx, self.n_u, self.n_e, rec),
+                       x, v, vold, U[k], U[k + 1], h, acc)
+        if not ok:
+            inf[:] = failed
+            return False
+        A.X[k + 1] = x
+        A.Hh[k + 1] = acc.H_end
+        A.Pd[k], A.Ps[k] = acc.Pd / h, acc.Ps / h
+        A.Y[k] = acc.Y[:A.Y.shape[1]] / h
+        if rec:
+            A.E[k] = acc.E[:A.E.shape[1]] / h
+        A.IT[k], A.FL[k] = acc.iterations, 0
+        v[:n_x] = A.X[k + 1] - A.X[k]      # the predictor of the next step: this step's increments
+        vold[:] = v
+        self.subdivided[k] = acc.count
+        return True
 
     def to_arrays(self) -> Tuple[Dict[str, object], Dict[str, np.ndarray]]:
         """``(meta, arrays)`` describing this loop (see :meth:`from_arrays`)."""

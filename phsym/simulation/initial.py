@@ -91,8 +91,9 @@ def _crossing(f: Callable[[float], float]) -> Optional[float]:
     """Smallest positive ``z`` with ``f(z) >= 0`` for an increasing ``f`` with ``f(0+) < 0``, to 1e-6.
 
     Bracketed from ``z = 1`` by halving or doubling (storages' scales span
-    1e-12 to 1e6, so a few dozen evaluations), then bisected; ``None`` when
-    ``f`` never reaches 0 or cannot be evaluated there.
+    1e-12 to 1e6, so a few dozen evaluations), then bisected; where ``f``
+    cannot be evaluated on the way (an exponential law overflowing), by
+    doubling from 1e-30 instead; ``None`` when ``f`` never reaches 0.
     """
     def ok(z):
         try:
@@ -103,12 +104,12 @@ def _crossing(f: Callable[[float], float]) -> Optional[float]:
 
     first = ok(1.0)
     if first is None:
-        return None
+        return _crossing_from_zero(ok)
     lo, hi = (0.5, 1.0) if first else (1.0, 2.0)
     for _ in range(300):
         state = ok(lo if first else hi)
-        if state is None:
-            return None
+        if state is None:       # the law cannot be evaluated out there (overflow): approach from 0
+            return _crossing_from_zero(ok)
         if first and state:
             lo, hi = 0.5 * lo, lo
         elif not first and not state:
@@ -126,24 +127,50 @@ def _crossing(f: Callable[[float], float]) -> Optional[float]:
     return hi
 
 
+def _crossing_from_zero(ok) -> Optional[float]:
+    """The slow bracket of :func:`_crossing`: doubling from 1e-30, stopping at the first crossing."""
+    lo, hi = 1e-30, 1e-30
+    for _ in range(300):
+        hi *= 2.0
+        state = ok(hi)
+        if state is None:
+            return None
+        if state:
+            while hi - lo > 1e-6 * hi:
+                mid = 0.5 * (lo + hi)
+                if ok(mid):
+                    hi = mid
+                else:
+                    lo = mid
+            return hi
+        lo = hi
+    return None
+
+
 def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
-    """Typical magnitude of each state: where its own gradient reaches 1 (unit effort).
+    """Typical magnitude of each state: where its own gradient first reaches 1 in
+    magnitude (unit effort), on the positive or the negative side, whichever is nearer.
 
     Used for Newton tolerances and the small-step branch of divided
     differences; falls back to 1 when the gradient never reaches 1.  The
     crossing is bracketed from 1 by halving or doubling and refined by
     bisection to 1e-6 (a scale needs no more, and scipy.optimize would cost
-    0.2 s to import).
+    0.2 s to import).  Both sides matter for a strongly asymmetric law: a
+    diode's junction charge with transit time reaches 1 V only at
+    microcoulombs, -1 V at picocoulombs.
     """
     out = np.ones(S.n_x)
-    for i, (gf, params) in enumerate(_gradient_functions(S, frozenset(values))):
+    linear = {s for st in S.storages if st.is_quadratic for s in st.states}
+    for i, ((gf, params), s) in enumerate(zip(_gradient_functions(S, frozenset(values)), S.states)):
         args = [float(values[t]) for t in params]
         gi = lambda z, gf=gf, args=args: gf(z, *args)  # noqa: E731
         try:
-            f = lambda z: float(gi(z)) - 1.0  # noqa: E731
-            val = _crossing(f)
-            if val is not None and np.isfinite(val) and val > 0:
-                out[i] = val
+            sides = [lambda z: float(gi(z)) - 1.0]
+            if s not in linear:         # a linear gradient is odd: one side suffices
+                sides.append(lambda z: -float(gi(-z)) - 1.0)
+            found = [z for z in map(_crossing, sides) if z is not None and np.isfinite(z) and z > 0]
+            if found:
+                out[i] = min(found)
         except Exception:  # any evaluation problem: keep the neutral scale
             out[i] = 1.0
     return out
@@ -154,23 +181,33 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
     """Storage states of the DC operating point for constant input ``u0``.
 
     Solves ``(J e)_x = 0`` (no state changes) with the dissipative and
-    algebraic rows, unknowns ``(x, w, lambda)``.  States listed in ``held``
+    algebraic rows, unknowns ``(x, w, lambda)``: Newton with junction
+    limiting, then gmin stepping, then source stepping
+    (:mod:`phsym.simulation.dcsolve`), then a trust-region solver.  States listed in ``held``
     keep their value in ``x_guess`` and their rows are dropped (SPICE's
     ``.ic`` without ``UIC``: the storage is held at its initial condition).
     """
-    import scipy.optimize as so  # lazy: about 0.2 s of import
     nx, nw, nl = S.n_x, S.n_w, S.n_lambda
+    sc = state_scales(S, values)
+    u0 = np.asarray(u0, float)
+    x_fix = np.zeros(nx) if x_guess is None else np.asarray(x_guess, float).copy()
+    free = np.array([i for i in range(nx) if i not in set(held)], dtype=int)
+    nf = free.size
+    z0 = np.zeros(nf + nw + nl)
+    z0[:nf] = x_fix[free] / sc[free]
+    from .dcsolve import DCProblem, solve_dc
+    z, _ = solve_dc(DCProblem(S, values, u0, x_fix, free, sc), z0)
+    if z is not None:
+        x = x_fix.copy()
+        x[free] = z[:nf] * sc[free]
+        return x
+    import scipy.optimize as so  # lazy: about 0.2 s of import
     Jn = S.J_numeric(values).toarray()
     subs = dict(values)
     grad = sp.lambdify([S.states], [_x(g, subs) for g in S.gradients] + [0], "math")
     wsyms = [d.w for d in S.dissipative]
     ew = sp.lambdify([wsyms], [_x(d.z if d.effort_out else d.w, subs) for d in S.dissipative] + [0], "math")
     fw = sp.lambdify([wsyms], [_x(d.w if d.effort_out else d.z, subs) for d in S.dissipative] + [0], "math")
-    sc = state_scales(S, values)
-    u0 = np.asarray(u0, float)
-    x_fix = np.zeros(nx) if x_guess is None else np.asarray(x_guess, float).copy()
-    free = np.array([i for i in range(nx) if i not in set(held)], dtype=int)
-    nf = free.size
 
     def resid(z):
         x = x_fix.copy()
@@ -181,17 +218,20 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
         return np.concatenate([f[free], np.array(fw(list(w)), float)[:nw] - f[nx:nx + nw],
                                f[nx + nw:nx + nw + nl]])
 
-    z0 = np.zeros(nf + nw + nl)
-    z0[:nf] = x_fix[free] / sc[free]
-    with np.errstate(all="ignore"):
-        r = so.root(resid, z0, method="hybr", options={"xtol": 1e-14})
-        ok = r.success and np.all(np.isfinite(r.x)) and np.max(np.abs(resid(r.x)), initial=0) < 1e-9
-        if not ok:
-            r2 = so.least_squares(resid, r.x if np.all(np.isfinite(r.x)) else z0, xtol=1e-15, ftol=1e-15, gtol=1e-15)
-            if np.max(np.abs(r2.fun), initial=0) > 1e-8:
-                raise SimulationError("no DC operating point found (the DC problem is singular or has no "
-                                      "solution; give x0 explicitly)", step=0, time=0.0)
-            r = r2
+    failed = SimulationError("no DC operating point found (Newton, gmin stepping and source stepping "
+                             "failed: the DC problem is singular or has no solution; give x0 explicitly)",
+                             step=0, time=0.0)
+    try:
+        with np.errstate(all="ignore"):     # last resort: a trust-region solver, then least squares
+            r = so.root(resid, z0, method="hybr", options={"xtol": 1e-14})
+            ok = r.success and np.all(np.isfinite(r.x)) and np.max(np.abs(resid(r.x)), initial=0) < 1e-9
+            if not ok:
+                r = so.least_squares(resid, r.x if np.all(np.isfinite(r.x)) else z0, xtol=1e-15, ftol=1e-15,
+                                     gtol=1e-15)
+                if np.max(np.abs(r.fun), initial=0) > 1e-8:
+                    raise failed
+    except (OverflowError, ValueError, ZeroDivisionError):     # math.exp of a far iterate
+        raise failed from None
     x = x_fix.copy()
     x[free] = r.x[:nf] * sc[free]
     return x

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+import warnings
+
 import numpy as np
 
-from ..errors import SignalError, SimulationError, SimulationInputError
+from ..errors import SignalError, SimulationError, SimulationInputError, SimulationWarning
 from ..netlist.shapes import evaluate_shape
 from .engine import RECORD_LIMIT, NewtonLoop
 from .linear_loops import DenseLinearLoop, SparseLinearLoop
@@ -232,6 +234,13 @@ class RunPlan:
                "x0": x0_desc or desc, "values": dict(self.values), "key": self.loop.key,
                "compiled": self.loop.compiled, "wall_time": wall, "compile_time": self.loop.compile_time,
                "failed_steps": int(np.count_nonzero(A.FL)), "align": align}
+        sub = dict(getattr(self.loop, "subdivided", {}))
+        if sub:
+            out["subdivided"] = sub
+            first = ", ".join(f"{k} (t = {(k + 1 - lead) * self.h:.6g} s, {n} sub-steps)" for k, n in list(sub.items())[:5])
+            warnings.warn(SimulationWarning(
+                f"{self.summary.name}: Newton needed sub-steps on {len(sub)} step(s): {first}"
+                + (" ..." if len(sub) > 5 else "") + "; result.info['subdivided'] lists them"), stacklevel=3)
         out.update(info or {})
         return SimulationResult(self.model, self.summary, (np.arange(N + 1) - lead) * self.h, A.X, U, A.Y, A.Hh,
                                 A.Pd, A.Ps, A.IT, A.FL, A.E if rec else None, self.probe_vector, out)

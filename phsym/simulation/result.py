@@ -49,7 +49,9 @@ class SimulationResult:
         Scheme, engine, initial-state description (``x0``), wall time of the
         stepping (``wall_time``; compiling or loading the loop is
         ``compile_time``), how the loop was compiled (``compiled``), cache
-        key, parameter ``values`` by name, and ``warm_start`` after a warm start.
+        key, parameter ``values`` by name, ``warm_start`` after a warm start,
+        and ``subdivided`` (``{step: number of sub-steps}``) when Newton
+        took some steps in sub-steps (:mod:`phsym.simulation.substeps`).
 
     Parameters
     ----------

@@ -161,6 +161,9 @@ class Stream:
                 "values": dict(plan.values), "key": plan.loop.key, "compiled": plan.loop.compiled,
                 "wall_time": wall, "compile_time": plan.loop.compile_time,
                 "failed_steps": int(np.count_nonzero(A.FL)), "align": "samples", "stream_start": self.samples}
+        sub = getattr(plan.loop, "subdivided", {})
+        if sub:     # steps that needed sub-steps, counted from the start of the stream
+            info["subdivided"] = {self.samples + k: n for k, n in sub.items()}
         self.last = SimulationResult(plan.model, plan.summary, t, A.X, U, A.Y, A.Hh, A.Pd, A.Ps, A.IT, A.FL,
                                      A.E, plan.probe_vector, info)
         self._u_prev = S[-1].copy()

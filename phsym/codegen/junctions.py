@@ -1,0 +1,179 @@
+"""Junction-voltage limiting for exponential dissipative laws (SPICE's idea, Nagel 1975).
+
+Newton on ``i = Is exp(v / Vt)`` overshoots: one linearised step from an
+off junction can ask for tens of volts, where ``exp`` overflows or the
+next iterate walks back by one ``Vt`` per iteration.  SPICE limits the
+change of each junction voltage between iterations: above the critical
+voltage ``Vcrit = Vt ln(Vt / (sqrt(2) Is))`` (where the exponential's
+curvature takes over), a step of the voltage ``s_old -> s_new`` larger than
+``2 Vt`` is replaced by the step that changes the *current* as the
+linearised current asked, ``s_old + Vt ln(1 + (s_new - s_old) / Vt)``
+(``Vt ln(s_new / Vt)`` from a reverse-biased junction).
+
+Here a junction is any term ``K exp(c w + c0)`` of a dissipative law
+``z(w)`` (``c`` and ``K`` free of ``w``): a diode (``c = 1/(N Vt)``), its
+reverse breakdown (``c < 0``), a user law ``I={...exp(v/...)...}``.  Its
+limited variable is ``s = (c w + c0) / |c|`` (the term is ``K exp(s/Vt)``
+with ``Vt = 1/|c|``).  :func:`junction_terms` finds them,
+:func:`junction_code` writes the function that evaluates every ``s`` at a
+Newton iterate, the constants ``Vt`` and ``Vcrit``, and the lines of the
+Newton loop that shorten the step so that no junction moves further than
+the limit (one common factor for the whole step, so it also holds for
+junctions whose voltage is an eliminated expression of the states).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Sequence, Tuple
+
+import sympy as sp
+
+from ..structure.dirac import Structure
+from .printing import block
+
+__all__ = ["JunctionTerm", "junction_terms", "junction_code", "limit_step"]
+
+
+@dataclass(frozen=True)
+class JunctionTerm:
+    """One exponential term ``K exp(c w + c0)`` of dissipative port ``port``.
+
+    Attributes
+    ----------
+    port : int
+        Index of the dissipative port in ``Structure.dissipative``.
+    element : str
+        Its element.
+    w : sympy.Symbol
+        The port variable.
+    arg : sympy.Expr
+        The exponent ``c w + c0`` in the port variable ``w``.
+    c : sympy.Expr
+        ``d arg / d w`` (free of ``w``).
+    K : sympy.Expr
+        The factor in front of the exponential (free of ``w``).
+    """
+
+    port: int
+    element: str
+    w: sp.Symbol
+    arg: sp.Expr
+    c: sp.Expr
+    K: sp.Expr
+
+    @property
+    def vt(self) -> sp.Expr:
+        """``1 / |c|``: the term's thermal voltage."""
+        return 1 / sp.Abs(self.c)
+
+    @property
+    def vcrit(self) -> sp.Expr:
+        """SPICE's critical voltage ``Vt ln(Vt / (sqrt(2) |K|))``."""
+        return self.vt * sp.log(self.vt / (sp.sqrt(2) * sp.Abs(self.K)))
+
+
+def junction_terms(S: Structure) -> List[JunctionTerm]:
+    """Exponential terms of the nonlinear dissipative laws of ``S``.
+
+    Parameters
+    ----------
+    S : Structure
+        The structure.
+    """
+    out: List[JunctionTerm] = []
+    for j, dp in enumerate(S.dissipative):
+        if dp.linear:
+            continue
+        w = dp.w
+        law = sp.expand(dp.z, power_exp=False, log=False, multinomial=False, basic=False)
+        for term in sp.Add.make_args(law):
+            exps = [a for a in term.atoms(sp.exp) if a.has(w)]
+            if len(exps) != 1:
+                continue
+            arg = exps[0].args[0]
+            c = sp.diff(arg, w)
+            K = sp.simplify(term / exps[0])
+            if c.has(w) or K.has(w) or c == 0:
+                continue
+            out.append(JunctionTerm(j, dp.element, w, arg, c, K))
+    return out
+
+
+def junction_code(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr], psub: Dict[sp.Symbol, sp.Expr],
+                  sizes: Dict[str, int], n_p: int) -> Tuple[List[str], List[str]]:
+    """Source of ``junc(x, v, ub, p, xs, h)`` (the tuple of limited variables
+    ``s``) and of the constants ``jvt{m}``, ``jvc{m}`` (inside ``run``, 4 spaces).
+
+    Parameters
+    ----------
+    terms : sequence of JunctionTerm
+        The junction terms (:func:`junction_terms`).
+    wsym : dict of int to sympy.Expr
+        Port variable of each dissipative port at a Newton iterate (an
+        unknown or an eliminated expression; :class:`~phsym.codegen.steps.StepEquations`).
+    psub : dict
+        Parameter symbols to the ``p_i`` of the runtime array.
+    sizes : dict of str to int
+        Array sizes for :func:`~phsym.codegen.printing.block`.
+    n_p : int
+        Length of ``p``.
+    """
+    exprs = []
+    for m, t in enumerate(terms):
+        s = (t.arg / sp.Abs(t.c)).xreplace(psub)
+        exprs.append((f"s{m}", s.xreplace({t.w: wsym[t.port]})))
+    func = ["@njit(cache=True, error_model=\"numpy\", no_cpython_wrapper=True)",
+            "def junc(x, v, ub, p, xs, h):"]
+    func += block(exprs, sizes)
+    func += ["    return (" + "".join(f"s{m}, " for m in range(len(terms))) + ")"]
+    consts = block([(f"jvt{m}", t.vt.xreplace(psub)) for m, t in enumerate(terms)]
+                   + [(f"jvc{m}", t.vcrit.xreplace(psub)) for m, t in enumerate(terms)], {"p": n_p})
+    return func, consts
+
+
+def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[int, int], nv: int, ind: str,
+               base: str = "v") -> List[str]:
+    """Lines that shorten the direction ``d`` from the unknowns ``base`` so that
+    no junction variable moves beyond SPICE's limit; ``lim`` ends below 1
+    when anything was limited.
+
+    A junction whose port variable is a Newton unknown is limited alone (as
+    SPICE limits each junction); one whose variable is an eliminated
+    expression scales the whole step by a common factor.
+
+    Parameters
+    ----------
+    terms : sequence of JunctionTerm
+        The junction terms.
+    unknown : dict of int to int
+        Index in ``v`` of each port variable that is a Newton unknown.
+    nv : int
+        Number of Newton unknowns.
+    ind : str
+        Indentation.
+    base : str
+        The array the step starts from (``v`` in Newton, ``vold`` for the predictor).
+    """
+    own = sorted({unknown[t.port] for t in terms if t.port in unknown})
+    L = [f"{ind}so = junc(x, {base}, ub, p, xs, h)",
+         f"{ind}for i in range({nv}):",
+         f"{ind}    vp[i] = {base}[i] + d[i]",
+         f"{ind}sn = junc(x, vp, ub, p, xs, h)",
+         f"{ind}lim = 1.0"] + [f"{ind}lim{i} = 1.0" for i in own]
+    for m, t in enumerate(terms):
+        target = f"lim{unknown[t.port]}" if t.port in unknown else "lim"
+        L += [f"{ind}if sn[{m}] > jvc{m} and abs(sn[{m}] - so[{m}]) > 2.0 * jvt{m}:",
+              f"{ind}    if so[{m}] > 0.0:",
+              f"{ind}        arg = 1.0 + (sn[{m}] - so[{m}]) / jvt{m}",
+              f"{ind}        slim = so[{m}] + jvt{m} * math.log(arg) if arg > 0.0 else jvc{m}",
+              f"{ind}    else:",
+              f"{ind}        slim = jvt{m} * math.log(sn[{m}] / jvt{m})",
+              f"{ind}    a = (slim - so[{m}]) / (sn[{m}] - so[{m}])",
+              f"{ind}    if a < {target}:",
+              f"{ind}        {target} = max(a, 1e-9)"]
+    L += [f"{ind}if lim < 1.0:",
+          f"{ind}    for i in range({nv}):",
+          f"{ind}        d[i] *= lim"]
+    for i in own:
+        L += [f"{ind}d[{i}] *= lim{i}", f"{ind}lim = min(lim, lim{i})"]
+    return L

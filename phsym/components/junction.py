@@ -1,0 +1,285 @@
+"""SPICE level-1 diode junction laws in port-Hamiltonian form: the depletion
+charge as a storage with its energy, the reverse breakdown as a passive
+dissipative term.
+
+Depletion charge (SPICE level 1, grading ``M``, contact potential ``VJ``,
+forward-bias coefficient ``FC``)::
+
+    q(v) = CJO VJ / (1 - M) (1 - (1 - v/VJ)**(1 - M))                 v < FC VJ
+    q(v) = q(FC VJ) + CJO / F2 (F3 (v - FC VJ) + M / (2 VJ) (v**2 - (FC VJ)**2))   above
+
+with ``F2 = (1 - FC)**(1 + M)``, ``F3 = 1 - FC (1 + M)``; ``dq/dv`` is
+``CJO (1 - v/VJ)**-M`` below ``FC VJ`` and its tangent line above, so
+``q(v)`` is increasing and invertible.  A storage needs the energy as a
+function of its state, the charge: :func:`depletion_energy` inverts
+``q(v)`` in closed form on both pieces and integrates ``H(q) = int_0^q
+v(s) ds`` (so ``dH/dq = v`` exactly and the discrete power balance stays
+exact).  With ``a = (1 - M)`` and ``Q0 = CJO VJ / a``::
+
+    v(q) = VJ (1 - (1 - q/Q0)**(1/a))
+    H(q) = VJ q - CJO VJ**2 / (2 - M) (1 - (1 - q/Q0)**((2 - M)/a))            q < q(FC VJ)
+
+and above, with ``dv = v - FC VJ = 2 D / (B + sqrt(B**2 + 4 A D))``, ``D = q -
+q(FC VJ)``, ``A = CJO M / (2 VJ F2)``, ``B = CJO (1 - FC) / F2``::
+
+    H(q) = H(q_fc) + CJO / F2 (F3 (v**2 - vf**2) / 2 + M (v**3 - vf**3) / (3 VJ)).
+
+The diode's storage is the sympy function :class:`JunctionEnergy` (``H =
+Q v - Phi(v)``, the same energy written through the voltage), which
+generated loops evaluate with compiled kernels: far less code to compile
+than the expanded expression, and it also holds the transit-time charge.
+"""
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+__all__ = ["depletion_energy", "depletion_charge", "breakdown_current", "charge_voltage", "charge_energy",
+           "JunctionVoltage", "JunctionEnergy"]
+
+
+def depletion_charge(v, cjo, vj, m, fc):
+    """SPICE's depletion charge ``q(v)`` (a sympy expression, for tests and docs).
+
+    Parameters
+    ----------
+    v : sympy.Expr
+        Junction voltage.
+    cjo, vj, m, fc : sympy.Expr
+        Zero-bias capacitance, contact potential, grading coefficient,
+        forward-bias coefficient.
+    """
+    a = 1 - m
+    vf = fc * vj
+    f2, f3 = (1 - fc) ** (1 + m), 1 - fc * (1 + m)
+    q_fc = cjo * vj / a * (1 - (1 - fc) ** a)
+    low = cjo * vj / a * (1 - (1 - v / vj) ** a)
+    high = q_fc + cjo / f2 * (f3 * (v - vf) + m / (2 * vj) * (v ** 2 - vf ** 2))
+    return sp.Piecewise((low, v < vf), (high, True))
+
+
+def depletion_energy(q: sp.Symbol, cjo, vj, m, fc) -> sp.Expr:
+    """Energy ``H(q) = int_0^q v(s) ds`` of the depletion charge (module docstring).
+
+    Parameters
+    ----------
+    q : sympy.Symbol
+        The junction's depletion charge (the state).
+    cjo, vj, m, fc : sympy.Expr
+        Zero-bias capacitance [F], contact potential [V], grading
+        coefficient (0 <= M < 1), forward-bias coefficient (0 <= FC < 1).
+    """
+    a = 1 - m
+    q0 = cjo * vj / a
+    vf = fc * vj
+    f2, f3 = (1 - fc) ** (1 + m), 1 - fc * (1 + m)
+    q_fc = q0 * (1 - (1 - fc) ** a)
+    low = vj * q - cjo * vj ** 2 / (2 - m) * (1 - (1 - q / q0) ** ((2 - m) / a))
+    h_fc = vj * q_fc - cjo * vj ** 2 / (2 - m) * (1 - (1 - fc) ** (2 - m))
+    A, B, D = cjo * m / (2 * vj * f2), cjo * (1 - fc) / f2, q - q_fc
+    v = vf + 2 * D / (B + sp.sqrt(B ** 2 + 4 * A * D))
+    high = h_fc + cjo / f2 * (f3 * (v ** 2 - vf ** 2) / 2 + m * (v ** 3 - vf ** 3) / (3 * vj))
+    return sp.Piecewise((low, q < q_fc), (high, True))
+
+
+def breakdown_current(v: sp.Symbol, bv, ibv, nvt) -> sp.Expr:
+    """Reverse breakdown current ``-IBV (exp(-(v + BV)/(N Vt)) - exp(-BV/(N Vt)))``.
+
+    ``-IBV`` at ``v = -BV`` (as SPICE's level-1 breakdown branch, whose
+    internal breakdown voltage is fitted to pass through that point), zero at
+    ``v = 0`` and increasing, so ``v i >= 0``: a passive term added to the
+    diode's law.
+
+    Parameters
+    ----------
+    v : sympy.Symbol
+        Junction voltage.
+    bv, ibv, nvt : sympy.Expr
+        Breakdown voltage (positive), current at breakdown, ``N Vt``.
+    """
+    return -ibv * (sp.exp(-(v + bv) / nvt) - sp.exp(-bv / nvt))
+
+
+# ------------------------------------------------------------------ diffusion charge (TT)
+# The junction charge with transit time, Q(v) = q_dep(v) + TT i(v) (i: the
+# whole diode law), has no closed-form inverse.  The storage keeps the charge
+# Q as its state and its energy H(Q) = Q v - Phi(v), v = v(Q), Phi(v) =
+# int_0^v Q(s) ds (so dH/dQ = v exactly); v(Q) is computed by a safeguarded
+# Newton iteration on the increasing Q(v).  ``charge_voltage`` and
+# ``charge_energy`` are plain Python on floats (numba compiles the same
+# functions for generated loops: phsym.codegen.junction_kernels); the sympy
+# functions JunctionVoltage and JunctionEnergy carry their derivatives.
+
+
+def charge_voltage(Q, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
+    """Junction voltage ``v`` with ``q_dep(v) + TT i(v) = Q`` (float in, float out): closed
+    form without transit time, else a safeguarded Newton iteration.
+
+    Parameters
+    ----------
+    Q : float
+        Junction charge.
+    cjo, vj, m, fc : float
+        Depletion parameters (``cjo = 0``: none).
+    tt, i_s, nvt, gmin, bv, ibv : float
+        Transit time, saturation current, ``N Vt``, GMIN, breakdown voltage
+        and current (``ibv = 0``: no breakdown).
+    """
+    a = 1.0 - m
+    vf = fc * vj
+    f2 = (1.0 - fc) ** (1.0 + m)
+    f3 = 1.0 - fc * (1.0 + m)
+    q_fc = cjo * vj / a * (1.0 - (1.0 - fc) ** a)
+    eb = math.exp(-bv / nvt)
+    if tt == 0.0 and cjo > 0.0:     # the depletion charge alone: its closed-form inverse
+        if Q < q_fc:
+            return vj * (1.0 - (1.0 - Q / (cjo * vj / a)) ** (1.0 / a))
+        A, B, D = cjo * m / (2.0 * vj * f2), cjo * (1.0 - fc) / f2, Q - q_fc
+        return vf + 2.0 * D / (B + math.sqrt(B * B + 4.0 * A * D))
+    v = 0.0
+    if Q > 0.0 and tt * i_s > 0.0:
+        v = nvt * math.log1p(Q / (tt * i_s))      # the diffusion charge alone: an upper bound
+    elif cjo > 0.0 and Q < q_fc:
+        v = vj * (1.0 - (1.0 - Q / (cjo * vj / a)) ** (1.0 / a))    # the depletion charge alone
+    v = max(v, -1e3)     # a breakdown makes the charge of -1 kV absurd: start no further
+    # rtsafe: Newton inside a bracket [lo, hi] (found by doubling steps from
+    # the guess), bisection when Newton leaves it or does not halve its step
+    lo, hi = math.nan, math.nan
+    grow, dxold = 1.0, math.inf
+    for _ in range(400):
+        if v < vf:
+            qd = cjo * vj / a * (1.0 - (1.0 - v / vj) ** a)
+            cd = cjo * (1.0 - v / vj) ** (-m)
+        else:
+            qd = q_fc + cjo / f2 * (f3 * (v - vf) + m / (2.0 * vj) * (v * v - vf * vf))
+            cd = cjo / f2 * (f3 + m * v / vj)
+        ex = math.exp(min(v / nvt, 700.0))
+        eb2 = math.exp(min(-(v + bv) / nvt, 700.0))
+        r = qd + tt * (i_s * (ex - 1.0) + gmin * v - ibv * (eb2 - eb)) - Q
+        c = cd + tt * (i_s * ex / nvt + gmin + ibv * eb2 / nvt)
+        if r == 0.0:
+            return v
+        if r > 0.0:
+            hi = v
+        else:
+            lo = v
+        if math.isnan(lo) or math.isnan(hi):    # still bracketing
+            grow *= 2.0
+            v = v - grow if r > 0.0 else v + grow
+            continue
+        vn = v - r / c if c > 0.0 else math.nan
+        if not (lo < vn < hi) or abs(vn - v) > 0.5 * dxold:
+            vn = 0.5 * (lo + hi)
+        dxold = abs(vn - v)
+        if dxold <= 1e-15 * (1.0 + abs(v)) or hi - lo <= 1e-15 * (1.0 + abs(v)):
+            return vn
+        v = vn
+    return v
+
+
+def charge_energy(Q, v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
+    """``H(Q) = Q v - Phi(v)`` with ``v = charge_voltage(Q, ...)`` given (parameters as there).
+
+    Parameters
+    ----------
+    Q : float
+        Junction charge.
+    v : float
+        Its voltage.
+    cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv : float
+        See :func:`charge_voltage`.
+    """
+    a = 1.0 - m
+    vf = fc * vj
+    f2 = (1.0 - fc) ** (1.0 + m)
+    f3 = 1.0 - fc * (1.0 + m)
+    q0 = cjo * vj / a
+    if v < vf:
+        phi = q0 * v - q0 * vj / (2.0 - m) * (1.0 - (1.0 - v / vj) ** (2.0 - m))
+    else:
+        q_fc = q0 * (1.0 - (1.0 - fc) ** a)
+        phi_f = q0 * vf - q0 * vj / (2.0 - m) * (1.0 - (1.0 - fc) ** (2.0 - m))
+        dv = v - vf
+        phi = (phi_f + q_fc * dv + cjo / f2 * (f3 * dv * dv / 2.0
+                                               + m / (2.0 * vj) * ((v ** 3 - vf ** 3) / 3.0 - vf * vf * dv)))
+    eb = math.exp(-bv / nvt)
+    phi += tt * (i_s * (nvt * math.expm1(v / nvt) - v) + gmin * v * v / 2.0
+                 + ibv * nvt * (math.exp(-(v + bv) / nvt) - eb) + ibv * v * eb)
+    return Q * v - phi
+
+
+def _charge_expr(v, P):
+    """Symbolic ``Q(v)`` of the junction with transit time (``P``: the ten parameters)."""
+    cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv = P
+    cur = i_s * (sp.exp(v / nvt) - 1) + gmin * v - ibv * (sp.exp(-(v + bv) / nvt) - sp.exp(-bv / nvt))
+    return depletion_charge(v, cjo, vj, m, fc) + tt * cur
+
+
+def _phi_expr(v, P):
+    """Symbolic ``Phi(v) = int_0^v Q(s) ds``."""
+    cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv = P
+    a, vf = 1 - m, fc * vj
+    f2, f3, q0 = (1 - fc) ** (1 + m), 1 - fc * (1 + m), cjo * vj / (1 - m)
+    low = q0 * v - q0 * vj / (2 - m) * (1 - (1 - v / vj) ** (2 - m))
+    q_fc = q0 * (1 - (1 - fc) ** a)
+    phi_f = q0 * vf - q0 * vj / (2 - m) * (1 - (1 - fc) ** (2 - m))
+    dv = v - vf
+    high = phi_f + q_fc * dv + cjo / f2 * (f3 * dv ** 2 / 2 + m / (2 * vj) * ((v ** 3 - vf ** 3) / 3 - vf ** 2 * dv))
+    eb = sp.exp(-bv / nvt)
+    diff = tt * (i_s * (nvt * (sp.exp(v / nvt) - 1) - v) + gmin * v ** 2 / 2
+                 + ibv * nvt * (sp.exp(-(v + bv) / nvt) - eb) + ibv * v * eb)
+    return sp.Piecewise((low, v < vf), (high, True)) + diff
+
+
+def _partial(builder, v, args, k):
+    """d builder(v, P) / d P[k] at ``P = args`` (``k`` counts from 0)."""
+    D = [sp.Dummy(f"p{i}") for i in range(10)]
+    vd = sp.Dummy("v")
+    expr = sp.diff(builder(vd, D), vd if k < 0 else D[k])
+    return expr.xreplace({**dict(zip(D, args)), vd: v})
+
+
+class JunctionVoltage(sp.Function):
+    """``v(Q)``: the voltage whose junction charge ``q_dep(v) + TT i(v)`` is ``Q``
+    (arguments: ``Q`` and the ten parameters of :func:`charge_voltage`)."""
+
+    nargs = 11
+
+    def fdiff(self, argindex=1):
+        args = self.args[1:]
+        c = _partial(_charge_expr, self, args, -1)
+        if argindex == 1:
+            return 1 / c
+        return -_partial(_charge_expr, self, args, argindex - 2) / c
+
+    @staticmethod
+    def _imp_(*a):
+        return charge_voltage(*(float(x) for x in a))
+
+    def _eval_evalf(self, prec):
+        if all(a.is_number for a in self.args):
+            return sp.Float(charge_voltage(*(float(a) for a in self.args)), prec)
+        return None
+
+
+class JunctionEnergy(sp.Function):
+    """``H(Q) = Q v(Q) - Phi(v(Q))``: the energy of the junction charge with transit time."""
+
+    nargs = 11
+
+    def fdiff(self, argindex=1):
+        v = JunctionVoltage(*self.args)
+        if argindex == 1:
+            return v
+        return -_partial(_phi_expr, v, self.args[1:], argindex - 2)
+
+    @staticmethod
+    def _imp_(*a):
+        f = [float(x) for x in a]
+        return charge_energy(f[0], charge_voltage(*f), *f[1:])
+
+    def _eval_evalf(self, prec):
+        if all(a.is_number for a in self.args):
+            return sp.Float(JunctionEnergy._imp_(*self.args), prec)
+        return None

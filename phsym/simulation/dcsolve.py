@@ -1,0 +1,266 @@
+"""The DC operating point as SPICE finds it: Newton with junction limiting,
+then gmin stepping, then source stepping.
+
+The DC equations of a structure are ``(J e)_x = 0`` (no state moves) with
+the dissipative and algebraic rows, in the unknowns ``z = (x / scale, w,
+lambda)`` (:func:`phsym.simulation.initial.dc_operating_point`).
+:class:`DCProblem` evaluates their residual and exact Jacobian with two
+homotopy parameters:
+
+* ``g``: every nonlinear dissipative law ``z(w)`` becomes ``z(w) + g w`` (a
+  conductance across each nonlinear voltage-controlled element, a
+  resistance in series with each current-controlled one).  Large ``g``
+  makes the problem nearly linear; *gmin stepping* solves it for ``g =
+  1e-2, 1e-3, ...`` down to 0, each from the previous solution.
+* ``s``: the inputs are ``s u0``; *source stepping* ramps ``s`` from 0
+  (where zero is the solution of a passive circuit) to 1, shortening the
+  ramp step when Newton fails.
+
+:meth:`DCProblem.newton` limits each junction voltage between iterations
+as SPICE does (:mod:`phsym.codegen.junctions`).
+"""
+from __future__ import annotations
+
+from typing import Mapping, Optional, Tuple
+
+import numpy as np
+import sympy as sp
+
+from ..codegen.junctions import junction_terms
+from ..structure.dirac import Structure
+
+__all__ = ["DCProblem", "solve_dc", "gmin_stepping", "source_stepping"]
+
+#: gmin stepping starts here and divides by 10 per stage (SPICE starts near 1e-2 S too)
+GMIN_START = 1e-2
+
+
+def _real(values) -> np.ndarray:
+    """Real float array of lambdified values (a Piecewise evaluates every branch,
+    and a branch outside its domain may be complex where it is not selected)."""
+    return np.asarray(np.asarray(values, dtype=complex).real, dtype=float)
+
+
+def _num(expr, values):
+    expr = sp.sympify(expr)
+    return expr.xreplace({s: values[s] for s in expr.free_symbols if s in values})
+
+
+class DCProblem:
+    """Residual and Jacobian of the DC equations (see the module docstring).
+
+    Parameters
+    ----------
+    S : Structure
+        The structure.
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+    u0 : ndarray
+        Inputs.
+    x_fix : ndarray
+        States (the held ones keep this value).
+    free : ndarray of int
+        Indices of the states that are unknowns.
+    scale : ndarray
+        State scales (unknown ``x[free] / scale[free]``).
+    """
+
+    def __init__(self, S: Structure, values: Mapping[sp.Symbol, float], u0: np.ndarray, x_fix: np.ndarray,
+                 free: np.ndarray, scale: np.ndarray):
+        self.S, self.u0, self.x_fix, self.free, self.sc = S, np.asarray(u0, float), x_fix, free, scale
+        nx, nw = S.n_x, S.n_w
+        self.Jn = S.J_numeric(values).toarray()
+        subs = dict(values)
+        X = list(S.states)
+        grads = [_num(g, subs) for g in S.gradients]
+        self.grad = sp.lambdify([X], grads + [0], "numpy")
+        # H is a sum over storages: its Hessian is block diagonal (one small block
+        # per storage), never an n_x x n_x symbolic Jacobian
+        index = {s: i for i, s in enumerate(X)}
+        self.hess_at = [(index[a], index[b]) for st in S.storages for a in st.states for b in st.states]
+        self.hess = sp.lambdify([X], [sp.diff(grads[i], X[j]) for i, j in self.hess_at] + [0], "numpy")
+        W = [d.w for d in S.dissipative]
+        laws = [_num(d.z, subs) for d in S.dissipative]
+        self.law = sp.lambdify([W], laws + [0], "numpy")
+        self.dlaw = sp.lambdify([W], [sp.diff(z, d.w) for z, d in zip(laws, S.dissipative)] + [0], "numpy")
+        self.effort_out = np.array([d.effort_out for d in S.dissipative], dtype=bool)
+        self.nonlinear = np.array([not d.linear for d in S.dissipative], dtype=float)
+        self.nf, self.nw, self.nl = free.size, nw, S.n_lambda
+        terms = junction_terms(S)
+        self.jport = np.array([t.port for t in terms], dtype=int)
+        self.jc = np.array([float(_num(t.c, subs)) for t in terms])
+        self.jarg0 = np.array([float(_num(t.arg.subs(t.w, 0), subs)) for t in terms])
+        self.jvt = np.array([float(_num(t.vt, subs)) for t in terms])
+        with np.errstate(all="ignore"):
+            self.jvc = np.array([float(_num(t.vcrit, subs)) for t in terms])
+
+    def split(self, z: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(x, w, lambda)`` of the unknowns ``z``.
+
+        Parameters
+        ----------
+        z : ndarray
+            Unknowns.
+        """
+        x = self.x_fix.copy()
+        x[self.free] = z[:self.nf] * self.sc[self.free]
+        return x, z[self.nf:self.nf + self.nw], z[self.nf + self.nw:]
+
+    def evaluate(self, z: np.ndarray, g: float = 0.0, s: float = 1.0) -> Tuple[np.ndarray, np.ndarray]:
+        """Residual and Jacobian at ``z`` with homotopy parameters ``g`` and ``s``.
+
+        Parameters
+        ----------
+        z : ndarray
+            Unknowns.
+        g : float
+            Extra linear term of every nonlinear law.
+        s : float
+            Input factor.
+        """
+        S, nx, nw, nf = self.S, self.S.n_x, self.nw, self.nf
+        x, w, lam = self.split(z)
+        law = _real(self.law(list(w)))[:nw] + g * self.nonlinear * w
+        dlaw = _real(self.dlaw(list(w)))[:nw] + g * self.nonlinear
+        eo = self.effort_out
+        e = np.concatenate([_real(self.grad(list(x)))[:nx], np.where(eo, law, w), lam, s * self.u0])
+        f = self.Jn @ e
+        fw = np.where(eo, w, law)
+        r = np.concatenate([f[self.free], fw - f[nx:nx + nw], f[nx + nw:nx + nw + self.nl]])
+        # de/dz, then the rows of r
+        n_e = e.size
+        De = np.zeros((n_e, z.size))
+        if nf:
+            H = np.zeros((nx, nx))
+            if self.hess_at:
+                rows, cols = np.array(self.hess_at).T
+                H[rows, cols] = _real(self.hess(list(x)))[:len(self.hess_at)]
+            De[:nx, :nf] = H[:, self.free] * self.sc[self.free]
+        De[nx + np.arange(nw), nf + np.arange(nw)] = np.where(eo, dlaw, 1.0)
+        De[nx + nw + np.arange(self.nl), nf + nw + np.arange(self.nl)] = 1.0
+        Jf = self.Jn @ De
+        Jr = np.concatenate([Jf[self.free], -Jf[nx:nx + nw], Jf[nx + nw:nx + nw + self.nl]])
+        Jr[nf + np.arange(nw), nf + np.arange(nw)] += np.where(eo, 1.0, dlaw)
+        return r, Jr
+
+    def limit(self, z_old: np.ndarray, z_new: np.ndarray) -> np.ndarray:
+        """``z_new`` with every junction voltage limited against ``z_old`` (SPICE's rule).
+
+        Parameters
+        ----------
+        z_old, z_new : ndarray
+            The iterate and the Newton proposal.
+        """
+        out = z_new.copy()
+        for m, j in enumerate(self.jport):
+            k = self.nf + j
+            vt, vc, c = self.jvt[m], self.jvc[m], self.jc[m]
+            so = (c * z_old[k] + self.jarg0[m]) * vt
+            sn = (c * out[k] + self.jarg0[m]) * vt
+            if sn > vc and abs(sn - so) > 2.0 * vt:
+                if so > 0.0:
+                    arg = 1.0 + (sn - so) / vt
+                    slim = so + vt * np.log(arg) if arg > 0.0 else vc
+                else:
+                    slim = vt * np.log(sn / vt)
+                out[k] = (slim / vt - self.jarg0[m]) / c
+        return out
+
+    def newton(self, z0: np.ndarray, g: float = 0.0, s: float = 1.0, maxit: int = 150,
+               tol: float = 1e-12) -> Tuple[Optional[np.ndarray], int]:
+        """Limited Newton from ``z0``: ``(solution or None, iterations)``.
+
+        Parameters
+        ----------
+        z0 : ndarray
+            Start.
+        g, s : float
+            Homotopy parameters (see :meth:`evaluate`).
+        maxit : int
+            Iteration cap.
+        tol : float
+            Relative step that counts as converged.
+        """
+        z = z0.copy()
+        with np.errstate(all="ignore"):
+            for it in range(1, maxit + 1):
+                r, J = self.evaluate(z, g, s)
+                if not (np.all(np.isfinite(r)) and np.all(np.isfinite(J))):
+                    return None, it
+                try:
+                    d = np.linalg.solve(J, -r)
+                except np.linalg.LinAlgError:
+                    d = np.linalg.lstsq(J, -r, rcond=None)[0]
+                if not np.all(np.isfinite(d)):
+                    d = np.linalg.lstsq(J, -r, rcond=None)[0]
+                z_new = self.limit(z, z + d)
+                limited = not np.array_equal(z_new, z + d)
+                step = np.max(np.abs(z_new - z) / (np.abs(z) + 1.0), initial=0.0)
+                z = z_new
+                if not limited and step <= tol:
+                    r, _ = self.evaluate(z, g, s)
+                    scale = max(1.0, np.max(np.abs(self.Jn), initial=0.0))
+                    ok = np.all(np.isfinite(r)) and np.max(np.abs(r), initial=0.0) < 1e-9 * scale
+                    return (z if ok else None), it
+        return None, maxit
+
+
+def gmin_stepping(P: DCProblem, z0: np.ndarray) -> Optional[np.ndarray]:
+    """Solve with ``g = 1e-2, 1e-3, ..., 1e-12``, then ``g = 0``, each from the last solution.
+
+    Parameters
+    ----------
+    P : DCProblem
+        The DC equations.
+    z0 : ndarray
+        Start.
+    """
+    z = z0.copy()
+    for g in [GMIN_START * 10.0 ** -k for k in range(11)] + [0.0]:
+        z, _ = P.newton(z, g=g)
+        if z is None:
+            return None
+    return z
+
+
+def source_stepping(P: DCProblem, z0: np.ndarray) -> Optional[np.ndarray]:
+    """Ramp the inputs from 0 (zero state) to ``u0``, shortening the ramp step on failure.
+
+    Parameters
+    ----------
+    P : DCProblem
+        The DC equations.
+    z0 : ndarray
+        Start (only its size is used: the ramp starts from zero).
+    """
+    z, s, ds = np.zeros_like(z0), 0.0, 0.1
+    while s < 1.0:
+        target = min(1.0, s + ds)
+        z_s, it = P.newton(z, s=target, maxit=60)
+        if z_s is None:
+            ds *= 0.25
+            if ds < 1e-6:
+                return None
+            continue
+        z, s = z_s, target
+        ds = min(0.5, ds * (2.0 if it < 10 else 1.0))
+    return z
+
+
+def solve_dc(P: DCProblem, z0: np.ndarray) -> Tuple[Optional[np.ndarray], str]:
+    """Newton, then gmin stepping, then source stepping: ``(z or None, method)``.
+
+    Parameters
+    ----------
+    P : DCProblem
+        The DC equations.
+    z0 : ndarray
+        Start.
+    """
+    z, _ = P.newton(z0)
+    if z is not None:
+        return z, "newton"
+    z = gmin_stepping(P, z0)
+    if z is not None:
+        return z, "gmin stepping"
+    return source_stepping(P, z0), "source stepping"
