@@ -68,7 +68,7 @@ class DCProblem:
     def __init__(self, S: Structure, values: Mapping[sp.Symbol, float], u0: np.ndarray, x_fix: np.ndarray,
                  free: np.ndarray, scale: np.ndarray):
         self.S, self.u0, self.x_fix, self.free, self.sc = S, np.asarray(u0, float), x_fix, free, scale
-        nx, nw = S.n_x, S.n_w
+        nw = S.n_w
         self.Jn = S.J_numeric(values).toarray()
         subs = dict(values)
         X = list(S.states)
@@ -118,7 +118,7 @@ class DCProblem:
         s : float
             Input factor.
         """
-        S, nx, nw, nf = self.S, self.S.n_x, self.nw, self.nf
+        nx, nw, nf = self.S.n_x, self.nw, self.nf
         x, w, lam = self.split(z)
         law = _real(self.law(list(w)))[:nw] + g * self.nonlinear * w
         dlaw = _real(self.dlaw(list(w)))[:nw] + g * self.nonlinear
