@@ -39,9 +39,9 @@ print("dissipative ports:", [(d.element, d.z) for d in S.dissipative])
 
 # %%
 # Simulation at 48 kHz with the discrete-gradient scheme (the deck's
-# ``.tran`` card: 50 ms from rest, ``UIC``): the magnet's flux builds up,
-# pulls the string in a little, and the pluck at 5 ms makes it ring; the
-# output is the coil voltage ``v(e)``.
+# ``.tran`` card: 50 ms from the DC operating point, where the magnet's flux
+# holds the string pulled in a little): the pluck at 5 ms makes it ring, and
+# the output is the coil voltage ``v(e)``.
 res = phsym.simulate(NET / "pickup.cir")
 print(res.summary())
 
@@ -57,9 +57,10 @@ fig.tight_layout()
 
 # %%
 # The energy balance ``(H[k+1] - H[k]) / h = -P_diss + P_supplied`` holds at
-# every step to round-off, across the three domains: the magnet supplies
-# power while the flux builds up, the pluck supplies the string's energy, and
-# the damper and the amplifier's input resistance dissipate it.
+# every step to round-off, across the three domains: the pluck supplies the
+# string's energy, which the coil passes to the amplifier's input resistance
+# and the damper dissipates; the magnet exchanges power with the circuit as
+# the gap's reluctance changes.
 print(f"largest relative balance residual: {np.abs(res.balance).max() / res.power_scale:.2e}")
 energy_in = np.sum(res.P_supplied) * res.info["h"]
 energy_lost = np.sum(res.P_diss) * res.info["h"]

@@ -93,6 +93,31 @@ class DCProblem:
         self.jvt = np.array([float(_num(t.vt, subs)) for t in terms])
         with np.errstate(all="ignore"):
             self.jvc = np.array([float(_num(t.vcrit, subs)) for t in terms])
+        self._invariants()
+
+    def _invariants(self) -> None:
+        """Conserved combinations ``c^T x`` of the free states, kept at their values in ``x_fix``.
+
+        A vector ``c`` with ``c^T J[free, :] = 0`` makes ``c^T dx/dt = 0`` for
+        every effort: two inductors in parallel (their fluxes move together),
+        a spring beside a moving air gap, capacitors in series.  Their DC rows
+        are then linearly dependent and the DC point is not unique; the
+        transient keeps ``c^T x`` at its initial value, so the DC problem
+        replaces the dependent rows by ``c^T (x - x_fix) = 0``.
+        """
+        nf = self.free.size
+        self.rows = self.inv = np.zeros((nf, 0))
+        if not nf:
+            return
+        A = self.Jn[self.free, :].T
+        _, sv, vt = np.linalg.svd(A, full_matrices=True)
+        rank = int(np.sum(sv > 1e-10 * max(float(sv.max(initial=0.0)), 1e-300)))
+        if rank == nf:
+            return
+        self.rows, inv = vt[:rank].T, vt[rank:].T           # row space and null space (nf x .)
+        w = inv * self.sc[self.free][:, None]              # in the unknowns z = x / scale
+        self.inv = w / np.linalg.norm(w, axis=0)
+        self.inv_x = inv / np.linalg.norm(w, axis=0)
 
     def split(self, z: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(x, w, lambda)`` of the unknowns ``z``.
@@ -126,7 +151,10 @@ class DCProblem:
         e = np.concatenate([_real(self.grad(list(x)))[:nx], np.where(eo, law, w), lam, s * self.u0])
         f = self.Jn @ e
         fw = np.where(eo, w, law)
-        r = np.concatenate([f[self.free], fw - f[nx:nx + nw], f[nx + nw:nx + nw + self.nl]])
+        fx = f[self.free]
+        if self.inv.shape[1]:       # dependent state rows -> the conserved combinations
+            fx = np.concatenate([self.rows.T @ fx, self.inv_x.T @ (x[self.free] - self.x_fix[self.free])])
+        r = np.concatenate([fx, fw - f[nx:nx + nw], f[nx + nw:nx + nw + self.nl]])
         # de/dz, then the rows of r
         n_e = e.size
         De = np.zeros((n_e, z.size))
@@ -139,7 +167,12 @@ class DCProblem:
         De[nx + np.arange(nw), nf + np.arange(nw)] = np.where(eo, dlaw, 1.0)
         De[nx + nw + np.arange(self.nl), nf + nw + np.arange(self.nl)] = 1.0
         Jf = self.Jn @ De
-        Jr = np.concatenate([Jf[self.free], -Jf[nx:nx + nw], Jf[nx + nw:nx + nw + self.nl]])
+        Jx = Jf[self.free]
+        if self.inv.shape[1]:
+            Jinv = np.zeros((self.inv.shape[1], z.size))
+            Jinv[:, :nf] = self.inv.T
+            Jx = np.concatenate([self.rows.T @ Jx, Jinv])
+        Jr = np.concatenate([Jx, -Jf[nx:nx + nw], Jf[nx + nw:nx + nw + self.nl]])
         Jr[nf + np.arange(nw), nf + np.arange(nw)] += np.where(eo, 1.0, dlaw)
         return r, Jr
 
