@@ -118,6 +118,11 @@ def _crossing(f: Callable[[float], float]) -> Optional[float]:
             break
     else:
         return None
+    return _bisect(ok, lo, hi)
+
+
+def _bisect(ok, lo: float, hi: float) -> float:
+    """Shrink ``[lo, hi]`` (``ok(lo)`` false, ``ok(hi)`` true) to 1e-6 relative; returns ``hi``."""
     while hi - lo > 1e-6 * hi:
         mid = 0.5 * (lo + hi)
         if ok(mid):
@@ -136,13 +141,7 @@ def _crossing_from_zero(ok) -> Optional[float]:
         if state is None:
             return None
         if state:
-            while hi - lo > 1e-6 * hi:
-                mid = 0.5 * (lo + hi)
-                if ok(mid):
-                    hi = mid
-                else:
-                    lo = mid
-            return hi
+            return _bisect(ok, lo, hi)
         lo = hi
     return None
 
