@@ -28,6 +28,7 @@ import sympy as sp
 
 from ..codegen.junctions import junction_terms
 from ..structure.dirac import Structure
+from ..structure.forms import _fill
 
 __all__ = ["DCProblem", "solve_dc", "gmin_stepping", "source_stepping"]
 
@@ -41,9 +42,7 @@ def _real(values) -> np.ndarray:
     return np.asarray(np.asarray(values, dtype=complex).real, dtype=float)
 
 
-def _num(expr, values):
-    expr = sp.sympify(expr)
-    return expr.xreplace({s: values[s] for s in expr.free_symbols if s in values})
+_num = _fill    # parameter values into an expression (one helper, in structure.forms)
 
 
 class DCProblem:

@@ -10,14 +10,12 @@ import sympy as sp
 from ..errors import SimulationError
 from ..netlist.params import finite_value
 from ..structure.dirac import Structure
+from ..structure.forms import _fill
 
 __all__ = ["initial_from_ic", "state_scales", "dc_operating_point"]
 
 
-def _x(expr, values):
-    """Substitute parameter values (only the expression's own symbols)."""
-    expr = sp.sympify(expr)
-    return expr.xreplace({s: values[s] for s in expr.free_symbols if s in values})
+_x = _fill      # parameter values into an expression (one helper, in structure.forms)
 
 
 def _storage_index(S: Structure) -> Dict[sp.Symbol, int]:
