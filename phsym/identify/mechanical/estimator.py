@@ -285,8 +285,8 @@ class MechanicalEstimator(Estimator):
                 return r
 
             with np.errstate(all="ignore"):
-                sol = levenberg_marquardt(fun, oe.jacobian, theta, max_iter=int(self.max_iter),
-                                          ftol=self.tol, xtol=self.tol)
+                sol = levenberg_marquardt(fun, None, theta, max_iter=int(self.max_iter),
+                                          ftol=self.tol, xtol=self.tol, normal=oe.normal_equations)
             if not np.all(np.isfinite(sol["x"])):
                 raise IdentificationError(f"the {kind} refinement diverged")
             if not sol["converged"]:
@@ -317,14 +317,16 @@ class MechanicalEstimator(Estimator):
 
     def _uncertainty(self, par: Parametrisation, theta: np.ndarray, oe: OutputError) -> None:
         r = oe.residuals(theta)
-        J = oe.jacobian(theta)
-        dof = max(r.size - J.shape[1], 1)
+        A, _ = oe.normal_equations(theta)
+        dof = max(r.size - A.shape[0], 1)
         s2 = float(r @ r) / dof
-        col = np.linalg.norm(J, axis=0)
+        col = np.sqrt(np.maximum(np.diag(A), 0.0))
         col = np.where(col > 0, col, 1.0)
-        _, sv, Vt = np.linalg.svd(J / col, full_matrices=False)
-        tiny = sv < max(sv[0], 1e-300) * 1e-10
-        inv = np.where(tiny, 0.0, 1.0 / np.where(tiny, 1.0, sv) ** 2)
+        ev, V = np.linalg.eigh(A / np.outer(col, col))
+        Vt = V.T
+        # J^T J squares the singular values of J: 1e-14 here is 1e-7 on them
+        tiny = ev < max(ev.max(), 1e-300) * 1e-14
+        inv = np.where(tiny, 0.0, 1.0 / np.where(tiny, 1.0, ev))
         cov_t = s2 * ((Vt.T * inv) @ Vt) / np.outer(col, col)
         G = par.matrix_jacobian(theta)
         cov = G @ cov_t @ G.T

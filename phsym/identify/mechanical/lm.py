@@ -7,24 +7,26 @@ scaling by ``diag(J^T J)`` makes the damping invariant to parameter units.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 __all__ = ["levenberg_marquardt"]
 
 
-def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], jac: Callable[[np.ndarray], np.ndarray],
+def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], jac: Optional[Callable[[np.ndarray], np.ndarray]],
                         x0: np.ndarray, *, max_iter: int = 100, ftol: float = 1e-12,
-                        xtol: float = 1e-12) -> Dict[str, object]:
+                        xtol: float = 1e-12,
+                        normal: Optional[Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray]]] = None
+                        ) -> Dict[str, object]:
     """Minimise ``|fun(x)|^2 / 2``.
 
     Parameters
     ----------
     fun : callable
         Residual vector of x.
-    jac : callable
-        Its Jacobian.
+    jac : callable or None
+        Its Jacobian (not needed when ``normal`` is given).
     x0 : numpy.ndarray
         Start.
     max_iter : int
@@ -33,6 +35,8 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], jac: Callable[[
         Stop when an accepted step lowers the cost by less than ``ftol`` relatively.
     xtol : float
         Stop when the scaled step is below ``xtol`` relatively.
+    normal : callable, optional
+        ``x -> (J^T J, J^T r)`` computed without forming J (used instead of ``jac``).
 
     Returns
     -------
@@ -47,9 +51,11 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], jac: Callable[[
     n_fev, it, converged = 1, 0, False
     while it < max_iter and not converged:
         it += 1
-        J = jac(x)
-        A = J.T @ J
-        g = J.T @ r
+        if normal is not None:
+            A, g = normal(x)
+        else:
+            J = jac(x)
+            A, g = J.T @ J, J.T @ r
         d = np.sqrt(np.maximum(np.diag(A), 1e-300))
         As = A / np.outer(d, d)
         gs = g / d
