@@ -19,7 +19,7 @@ from .equation_error import equation_error, natural_frequencies, noise_band
 from .network import network_netlist
 from .lm import levenberg_marquardt
 from .maps import DISCRETISATIONS, discretise, midpoint_c2d
-from .zoh_start import arx_zoh, d2c_second_order
+from .zoh_start import arx_zoh, d2c_second_order, tustin_second_order
 from .oe import OutputError, simulate_positions
 from .param import Parametrisation
 
@@ -259,10 +259,13 @@ class MechanicalEstimator(Estimator):
         for name, (M0, D0, K0, L0) in cands.items():      # keep the start the data like best
             th = par.pack(M0, D0, K0, L0)
             with np.errstate(all="ignore"):
-                c = min(float(np.sum(OutputError(par, U, Y, h, k, C).residuals(th) ** 2)) for k in kinds)
-            start_costs[name] = (c if np.isfinite(c) else np.inf, th)
+                cs = {k: float(np.sum(OutputError(par, U, Y, h, k, C).residuals(th) ** 2)) for k in kinds}
+            cs = {k: (c if np.isfinite(c) else np.inf) for k, c in cs.items()}
+            start_costs[name] = (min(cs.values()), th, cs)
         start = min(start_costs, key=lambda k: start_costs[k][0])
         theta0 = start_costs[start][1]
+        # the model that fits the start best first: the other one then starts from its optimum
+        kinds = sorted(kinds, key=lambda k: start_costs[start][2][k])
         par.pack(*cands[start])          # L[0, 0] normalisation of the start kept
         M0, D0, K0, L0 = cands[start]
         hist: Dict[str, List] = {"cost": [], "stage": []}
@@ -272,8 +275,9 @@ class MechanicalEstimator(Estimator):
         n_iter: Dict[str, int] = {}
         for kind in kinds:
             oe = OutputError(par, U, Y, h, kind, C)
-            if results:          # start from the start or an earlier optimum, whichever fits this model best
+            if results:          # start from the start, an earlier optimum or its conversion, whichever fits best
                 pool = [theta0] + [v[1] for v in results.values()]
+                pool += [th for src, v in results.items() if (th := _converted(par, v[1], h, src, kind)) is not None]
                 with np.errstate(all="ignore"):
                     costs = [float(np.sum(oe.residuals(th) ** 2)) for th in pool]
                 theta = pool[int(np.nanargmin(np.where(np.isfinite(costs), costs, np.nan)))]
@@ -441,6 +445,27 @@ def _single_thread_blas():
     except ImportError:
         return contextlib.nullcontext()
     return threadpool_limits(1)
+
+
+def _converted(par: Parametrisation, theta: np.ndarray, h: float, src: str, dst: str) -> Optional[np.ndarray]:
+    """Parameters whose ``dst`` model has the poles of the ``src`` model at theta (None if that fails).
+
+    Midpoint from ZOH by the inverse Cayley transform, ZOH from midpoint by
+    the matrix logarithm: at coarse sampling the two models need different
+    ``(M, D, K)`` (frequency warping), and the converted start saves most
+    of the second refinement's iterations.
+    """
+    M, D, K, L, _ = par.unpack(theta)
+    n = M.shape[0]
+    Ad, B0, B1 = discretise(M, D, K, L, h, src)
+    Cq = np.hstack([np.eye(n), np.zeros((n, n))])
+    to = tustin_second_order if dst == "midpoint" else d2c_second_order
+    try:
+        with np.errstate(all="ignore"):
+            th = par.pack(*to(Ad, B0 + B1, Cq, h, L), L)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    return th if np.all(np.isfinite(th)) else None
 
 
 def _spd(A: np.ndarray) -> np.ndarray:

@@ -12,6 +12,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 __all__ = ["levenberg_marquardt"]
+import os
+NIELSEN = os.environ.get("NIELSEN") == "1"
 
 
 def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], jac: Optional[Callable[[np.ndarray], np.ndarray]],
@@ -47,7 +49,7 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], jac: Optional[C
     r = fun(x)
     cost = 0.5 * float(r @ r)
     hist: List[float] = [cost]
-    lam = 1e-3
+    lam, nu = 1e-3, 2.0
     n_fev, it, converged = 1, 0, False
     while it < max_iter and not converged:
         it += 1
@@ -61,22 +63,34 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray], jac: Optional[C
         gs = g / d
         while True:
             try:
-                step = -np.linalg.solve(As + lam * np.eye(x.size), gs) / d
+                s = -np.linalg.solve(As + lam * np.eye(x.size), gs)
             except np.linalg.LinAlgError:
-                lam *= 10.0
+                lam *= nu
+                nu *= 2.0
                 continue
+            step = s / d
             x_new = x + step
             r_new = fun(x_new)
             n_fev += 1
             c_new = 0.5 * float(r_new @ r_new) if np.all(np.isfinite(r_new)) else np.inf
+            pred = 0.5 * float(s @ (lam * s - gs))          # decrease the damped linear model promises
             if c_new < cost:
                 converged = (cost - c_new <= ftol * cost or
                              np.linalg.norm(step * d) <= xtol * (np.linalg.norm(x * d) + xtol))
+                rho = (cost - c_new) / pred if pred > 0 else 1.0
                 x, r, cost = x_new, r_new, c_new
                 hist.append(cost)
-                lam = max(lam / 5.0, 1e-12)
+                if NIELSEN:
+                    lam = max(lam * max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3), 1e-12)
+                    nu = 2.0
+                else:
+                    lam = max(lam / 5.0, 1e-12)
                 break
-            lam *= 10.0
+            if NIELSEN:
+                lam *= nu
+                nu *= 2.0
+            else:
+                lam *= 10.0
             if lam > 1e12:          # no descent left: at a minimum to round-off
                 converged = True
                 break
