@@ -25,6 +25,11 @@ from .param import Parametrisation
 
 __all__ = ["MechanicalEstimator", "mechanical_phs"]
 
+#: The second refinement of discretisation="auto" stops once its cost is this many times the first
+#: model's optimum while an iteration lowers it by less than STALL_DECREASE (relative): it cannot
+#: become the model kept (LM only crawls there), and at coarse h it would take most of the fit time.
+STALL_RATIO, STALL_DECREASE = 1.05, 1e-3
+
 
 def mechanical_phs(M: np.ndarray, D: np.ndarray, K: np.ndarray, L: np.ndarray) -> LinearPHS:
     """The port-Hamiltonian form of ``M q'' + D q' + K q = L u`` with ``x = (q, p)``, ``p = M q'``.
@@ -288,12 +293,18 @@ class MechanicalEstimator(Estimator):
                 hist["stage"].append(kind)
                 return r
 
+            stop = None
+            if results:          # give up a second model that stalls clearly above the first one's optimum
+                c1 = min(v[0] for v in results.values())
+
+                def stop(hc, c1=c1):
+                    return len(hc) > 5 and hc[-1] > STALL_RATIO * c1 and hc[-2] - hc[-1] < STALL_DECREASE * hc[-1]
             with np.errstate(all="ignore"):
                 sol = levenberg_marquardt(fun, None, theta, max_iter=int(self.max_iter),
-                                          ftol=self.tol, xtol=self.tol, normal=oe.normal_equations)
+                                          ftol=self.tol, xtol=self.tol, normal=oe.normal_equations, stop=stop)
             if not np.all(np.isfinite(sol["x"])):
                 raise IdentificationError(f"the {kind} refinement diverged")
-            if not sol["converged"]:
+            if not sol["converged"] and not sol["stopped"]:
                 warnings.warn(f"the {kind} refinement stopped after max_iter={self.max_iter} iterations "
                               "before converging", RuntimeWarning, stacklevel=3)
             n_evals += oe.n_evals

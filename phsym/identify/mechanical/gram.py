@@ -21,7 +21,8 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import numpy as np
-import scipy.signal as ss
+from numba import njit
+from scipy.linalg.blas import dsyrk
 
 __all__ = ["modal_normal_equations"]
 
@@ -72,17 +73,33 @@ def modal_normal_equations(Ad: np.ndarray, B0: np.ndarray, B1: np.ndarray, dAd: 
     Z = np.vstack([X[:, :-1], sig.T])             # (signals, N - 1)
     dZ = np.concatenate([dAd, dB], axis=1)        # (2n, signals, P)
     na, nb = keep.size, Z.shape[0]
-    Phi = np.empty((na, nb, Z.shape[1]), dtype=complex)
-    for a, i in enumerate(keep):
-        Phi[a] = ss.lfilter([1.0], [1.0, -lam[i]], Z, axis=-1)
+    Psi = _modal_filter(np.ascontiguousarray(lam[keep]), np.ascontiguousarray(Z))   # (2 na nb, N - 1)
     T = np.tensordot(Vi[keep], dZ, axes=([1], [0]))                 # (mode, signal, p)
     Cm = C @ (V[:n, keep] * weight)                                   # (output, mode)
     Coef = Cm[:, :, None, None] * T[None]                             # (output, mode, signal, p)
     no = Cm.shape[0]
     Coef = np.concatenate([Coef.real, -Coef.imag], axis=1).reshape(no, 2 * na * nb, P)
-    Psi = np.concatenate([Phi.real, Phi.imag], axis=0).reshape(2 * na * nb, -1)
-    G = Psi @ Psi.T
+    G = dsyrk(1.0, Psi.T, trans=1)                                    # upper triangle of Psi Psi^T
+    G = np.triu(G) + np.triu(G, 1).T
     JTJ = np.einsum("oip,oiq->pq", Coef, np.matmul(G, Coef), optimize=True)
     Pr = Psi @ r[1:]                                                  # (basis, output)
     JTr = np.einsum("oip,io->p", Coef, Pr)
     return 0.5 * (JTJ + JTJ.T), JTr
+
+
+@njit(cache=True)
+def _modal_filter(lam: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """Rows ``(part, a, b)``: real (part 0) and imaginary (part 1) parts of
+    ``g_{k+1} = lam_a g_k + Z[b, k]``, ``g_0 = 0``, stored at k."""
+    na, (nb, K) = lam.size, Z.shape
+    out = np.empty((2 * na * nb, K))
+    for a in range(na):
+        la = lam[a]
+        for b in range(nb):
+            g = 0j
+            re, im = a * nb + b, (na + a) * nb + b
+            for k in range(K):
+                g = la * g + Z[b, k]
+                out[re, k] = g.real
+                out[im, k] = g.imag
+    return out
