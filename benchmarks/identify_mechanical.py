@@ -42,6 +42,7 @@ import scipy.signal as ss  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from phsym.common.parallel import map_tasks  # noqa: E402
 from phsym.identify.mechanical import MechanicalEstimator  # noqa: E402
 from phsym.identify.mechanical.equation_error import equation_error  # noqa: E402
 from phsym.identify.mechanical.oe import OutputError  # noqa: E402
@@ -153,6 +154,7 @@ def run_one(task):
             est = MechanicalEstimator(n, max_iter=max_iter).fit(t, u, y)
             res["mech"] = _errors(M, D, K, est.M_, est.D_, est.K_)
             res["mech_kind"] = est.discretisation_
+            res["mech_iter"] = int(sum(est.n_iter_.values()))
         except Exception as exc:                    # a failure is a result: counted, not hidden
             res["mech"] = {"error": str(exc)}
         res["mech_time"] = time.perf_counter() - t0
@@ -208,6 +210,8 @@ def summarise(results, bounds):
         line["mech_time"] = (float(np.mean([r["mech_time"] for r in rs])), float(np.max([r["mech_time"] for r in rs])))
         kinds = [r.get("mech_kind") for r in rs]
         line["zoh_share"] = kinds.count("zoh") / len(kinds)
+        its = [r["mech_iter"] for r in rs if "mech_iter" in r]
+        line["mech_iter"] = (float(np.mean(its)), int(np.max(its))) if its else (float("nan"), 0)
         lines.append(line)
     return lines
 
@@ -231,10 +235,12 @@ def markdown(lines):
                 out.append(f"| {ln['h']:g} | {ln['runs']} | {X} | " + " | ".join(cells)
                            + f" | {100 * b:.3g} | {ratio} |" if b else f"| {ln['h']:g} | {ln['runs']} | {X} | "
                            + " | ".join(cells) + " | - | - |")
-        out.append("\n| h | mech fit time mean / max [s] | runs where ZOH model kept | failures mech / n4sid |")
-        out.append("|---|---|---|---|")
+        out.append("\n| h | mech fit time mean / max [s] | LM iterations mean / max | runs where ZOH model kept "
+                   "| failures mech / n4sid |")
+        out.append("|---|---|---|---|---|")
         for ln in [x for x in lines if x["system"] == name]:
             out.append(f"| {ln['h']:g} | {ln['mech_time'][0]:.2f} / {ln['mech_time'][1]:.2f} | "
+                       f"{ln['mech_iter'][0]:.0f} / {ln['mech_iter'][1]} | "
                        f"{100 * ln['zoh_share']:.0f} % | {ln['mech_failed']} / {ln['n4sid_failed']} |")
     return "\n".join(out) + "\n"
 
@@ -245,7 +251,7 @@ def main(argv=None):
     p.add_argument("--workers", type=int, default=2, help="process pool size (default 2)")
     p.add_argument("--samples", type=int, default=6000)
     p.add_argument("--h3", default="0.005,0.01,0.02,0.05,0.1,0.2,0.5", help="sampling times, 3-DOF")
-    p.add_argument("--h8", default="0.0005,0.005,0.05", help="sampling times, 8-DOF")
+    p.add_argument("--h8", default="0.0005,0.001,0.002,0.005,0.01,0.02,0.05", help="sampling times, 8-DOF")
     p.add_argument("--systems", default="3dof,8dof")
     p.add_argument("--max-iter", type=int, default=100, help="MechanicalEstimator max_iter (default 100)")
     p.add_argument("--out", default=None, help="write the markdown tables here (and .json next to it)")
@@ -260,12 +266,14 @@ def main(argv=None):
     # the slow 8-DOF tasks first so that the pool stays busy to the end
     tasks.sort(key=lambda tk: (tk[0] != "8dof", -tk[1]))
     t0 = time.time()
-    results = []
+
+    def progress(done, total):
+        if done % 10 == 0 or done == total:
+            print(f"{done}/{total} runs, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+
+    # phsym's executor machinery (phsym.common.parallel.map_tasks) over a process pool
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        for k, r in enumerate(pool.map(run_one, tasks, chunksize=1)):
-            results.append(r)
-            if (k + 1) % 10 == 0 or k + 1 == len(tasks):
-                print(f"{k + 1}/{len(tasks)} runs, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+        results = map_tasks(run_one, tasks, pool, progress)
     lines = summarise(results, bounds)
     md = (f"Command: `python benchmarks/identify_mechanical.py {' '.join(argv if argv is not None else sys.argv[1:])}`; "
           f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
