@@ -15,11 +15,10 @@ from ..base import Estimator
 from ..data import as_2d, uniform_step
 from ..metrics import r2_score
 from ..warnings import UnidentifiableParameterWarning
-from .equation_error import equation_error, natural_frequencies, noise_band
 from .network import network_netlist
 from .lm import levenberg_marquardt
 from .maps import DISCRETISATIONS, discretise, midpoint_c2d
-from .zoh_start import arx_zoh, d2c_second_order, tustin_second_order
+from .starts import converted, initial_estimates
 from .oe import OutputError, simulate_positions
 from .param import Parametrisation
 
@@ -188,41 +187,6 @@ class MechanicalEstimator(Estimator):
             raise IdentificationError("output matrix C is singular")
         return h, U, Y, Cm
 
-    def _candidates(self, u, qpos, h, L):
-        """Initial estimates ``{name: (M, D, K, L)}``."""
-        spec = self.init
-        if isinstance(spec, Mapping):
-            try:
-                M, D, K = (np.asarray(spec[k], dtype=float) for k in "MDK")
-            except KeyError as exc:
-                raise IdentificationError(f"init mapping lacks {exc}") from None
-            Lh = L if L is not None else np.asarray(spec.get("L", np.eye(self.n_dof)), dtype=float)
-            return {"user": (M, D, K, Lh)}
-        if spec not in ("auto", "midpoint", "zoh", "ls"):
-            raise IdentificationError(f"unknown init {spec!r}; use 'auto', 'midpoint', 'zoh', 'ls' or a mapping")
-        if spec == "ls":
-            return {"ls": equation_error(u, qpos, h, L)}
-        out = {}
-        fc = 1.5 * noise_band(qpos, h)
-        if spec in ("auto", "midpoint"):
-            M, D, K, Lh = equation_error(u, qpos, h, L, cutoff=fc)
-            fc2 = 2.0 * float(np.max(natural_frequencies(_spd(M), _spd(K)))) / (2 * np.pi)
-            if np.isfinite(fc2) and fc2 > 0:
-                M, D, K, Lh = equation_error(u, qpos, h, L, cutoff=max(fc2, fc / 3))
-            out["midpoint"] = (M, D, K, Lh)
-        if spec in ("auto", "zoh"):
-            if L is None:
-                if spec == "zoh":
-                    raise IdentificationError("init='zoh' needs a known input_matrix")
-            else:
-                try:
-                    with np.errstate(all="ignore"):
-                        out["zoh"] = (*d2c_second_order(*arx_zoh(u, qpos, h, fc), h, L), L)
-                except (np.linalg.LinAlgError, ValueError):
-                    if spec == "zoh":
-                        raise IdentificationError("the ARX + d2c start failed (singular realisation)") from None
-        return {k: v for k, v in out.items() if all(np.all(np.isfinite(a)) for a in v)}
-
     # ------------------------------------------------------------ API
     def fit(self, t: Any, u: Any, q: Any, C: Any = None) -> "MechanicalEstimator":
         """Identify M, D, K (and L) from sampled forces and positions.
@@ -256,7 +220,7 @@ class MechanicalEstimator(Estimator):
         Lfix = self._input_matrix(n, m)
         qpos = np.linalg.solve(C, Y.T).T
         kinds = DISCRETISATIONS if self.discretisation == "auto" else (self.discretisation,)
-        cands = self._candidates(U, qpos, h, Lfix)
+        cands = initial_estimates(self.init, n, U, qpos, h, Lfix)
         if not cands:
             raise IdentificationError("no finite initial estimate (data without excitation?)")
         par = Parametrisation(n, m, Lfix)
@@ -282,7 +246,7 @@ class MechanicalEstimator(Estimator):
             oe = OutputError(par, U, Y, h, kind, C)
             if results:          # start from the start, an earlier optimum or its conversion, whichever fits best
                 pool = [theta0] + [v[1] for v in results.values()]
-                pool += [th for src, v in results.items() if (th := _converted(par, v[1], h, src, kind)) is not None]
+                pool += [th for src, v in results.items() if (th := converted(par, v[1], h, src, kind)) is not None]
                 with np.errstate(all="ignore"):
                     costs = [float(np.sum(oe.residuals(th) ** 2)) for th in pool]
                 theta = pool[int(np.nanargmin(np.where(np.isfinite(costs), costs, np.nan)))]
@@ -456,30 +420,3 @@ def _single_thread_blas():
     except ImportError:
         return contextlib.nullcontext()
     return threadpool_limits(1)
-
-
-def _converted(par: Parametrisation, theta: np.ndarray, h: float, src: str, dst: str) -> Optional[np.ndarray]:
-    """Parameters whose ``dst`` model has the poles of the ``src`` model at theta (None if that fails).
-
-    Midpoint from ZOH by the inverse Cayley transform, ZOH from midpoint by
-    the matrix logarithm: at coarse sampling the two models need different
-    ``(M, D, K)`` (frequency warping), and the converted start saves most
-    of the second refinement's iterations.
-    """
-    M, D, K, L, _ = par.unpack(theta)
-    n = M.shape[0]
-    Ad, B0, B1 = discretise(M, D, K, L, h, src)
-    Cq = np.hstack([np.eye(n), np.zeros((n, n))])
-    to = tustin_second_order if dst == "midpoint" else d2c_second_order
-    try:
-        with np.errstate(all="ignore"):
-            th = par.pack(*to(Ad, B0 + B1, Cq, h, L), L)
-    except (np.linalg.LinAlgError, ValueError):
-        return None
-    return th if np.all(np.isfinite(th)) else None
-
-
-def _spd(A: np.ndarray) -> np.ndarray:
-    A = 0.5 * (A + A.T)
-    w, V = np.linalg.eigh(A)
-    return (V * np.maximum(w, 1e-8 * max(abs(w).max(), 1e-300))) @ V.T
