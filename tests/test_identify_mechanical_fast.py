@@ -137,3 +137,30 @@ def test_levenberg_marquardt_stop_hook_and_arguments():
     np.testing.assert_allclose(normal["x"], full["x"], rtol=1e-12)
     with pytest.raises(ValueError):
         levenberg_marquardt(fun, None, np.zeros(3))
+
+
+def test_subspace_start_recovers_noise_free_zoh_system():
+    import scipy.signal as ss
+    from phsym.identify.mechanical.subspace import moesp
+    from phsym.identify.mechanical.zoh_start import d2c_second_order
+    h, n = 0.1, 3
+    A = np.block([[np.zeros((n, n)), np.eye(n)], [-np.linalg.solve(M3, K3), -np.linalg.solve(M3, D3)]])
+    B = np.vstack([np.zeros((n, n)), np.linalg.inv(M3)])
+    Ad, Bd, *_ = ss.cont2discrete((A, B, np.eye(2 * n), np.zeros((2 * n, n))), h, method="zoh")
+    u = np.sign(np.random.default_rng(4).standard_normal((1500, n)))
+    u[0] = 0.0
+    x = np.zeros(2 * n)
+    q = np.zeros((1500, n))
+    for k in range(1499):                   # exact ZOH samples, written out here
+        x = Ad @ x + Bd @ u[k]
+        q[k + 1] = x[:n]
+    As, Bs, Cs = moesp(u, q, 2 * n)
+    np.testing.assert_allclose(np.sort_complex(np.linalg.eigvals(As)), np.sort_complex(np.linalg.eigvals(Ad)),
+                               rtol=1e-9)
+    for k in range(4):                      # Markov parameters C A^k B
+        np.testing.assert_allclose(Cs @ np.linalg.matrix_power(As, k) @ Bs,
+                                   np.linalg.matrix_power(Ad, k)[:n] @ Bd, atol=1e-10)
+    for X, Y in zip(d2c_second_order(As, Bs, Cs, h, np.eye(n)), (M3, D3, K3)):
+        np.testing.assert_allclose(X, Y, rtol=1e-8, atol=1e-10)
+    with pytest.raises(Exception, match="too few"):
+        moesp(u[:40], q[:40], 2 * n)

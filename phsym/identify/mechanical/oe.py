@@ -73,10 +73,13 @@ class OutputError:
         return discretise_with_derivatives(M, D, K, L, self.h, self.kind, dirs)
 
     def residuals(self, theta: np.ndarray) -> np.ndarray:
-        """Flattened residuals (N * n,)."""
+        """Flattened residuals (N * n,); infinite where theta gives no finite model (a step too far)."""
         self.n_evals += 1
-        Ad, B0, B1, *_ = self._model(theta, False)
-        q = simulate_positions(Ad, B0, B1, self.u)
+        try:
+            Ad, B0, B1, *_ = self._model(theta, False)
+            q = simulate_positions(Ad, B0, B1, self.u)
+        except (ValueError, np.linalg.LinAlgError):
+            return np.full(self.y.size, np.inf)
         return (q @ self.C.T - self.y).reshape(-1)
 
     def normal_equations(self, theta: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:

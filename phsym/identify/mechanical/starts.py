@@ -9,6 +9,7 @@ from ...errors import IdentificationError
 from .equation_error import equation_error, natural_frequencies, noise_band
 from .maps import discretise
 from .param import Parametrisation
+from .subspace import moesp
 from .zoh_start import arx_zoh, d2c_second_order, tustin_second_order
 
 __all__ = ["initial_estimates", "converted"]
@@ -21,7 +22,7 @@ def initial_estimates(spec: Union[str, Mapping[str, Any]], n: int, u: np.ndarray
     Parameters
     ----------
     spec : str or mapping
-        ``"auto"``, ``"midpoint"``, ``"zoh"``, ``"ls"`` or a mapping with ``M, D, K[, L]``.
+        ``"auto"``, ``"midpoint"``, ``"zoh"``, ``"subspace"``, ``"ls"`` or a mapping with ``M, D, K[, L]``.
     n : int
         Degrees of freedom.
     u : numpy.ndarray
@@ -45,8 +46,9 @@ def initial_estimates(spec: Union[str, Mapping[str, Any]], n: int, u: np.ndarray
             raise IdentificationError(f"init mapping lacks {exc}") from None
         Lh = L if L is not None else np.asarray(spec.get("L", np.eye(n)), dtype=float)
         return {"user": (M, D, K, Lh)}
-    if spec not in ("auto", "midpoint", "zoh", "ls"):
-        raise IdentificationError(f"unknown init {spec!r}; use 'auto', 'midpoint', 'zoh', 'ls' or a mapping")
+    if spec not in ("auto", "midpoint", "zoh", "subspace", "ls"):
+        raise IdentificationError(f"unknown init {spec!r}; use 'auto', 'midpoint', 'zoh', 'subspace', 'ls' "
+                                  "or a mapping")
     if spec == "ls":
         return {"ls": equation_error(u, qpos, h, L)}
     out = {}
@@ -68,6 +70,17 @@ def initial_estimates(spec: Union[str, Mapping[str, Any]], n: int, u: np.ndarray
             except (np.linalg.LinAlgError, ValueError):
                 if spec == "zoh":
                     raise IdentificationError("the ARX + d2c start failed (singular realisation)") from None
+    if spec in ("auto", "subspace"):
+        if L is None:
+            if spec == "subspace":
+                raise IdentificationError("init='subspace' needs a known input_matrix")
+        else:
+            try:
+                with np.errstate(all="ignore"):
+                    out["subspace"] = (*d2c_second_order(*moesp(u, qpos, 2 * n), h, L), L)
+            except (IdentificationError, np.linalg.LinAlgError, ValueError):
+                if spec == "subspace":
+                    raise IdentificationError("the subspace + d2c start failed") from None
     return {k: v for k, v in out.items() if all(np.all(np.isfinite(a)) for a in v)}
 
 
