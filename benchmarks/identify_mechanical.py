@@ -137,6 +137,12 @@ def _errors(M, D, K, Mh, Dh, Kh):
     return out
 
 
+def _warm_up():
+    """Load the compiled numba kernel once per worker, so that fit times do not include it."""
+    from phsym.identify.mechanical.gram import _modal_filter
+    _modal_filter(np.ones(1, dtype=complex), np.ones((1, 4)))
+
+
 def run_one(task):
     name, h, N, seed, rep, max_iter = task
     M, D, K, snr = system(name)
@@ -272,7 +278,7 @@ def main(argv=None):
             print(f"{done}/{total} runs, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
 
     # phsym's executor machinery (phsym.common.parallel.map_tasks) over a process pool
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+    with ProcessPoolExecutor(max_workers=args.workers, initializer=_warm_up) as pool:
         results = map_tasks(run_one, tasks, pool, progress)
     lines = summarise(results, bounds)
     md = (f"Command: `python benchmarks/identify_mechanical.py {' '.join(argv if argv is not None else sys.argv[1:])}`; "
