@@ -164,3 +164,23 @@ def test_subspace_start_recovers_noise_free_zoh_system():
         np.testing.assert_allclose(X, Y, rtol=1e-8, atol=1e-10)
     with pytest.raises(Exception, match="too few"):
         moesp(u[:40], q[:40], 2 * n)
+
+
+def test_subspace_start_and_stalled_second_model_in_the_estimator():
+    from phsym.errors import IdentificationError
+    from phsym.identify import MechanicalEstimator
+    from tests.test_identify_mechanical import exact_zoh, prbs
+    h = 0.4                                  # coarse: h * omega_max ~ 0.9, the midpoint model is biased
+    u = prbs(1500, 3, 1, 11)
+    q = exact_zoh(M3, D3, K3, np.eye(3), u, h, sub=1)
+    t = np.arange(1500) * h
+    est = MechanicalEstimator(3, init="subspace", discretisation="zoh").fit(t, u, q)
+    assert est.start_ == "subspace" and est.n_iter_["zoh"] <= 6
+    for X, Y in ((est.M_, M3), (est.D_, D3), (est.K_, K3)):
+        np.testing.assert_allclose(X, Y, rtol=1e-7, atol=1e-9)
+    y = q + 0.02 * q.std() * np.random.default_rng(2).standard_normal(q.shape)
+    auto = MechanicalEstimator(3).fit(t, u, y)
+    assert auto.discretisation_ == "zoh" and auto.costs_["midpoint"] > 1.05 * auto.costs_["zoh"]
+    assert auto.n_iter_["midpoint"] < 100    # stopped by the stall rule or converged, not by max_iter
+    with pytest.raises(IdentificationError, match="known input_matrix"):
+        MechanicalEstimator(3, input_matrix="estimate", init="subspace").fit(t, u, y)

@@ -85,14 +85,15 @@ class MechanicalEstimator(Estimator):
         Model of the sampled data: the midpoint model (exact for data from
         a midpoint integrator, good for small h), the exact ZOH model
         (inputs held between samples) or both, keeping the smaller cost.
-    init : {"auto", "midpoint", "zoh", "ls"} or mapping, default "auto"
+    init : {"auto", "midpoint", "zoh", "subspace", "ls"} or mapping, default "auto"
         Start: equation-error LS of the midpoint model on low-pass
         prefiltered data (``"midpoint"``), a prefiltered second-order ARX
         model mapped back by the matrix logarithm (``"zoh"``, needs a known
-        L; accurate for coarse sampling, ill-conditioned as h -> 0), the one
-        of the two whose output error is smaller (``"auto"``), plain
-        unfiltered equation error (``"ls"``), or a mapping with ``M, D, K``
-        (and ``L``).
+        L), a PO-MOESP subspace model mapped back the same way
+        (``"subspace"``, needs a known L; the last two are accurate for
+        coarse sampling and ill-conditioned as h -> 0), the one whose output
+        error is smallest (``"auto"``), plain unfiltered equation error
+        (``"ls"``), or a mapping with ``M, D, K`` (and ``L``).
     max_iter : int, default 100
         Maximal Levenberg-Marquardt iterations per refinement.
     tol : float, default 1e-10
@@ -121,9 +122,12 @@ class MechanicalEstimator(Estimator):
     start_ : str
         Its origin: ``"midpoint"`` (prefiltered equation error of the
         midpoint model), ``"zoh"`` (prefiltered ARX + matrix logarithm +
-        second-order extraction), ``"ls"`` or ``"user"``.
+        second-order extraction), ``"subspace"`` (PO-MOESP + the same), ``"ls"``
+        or ``"user"``.
     costs_ : dict of str to float
-        Final cost ``|r|^2 / 2`` per refinement.
+        Final cost ``|r|^2 / 2`` per refinement (where it stopped: the
+        second refinement of ``"auto"`` ends early once it stalls 5 % above
+        the first one's optimum, as it cannot be kept then).
     unidentified_ : list of str
         Matrices the data do not determine.
     sigma2_ : float
@@ -257,12 +261,8 @@ class MechanicalEstimator(Estimator):
                 hist["stage"].append(kind)
                 return r
 
-            stop = None
-            if results:          # give up a second model that stalls clearly above the first one's optimum
-                c1 = min(v[0] for v in results.values())
-
-                def stop(hc, c1=c1):
-                    return len(hc) > 5 and hc[-1] > STALL_RATIO * c1 and hc[-2] - hc[-1] < STALL_DECREASE * hc[-1]
+            # give up a second model that stalls clearly above the first one's optimum
+            stop = _stall(min(v[0] for v in results.values())) if results else None
             with np.errstate(all="ignore"):
                 sol = levenberg_marquardt(fun, None, theta, max_iter=int(self.max_iter),
                                           ftol=self.tol, xtol=self.tol, normal=oe.normal_equations, stop=stop)
@@ -410,6 +410,13 @@ class MechanicalEstimator(Estimator):
         """
         pred = self.predict(t, u)
         return r2_score(pred, as_2d(q, "q", pred.shape[0], pred.shape[1]))
+
+
+def _stall(c1: float):
+    """Stop rule of a second refinement: after five steps, above ``STALL_RATIO * c1`` and crawling."""
+    def stop(hc: List[float]) -> bool:
+        return len(hc) > 5 and hc[-1] > STALL_RATIO * c1 and hc[-2] - hc[-1] < STALL_DECREASE * hc[-1]
+    return stop
 
 
 def _single_thread_blas():
