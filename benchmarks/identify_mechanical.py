@@ -18,6 +18,7 @@ realisations at each sampling time h (one input per h).  Relative errors
   with cov = sigma^2 (J^T J)^-1 of the exact ZOH model at the truth.
 
 Run:  python benchmarks/identify_mechanical.py [--runs 50] [--workers 2] [--out results.md]
+      python benchmarks/identify_mechanical.py --timing 3 [--h3 ...] [--h8 ...]   (fit times, one process)
 (BLAS threads are set to 1 before numpy loads; the Monte Carlo runs in a
 process pool.)
 """
@@ -198,6 +199,28 @@ def crb(name, h, N, seed):
     return out
 
 
+def timing(cases, reps, N):
+    """Fit times in this process (no pool): ``reps`` noise realisations per (system, h), one input each."""
+    warnings.simplefilter("ignore")
+    _warm_up()
+    for name, h in cases:
+        M, D, K, snr = system(name)
+        n = M.shape[0]
+        u, q = zoh_data(M, D, K, h, N, 7)
+        ts, its, errs = [], [], []
+        for rep in range(reps):
+            noise = np.random.default_rng([7, rep]).standard_normal(q.shape)
+            y = q + np.sqrt(np.mean(q ** 2, 0)) * 10 ** (-snr / 20) * noise
+            t0 = time.perf_counter()
+            est = MechanicalEstimator(n).fit(np.arange(N) * h, u, y)
+            ts.append(time.perf_counter() - t0)
+            its.append(sum(est.n_iter_.values()))
+            errs.append([100 * np.linalg.norm(X - Y) / np.linalg.norm(Y)
+                         for X, Y in ((est.M_, M), (est.K_, K), (est.D_, D))])
+        print(f"{name} h={h:g}: fit time mean {np.mean(ts):.2f} s (min {np.min(ts):.2f}, max {np.max(ts):.2f}), "
+              f"LM iterations {np.mean(its):.0f}, errors M/K/D % {np.round(np.mean(errs, 0), 2).tolist()}", flush=True)
+
+
 def summarise(results, bounds):
     rows = {}
     for r in results:
@@ -261,8 +284,13 @@ def main(argv=None):
     p.add_argument("--systems", default="3dof,8dof")
     p.add_argument("--max-iter", type=int, default=100, help="MechanicalEstimator max_iter (default 100)")
     p.add_argument("--out", default=None, help="write the markdown tables here (and .json next to it)")
+    p.add_argument("--timing", type=int, default=0, metavar="REPS",
+                   help="only time REPS sequential fits per system and h in this process (no Monte Carlo)")
     args = p.parse_args(argv)
     hs = {"3dof": [float(x) for x in args.h3.split(",")], "8dof": [float(x) for x in args.h8.split(",")]}
+    if args.timing:
+        timing([(name, h) for name in args.systems.split(",") for h in hs[name]], args.timing, args.samples)
+        return
     tasks, bounds = [], {}
     for name in args.systems.split(","):
         for k, h in enumerate(hs[name]):
