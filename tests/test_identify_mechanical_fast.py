@@ -184,3 +184,15 @@ def test_subspace_start_and_stalled_second_model_in_the_estimator():
     assert auto.n_iter_["midpoint"] < 100    # stopped by the stall rule or converged, not by max_iter
     with pytest.raises(IdentificationError, match="known input_matrix"):
         MechanicalEstimator(3, input_matrix="estimate", init="subspace").fit(t, u, y)
+
+
+def test_normal_equations_fall_back_to_the_formed_jacobian(monkeypatch):
+    from phsym.identify.mechanical import gram
+    oe, theta = _problem("midpoint", False, seed=9, N=200)
+    A, g = oe.normal_equations(theta)
+    monkeypatch.setattr(gram, "MAX_MODAL_COND", 0.0)      # every eigenbasis counts as ill-conditioned
+    assert gram.modal_normal_equations(*oe._model(theta, True), oe.u, np.zeros((6, 200)), oe.C,
+                                       np.zeros((200, 3))) is None
+    A1, g1 = oe.normal_equations(theta)
+    np.testing.assert_allclose(A1, A, rtol=1e-10, atol=1e-12 * np.abs(A).max())
+    np.testing.assert_allclose(g1, g, rtol=1e-10, atol=1e-12 * np.abs(g).max())
