@@ -18,6 +18,7 @@ realisations at each sampling time h (one input per h).  Relative errors
   with cov = sigma^2 (J^T J)^-1 of the exact ZOH model at the truth.
 
 Run:  python benchmarks/identify_mechanical.py [--runs 50] [--workers 2] [--out results.md]
+      python benchmarks/identify_mechanical.py --timing 3 [--h3 ...] [--h8 ...]   (fit times, one process)
 (BLAS threads are set to 1 before numpy loads; the Monte Carlo runs in a
 process pool.)
 """
@@ -42,6 +43,7 @@ import scipy.signal as ss  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from phsym.common.parallel import map_tasks  # noqa: E402
 from phsym.identify.mechanical import MechanicalEstimator  # noqa: E402
 from phsym.identify.mechanical.equation_error import equation_error  # noqa: E402
 from phsym.identify.mechanical.oe import OutputError  # noqa: E402
@@ -136,6 +138,12 @@ def _errors(M, D, K, Mh, Dh, Kh):
     return out
 
 
+def _warm_up():
+    """Load the compiled numba kernel once per worker, so that fit times do not include it."""
+    from phsym.identify.mechanical.gram import _modal_filter
+    _modal_filter(np.ones(1, dtype=complex), np.ones((1, 4)))
+
+
 def run_one(task):
     name, h, N, seed, rep, max_iter = task
     M, D, K, snr = system(name)
@@ -153,6 +161,7 @@ def run_one(task):
             est = MechanicalEstimator(n, max_iter=max_iter).fit(t, u, y)
             res["mech"] = _errors(M, D, K, est.M_, est.D_, est.K_)
             res["mech_kind"] = est.discretisation_
+            res["mech_iter"] = int(sum(est.n_iter_.values()))
         except Exception as exc:                    # a failure is a result: counted, not hidden
             res["mech"] = {"error": str(exc)}
         res["mech_time"] = time.perf_counter() - t0
@@ -190,6 +199,28 @@ def crb(name, h, N, seed):
     return out
 
 
+def timing(cases, reps, N):
+    """Fit times in this process (no pool): ``reps`` noise realisations per (system, h), one input each."""
+    warnings.simplefilter("ignore")
+    _warm_up()
+    for name, h in cases:
+        M, D, K, snr = system(name)
+        n = M.shape[0]
+        u, q = zoh_data(M, D, K, h, N, 7)
+        ts, its, errs = [], [], []
+        for rep in range(reps):
+            noise = np.random.default_rng([7, rep]).standard_normal(q.shape)
+            y = q + np.sqrt(np.mean(q ** 2, 0)) * 10 ** (-snr / 20) * noise
+            t0 = time.perf_counter()
+            est = MechanicalEstimator(n).fit(np.arange(N) * h, u, y)
+            ts.append(time.perf_counter() - t0)
+            its.append(sum(est.n_iter_.values()))
+            errs.append([100 * np.linalg.norm(X - Y) / np.linalg.norm(Y)
+                         for X, Y in ((est.M_, M), (est.K_, K), (est.D_, D))])
+        print(f"{name} h={h:g}: fit time mean {np.mean(ts):.2f} s (min {np.min(ts):.2f}, max {np.max(ts):.2f}), "
+              f"LM iterations {np.mean(its):.0f}, errors M/K/D % {np.round(np.mean(errs, 0), 2).tolist()}", flush=True)
+
+
 def summarise(results, bounds):
     rows = {}
     for r in results:
@@ -208,6 +239,8 @@ def summarise(results, bounds):
         line["mech_time"] = (float(np.mean([r["mech_time"] for r in rs])), float(np.max([r["mech_time"] for r in rs])))
         kinds = [r.get("mech_kind") for r in rs]
         line["zoh_share"] = kinds.count("zoh") / len(kinds)
+        its = [r["mech_iter"] for r in rs if "mech_iter" in r]
+        line["mech_iter"] = (float(np.mean(its)), int(np.max(its))) if its else (float("nan"), 0)
         lines.append(line)
     return lines
 
@@ -231,10 +264,12 @@ def markdown(lines):
                 out.append(f"| {ln['h']:g} | {ln['runs']} | {X} | " + " | ".join(cells)
                            + f" | {100 * b:.3g} | {ratio} |" if b else f"| {ln['h']:g} | {ln['runs']} | {X} | "
                            + " | ".join(cells) + " | - | - |")
-        out.append("\n| h | mech fit time mean / max [s] | runs where ZOH model kept | failures mech / n4sid |")
-        out.append("|---|---|---|---|")
+        out.append("\n| h | mech fit time mean / max [s] | LM iterations mean / max | runs where ZOH model kept "
+                   "| failures mech / n4sid |")
+        out.append("|---|---|---|---|---|")
         for ln in [x for x in lines if x["system"] == name]:
             out.append(f"| {ln['h']:g} | {ln['mech_time'][0]:.2f} / {ln['mech_time'][1]:.2f} | "
+                       f"{ln['mech_iter'][0]:.0f} / {ln['mech_iter'][1]} | "
                        f"{100 * ln['zoh_share']:.0f} % | {ln['mech_failed']} / {ln['n4sid_failed']} |")
     return "\n".join(out) + "\n"
 
@@ -245,12 +280,17 @@ def main(argv=None):
     p.add_argument("--workers", type=int, default=2, help="process pool size (default 2)")
     p.add_argument("--samples", type=int, default=6000)
     p.add_argument("--h3", default="0.005,0.01,0.02,0.05,0.1,0.2,0.5", help="sampling times, 3-DOF")
-    p.add_argument("--h8", default="0.0005,0.005,0.05", help="sampling times, 8-DOF")
+    p.add_argument("--h8", default="0.0005,0.001,0.002,0.005,0.01,0.02,0.05", help="sampling times, 8-DOF")
     p.add_argument("--systems", default="3dof,8dof")
     p.add_argument("--max-iter", type=int, default=100, help="MechanicalEstimator max_iter (default 100)")
     p.add_argument("--out", default=None, help="write the markdown tables here (and .json next to it)")
+    p.add_argument("--timing", type=int, default=0, metavar="REPS",
+                   help="only time REPS sequential fits per system and h in this process (no Monte Carlo)")
     args = p.parse_args(argv)
     hs = {"3dof": [float(x) for x in args.h3.split(",")], "8dof": [float(x) for x in args.h8.split(",")]}
+    if args.timing:
+        timing([(name, h) for name in args.systems.split(",") for h in hs[name]], args.timing, args.samples)
+        return
     tasks, bounds = [], {}
     for name in args.systems.split(","):
         for k, h in enumerate(hs[name]):
@@ -260,12 +300,14 @@ def main(argv=None):
     # the slow 8-DOF tasks first so that the pool stays busy to the end
     tasks.sort(key=lambda tk: (tk[0] != "8dof", -tk[1]))
     t0 = time.time()
-    results = []
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        for k, r in enumerate(pool.map(run_one, tasks, chunksize=1)):
-            results.append(r)
-            if (k + 1) % 10 == 0 or k + 1 == len(tasks):
-                print(f"{k + 1}/{len(tasks)} runs, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+
+    def progress(done, total):
+        if done % 10 == 0 or done == total:
+            print(f"{done}/{total} runs, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+
+    # phsym's executor machinery (phsym.common.parallel.map_tasks) over a process pool
+    with ProcessPoolExecutor(max_workers=args.workers, initializer=_warm_up) as pool:
+        results = map_tasks(run_one, tasks, pool, progress)
     lines = summarise(results, bounds)
     md = (f"Command: `python benchmarks/identify_mechanical.py {' '.join(argv if argv is not None else sys.argv[1:])}`; "
           f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "

@@ -37,7 +37,8 @@ def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time", default="t", help="name of the time column (default: t)")
     p.add_argument("--discretisation", choices=("auto", "midpoint", "zoh"), default="auto",
                    help="model of the sampled data (default auto: the better of both)")
-    p.add_argument("--init", choices=("auto", "midpoint", "zoh", "ls"), default="auto", help="initial estimate")
+    p.add_argument("--init", choices=("auto", "midpoint", "zoh", "subspace", "ls"), default="auto",
+                   help="initial estimate")
     p.add_argument("--estimate-input-matrix", action="store_true",
                    help="estimate L too (normalised by M[0,0] = 1 in the start); default: L = I")
     p.add_argument("--max-iter", type=int, default=100, help="iterations per refinement (default 100)")

@@ -108,15 +108,20 @@ def equation_error(u: np.ndarray, q: np.ndarray, h: float, L: Optional[np.ndarra
     c = (q[2:] + 2 * q[1:-1] + q[:-2]) / 4
     g = (u[2:] + 2 * u[1:-1] + u[:-2]) / 4
     T = _sym_basis(n)
+    nv = T.shape[1]
+    # Every block of rows i of the regression is Z = [a, b, c(, -g)] times a column of the
+    # unknowns, so one thin QR of Z (N x 3n) compresses the N n rows to n * 3n exactly.
+    Z = np.hstack([a, b, c] + ([-g] if L is None else []))
+    Q, R = np.linalg.qr(Z)
     I = np.eye(n)
 
-    def block(z):       # rows (k, i), columns vech: (M z_k)_i
-        return np.einsum("ir,kc->kirc", I, z).reshape(-1, n * n) @ T
+    def block(z):       # rows (i, j) of the compressed system, columns vech: (M R_z)_i
+        return np.einsum("ir,jc->ijrc", I, z).reshape(-1, n * z.shape[1])
 
-    cols = [block(a), block(b), block(c)]
-    nv = T.shape[1]
+    w = 3 * n
+    cols = [block(R[:, k * n:(k + 1) * n]) @ T for k in range(3)]
     if L is None:
-        cols.append(-np.einsum("ir,kc->kirc", I, g).reshape(-1, n * m))
+        cols.append(block(R[:, w:]))
         Phi = np.hstack(cols)
         target = -Phi[:, 0]            # M[0, 0] = 1 moves to the right-hand side
         Phi = Phi[:, 1:]
@@ -127,7 +132,7 @@ def equation_error(u: np.ndarray, q: np.ndarray, h: float, L: Optional[np.ndarra
         Lhat = sol[3 * nv:].reshape(n, m)
     else:
         Phi = np.hstack(cols)
-        target = (g @ L.T).reshape(-1)
+        target = (Q.T @ (g @ L.T)).T.reshape(-1)
         scale = np.linalg.norm(Phi, axis=0)
         scale[scale == 0] = 1.0
         sol = np.linalg.lstsq(Phi / scale, target, rcond=None)[0] / scale

@@ -15,15 +15,19 @@ from ..base import Estimator
 from ..data import as_2d, uniform_step
 from ..metrics import r2_score
 from ..warnings import UnidentifiableParameterWarning
-from .equation_error import equation_error, natural_frequencies, noise_band
 from .network import network_netlist
 from .lm import levenberg_marquardt
 from .maps import DISCRETISATIONS, discretise, midpoint_c2d
-from .zoh_start import arx_zoh, d2c_second_order
+from .starts import converted, initial_estimates
 from .oe import OutputError, simulate_positions
 from .param import Parametrisation
 
 __all__ = ["MechanicalEstimator", "mechanical_phs"]
+
+#: The second refinement of discretisation="auto" stops once its cost is this many times the first
+#: model's optimum while an iteration lowers it by less than STALL_DECREASE (relative): it cannot
+#: become the model kept (LM only crawls there), and at coarse h it would take most of the fit time.
+STALL_RATIO, STALL_DECREASE = 1.05, 1e-3
 
 
 def mechanical_phs(M: np.ndarray, D: np.ndarray, K: np.ndarray, L: np.ndarray) -> LinearPHS:
@@ -81,14 +85,15 @@ class MechanicalEstimator(Estimator):
         Model of the sampled data: the midpoint model (exact for data from
         a midpoint integrator, good for small h), the exact ZOH model
         (inputs held between samples) or both, keeping the smaller cost.
-    init : {"auto", "midpoint", "zoh", "ls"} or mapping, default "auto"
+    init : {"auto", "midpoint", "zoh", "subspace", "ls"} or mapping, default "auto"
         Start: equation-error LS of the midpoint model on low-pass
         prefiltered data (``"midpoint"``), a prefiltered second-order ARX
         model mapped back by the matrix logarithm (``"zoh"``, needs a known
-        L; accurate for coarse sampling, ill-conditioned as h -> 0), the one
-        of the two whose output error is smaller (``"auto"``), plain
-        unfiltered equation error (``"ls"``), or a mapping with ``M, D, K``
-        (and ``L``).
+        L), a PO-MOESP subspace model mapped back the same way
+        (``"subspace"``, needs a known L; the last two are accurate for
+        coarse sampling and ill-conditioned as h -> 0), the one whose output
+        error is smallest (``"auto"``), plain unfiltered equation error
+        (``"ls"``), or a mapping with ``M, D, K`` (and ``L``).
     max_iter : int, default 100
         Maximal Levenberg-Marquardt iterations per refinement.
     tol : float, default 1e-10
@@ -117,9 +122,12 @@ class MechanicalEstimator(Estimator):
     start_ : str
         Its origin: ``"midpoint"`` (prefiltered equation error of the
         midpoint model), ``"zoh"`` (prefiltered ARX + matrix logarithm +
-        second-order extraction), ``"ls"`` or ``"user"``.
+        second-order extraction), ``"subspace"`` (PO-MOESP + the same), ``"ls"``
+        or ``"user"``.
     costs_ : dict of str to float
-        Final cost ``|r|^2 / 2`` per refinement.
+        Final cost ``|r|^2 / 2`` per refinement (where it stopped: the
+        second refinement of ``"auto"`` ends early once it stalls 5 % above
+        the first one's optimum, as it cannot be kept then).
     unidentified_ : list of str
         Matrices the data do not determine.
     sigma2_ : float
@@ -183,41 +191,6 @@ class MechanicalEstimator(Estimator):
             raise IdentificationError("output matrix C is singular")
         return h, U, Y, Cm
 
-    def _candidates(self, u, qpos, h, L):
-        """Initial estimates ``{name: (M, D, K, L)}``."""
-        spec = self.init
-        if isinstance(spec, Mapping):
-            try:
-                M, D, K = (np.asarray(spec[k], dtype=float) for k in "MDK")
-            except KeyError as exc:
-                raise IdentificationError(f"init mapping lacks {exc}") from None
-            Lh = L if L is not None else np.asarray(spec.get("L", np.eye(self.n_dof)), dtype=float)
-            return {"user": (M, D, K, Lh)}
-        if spec not in ("auto", "midpoint", "zoh", "ls"):
-            raise IdentificationError(f"unknown init {spec!r}; use 'auto', 'midpoint', 'zoh', 'ls' or a mapping")
-        if spec == "ls":
-            return {"ls": equation_error(u, qpos, h, L)}
-        out = {}
-        fc = 1.5 * noise_band(qpos, h)
-        if spec in ("auto", "midpoint"):
-            M, D, K, Lh = equation_error(u, qpos, h, L, cutoff=fc)
-            fc2 = 2.0 * float(np.max(natural_frequencies(_spd(M), _spd(K)))) / (2 * np.pi)
-            if np.isfinite(fc2) and fc2 > 0:
-                M, D, K, Lh = equation_error(u, qpos, h, L, cutoff=max(fc2, fc / 3))
-            out["midpoint"] = (M, D, K, Lh)
-        if spec in ("auto", "zoh"):
-            if L is None:
-                if spec == "zoh":
-                    raise IdentificationError("init='zoh' needs a known input_matrix")
-            else:
-                try:
-                    with np.errstate(all="ignore"):
-                        out["zoh"] = (*d2c_second_order(*arx_zoh(u, qpos, h, fc), h, L), L)
-                except (np.linalg.LinAlgError, ValueError):
-                    if spec == "zoh":
-                        raise IdentificationError("the ARX + d2c start failed (singular realisation)") from None
-        return {k: v for k, v in out.items() if all(np.all(np.isfinite(a)) for a in v)}
-
     # ------------------------------------------------------------ API
     def fit(self, t: Any, u: Any, q: Any, C: Any = None) -> "MechanicalEstimator":
         """Identify M, D, K (and L) from sampled forces and positions.
@@ -251,7 +224,7 @@ class MechanicalEstimator(Estimator):
         Lfix = self._input_matrix(n, m)
         qpos = np.linalg.solve(C, Y.T).T
         kinds = DISCRETISATIONS if self.discretisation == "auto" else (self.discretisation,)
-        cands = self._candidates(U, qpos, h, Lfix)
+        cands = initial_estimates(self.init, n, U, qpos, h, Lfix)
         if not cands:
             raise IdentificationError("no finite initial estimate (data without excitation?)")
         par = Parametrisation(n, m, Lfix)
@@ -259,10 +232,13 @@ class MechanicalEstimator(Estimator):
         for name, (M0, D0, K0, L0) in cands.items():      # keep the start the data like best
             th = par.pack(M0, D0, K0, L0)
             with np.errstate(all="ignore"):
-                c = min(float(np.sum(OutputError(par, U, Y, h, k, C).residuals(th) ** 2)) for k in kinds)
-            start_costs[name] = (c if np.isfinite(c) else np.inf, th)
+                cs = {k: float(np.sum(OutputError(par, U, Y, h, k, C).residuals(th) ** 2)) for k in kinds}
+            cs = {k: (c if np.isfinite(c) else np.inf) for k, c in cs.items()}
+            start_costs[name] = (min(cs.values()), th, cs)
         start = min(start_costs, key=lambda k: start_costs[k][0])
         theta0 = start_costs[start][1]
+        # the model that fits the start best first: the other one then starts from its optimum
+        kinds = sorted(kinds, key=lambda k: start_costs[start][2][k])
         par.pack(*cands[start])          # L[0, 0] normalisation of the start kept
         M0, D0, K0, L0 = cands[start]
         hist: Dict[str, List] = {"cost": [], "stage": []}
@@ -272,8 +248,9 @@ class MechanicalEstimator(Estimator):
         n_iter: Dict[str, int] = {}
         for kind in kinds:
             oe = OutputError(par, U, Y, h, kind, C)
-            if results:          # start from the start or an earlier optimum, whichever fits this model best
+            if results:          # start from the start, an earlier optimum or its conversion, whichever fits best
                 pool = [theta0] + [v[1] for v in results.values()]
+                pool += [th for src, v in results.items() if (th := converted(par, v[1], h, src, kind)) is not None]
                 with np.errstate(all="ignore"):
                     costs = [float(np.sum(oe.residuals(th) ** 2)) for th in pool]
                 theta = pool[int(np.nanargmin(np.where(np.isfinite(costs), costs, np.nan)))]
@@ -284,12 +261,14 @@ class MechanicalEstimator(Estimator):
                 hist["stage"].append(kind)
                 return r
 
+            # give up a second model that stalls clearly above the first one's optimum
+            stop = _stall(min(v[0] for v in results.values())) if results else None
             with np.errstate(all="ignore"):
-                sol = levenberg_marquardt(fun, oe.jacobian, theta, max_iter=int(self.max_iter),
-                                          ftol=self.tol, xtol=self.tol)
+                sol = levenberg_marquardt(fun, None, theta, max_iter=int(self.max_iter),
+                                          ftol=self.tol, xtol=self.tol, normal=oe.normal_equations, stop=stop)
             if not np.all(np.isfinite(sol["x"])):
                 raise IdentificationError(f"the {kind} refinement diverged")
-            if not sol["converged"]:
+            if not sol["converged"] and not sol["stopped"]:
                 warnings.warn(f"the {kind} refinement stopped after max_iter={self.max_iter} iterations "
                               "before converging", RuntimeWarning, stacklevel=3)
             n_evals += oe.n_evals
@@ -317,14 +296,16 @@ class MechanicalEstimator(Estimator):
 
     def _uncertainty(self, par: Parametrisation, theta: np.ndarray, oe: OutputError) -> None:
         r = oe.residuals(theta)
-        J = oe.jacobian(theta)
-        dof = max(r.size - J.shape[1], 1)
+        A, _ = oe.normal_equations(theta)
+        dof = max(r.size - A.shape[0], 1)
         s2 = float(r @ r) / dof
-        col = np.linalg.norm(J, axis=0)
+        col = np.sqrt(np.maximum(np.diag(A), 0.0))
         col = np.where(col > 0, col, 1.0)
-        _, sv, Vt = np.linalg.svd(J / col, full_matrices=False)
-        tiny = sv < max(sv[0], 1e-300) * 1e-10
-        inv = np.where(tiny, 0.0, 1.0 / np.where(tiny, 1.0, sv) ** 2)
+        ev, V = np.linalg.eigh(A / np.outer(col, col))
+        Vt = V.T
+        # J^T J squares the singular values of J: 1e-14 here is 1e-7 on them
+        tiny = ev < max(ev.max(), 1e-300) * 1e-14
+        inv = np.where(tiny, 0.0, 1.0 / np.where(tiny, 1.0, ev))
         cov_t = s2 * ((Vt.T * inv) @ Vt) / np.outer(col, col)
         G = par.matrix_jacobian(theta)
         cov = G @ cov_t @ G.T
@@ -431,6 +412,13 @@ class MechanicalEstimator(Estimator):
         return r2_score(pred, as_2d(q, "q", pred.shape[0], pred.shape[1]))
 
 
+def _stall(c1: float):
+    """Stop rule of a second refinement: after five steps, above ``STALL_RATIO * c1`` and crawling."""
+    def stop(hc: List[float]) -> bool:
+        return len(hc) > 5 and hc[-1] > STALL_RATIO * c1 and hc[-2] - hc[-1] < STALL_DECREASE * hc[-1]
+    return stop
+
+
 def _single_thread_blas():
     """Limit BLAS to one thread where threadpoolctl is installed: the fit is made of
     many small products, which threads slow down (badly so on a loaded machine)."""
@@ -439,9 +427,3 @@ def _single_thread_blas():
     except ImportError:
         return contextlib.nullcontext()
     return threadpool_limits(1)
-
-
-def _spd(A: np.ndarray) -> np.ndarray:
-    A = 0.5 * (A + A.T)
-    w, V = np.linalg.eigh(A)
-    return (V * np.maximum(w, 1e-8 * max(abs(w).max(), 1e-300))) @ V.T

@@ -12,6 +12,7 @@ from typing import Optional, Tuple
 import numpy as np
 import scipy.signal as ss
 
+from .gram import modal_normal_equations
 from .maps import discretise_with_derivatives
 from .param import Parametrisation
 
@@ -72,11 +73,32 @@ class OutputError:
         return discretise_with_derivatives(M, D, K, L, self.h, self.kind, dirs)
 
     def residuals(self, theta: np.ndarray) -> np.ndarray:
-        """Flattened residuals (N * n,)."""
+        """Flattened residuals (N * n,); infinite where theta gives no finite model (a step too far)."""
         self.n_evals += 1
-        Ad, B0, B1, *_ = self._model(theta, False)
-        q = simulate_positions(Ad, B0, B1, self.u)
+        try:
+            Ad, B0, B1, *_ = self._model(theta, False)
+            q = simulate_positions(Ad, B0, B1, self.u)
+        except (ValueError, np.linalg.LinAlgError):
+            return np.full(self.y.size, np.inf)
         return (q @ self.C.T - self.y).reshape(-1)
+
+    def normal_equations(self, theta: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """``(J^T J, J^T r)`` at theta, through the modal Gram matrix (:mod:`.gram`) without forming J.
+
+        Falls back to :meth:`jacobian` when Ad is not safely diagonalisable.
+        """
+        Ad, B0, B1, dAd, dB0, dB1 = self._model(theta, True)
+        u = self.u
+        N, n2 = u.shape[0], Ad.shape[0]
+        w = (u[:-1] @ B0.T + u[1:] @ B1.T).T
+        X = np.zeros((n2, N))
+        X[:, 1:] = _recursion(Ad, w[:, None, :])[:, 0, :]
+        r = X[:n2 // 2].T @ self.C.T - self.y
+        out = modal_normal_equations(Ad, B0, B1, dAd, dB0, dB1, u, X, self.C, r)
+        if out is None:
+            J = self.jacobian(theta)
+            return J.T @ J, J.T @ r.reshape(-1)
+        return out
 
     def jacobian(self, theta: np.ndarray) -> np.ndarray:
         """Exact Jacobian (N * n, P) of :meth:`residuals`."""

@@ -21,7 +21,7 @@ import scipy.signal as ss
 
 from ...errors import IdentificationError
 
-__all__ = ["d2c_second_order", "arx_zoh"]
+__all__ = ["d2c_second_order", "tustin_second_order", "second_order", "arx_zoh"]
 
 
 def d2c_second_order(Ad: np.ndarray, Bd: np.ndarray, C: np.ndarray, h: float,
@@ -51,7 +51,55 @@ def d2c_second_order(Ad: np.ndarray, Bd: np.ndarray, C: np.ndarray, h: float,
     logZ = sla.logm(Z)
     if np.iscomplexobj(logZ):
         logZ = logZ.real          # a negative real discrete pole has no real logarithm: keep the real part
-    A, B = logZ[:n2, :n2] / h, logZ[:n2, n2:] / h
+    return second_order(logZ[:n2, :n2] / h, logZ[:n2, n2:] / h, C, L)
+
+
+def tustin_second_order(Ad: np.ndarray, Bd: np.ndarray, C: np.ndarray, h: float,
+                        L: np.ndarray) -> Tuple[np.ndarray, ...]:
+    """``(M, D, K)`` whose midpoint (Tustin) model has the poles of ``x+ = Ad x + Bd u``, ``q = C x``.
+
+    ``A = (2/h)(Ad - I)(Ad + I)^-1`` inverts the Cayley transform exactly;
+    the midpoint model drives the state with ``Bm (u_k + u_{k+1})``, so
+    ``Bm = Bd / 2`` (same static gain) and ``B = (2/h)(I - h A / 2) Bm``.
+    The start of a midpoint refinement from a fitted ZOH model.
+
+    Parameters
+    ----------
+    Ad, Bd, C : numpy.ndarray
+        Discrete model with 2n states, n outputs (positions); ``Bd`` the
+        total input matrix of one step.
+    h : float
+        Sampling time.
+    L : numpy.ndarray
+        Known input matrix (n, m) of full row rank.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(M, D, K)``, symmetrised.
+    """
+    I = np.eye(Ad.shape[0])
+    A = 2.0 / h * np.linalg.solve((Ad + I).T, (Ad - I).T).T
+    B = 2.0 / h * (I - h / 2 * A) @ (Bd / 2)
+    return second_order(A, B, C, L)
+
+
+def second_order(A: np.ndarray, B: np.ndarray, C: np.ndarray, L: np.ndarray) -> Tuple[np.ndarray, ...]:
+    """``(M, D, K)`` of a continuous model ``x' = A x + B u``, ``q = C x`` with 2n states.
+
+    Parameters
+    ----------
+    A, B, C : numpy.ndarray
+        Continuous model.
+    L : numpy.ndarray
+        Known input matrix (n, m) of full row rank.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(M, D, K)``, symmetrised.
+    """
+    n = C.shape[0]
     T = np.vstack([C, C @ A])
     Ti = np.linalg.inv(T)
     Ac, Bc = T @ A @ Ti, T @ B
