@@ -71,7 +71,10 @@ def case(route: str, n_train: int, workdir: str) -> dict:
     if route == "numeric":      # the compiled bump sum is shared by all models: compile it before timing
         from phsym.codegen.learned_kernels import learned_bumps
         t0 = time.perf_counter()
-        learned_bumps((0.0,), (0,), np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.ones(1))
+        arrays = [np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.ones(1)]
+        for a in arrays:            # the types of the generated module's constants: read-only arrays
+            a.setflags(write=False)
+        learned_bumps((0.0,), (0.0,), *arrays)
         kernel = time.perf_counter() - t0
         path = save_law(gp, os.path.join(workdir, "law.npz"))
         text = NET.format(table=f".table C1LAW {path}\n", law="H={C1LAW(q)}")

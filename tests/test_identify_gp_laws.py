@@ -208,6 +208,9 @@ def test_saved_law_simulates_like_the_true_circuit(tmp_path):
     assert np.abs(a["v(c)"] - b["v(c)"]).max() < 2e-3
     scale = np.abs(a.H).max() * 50
     assert np.abs(a.balance).max() < 1e-6 * scale
+    # one compiled kernel for every derivative order (integer literals would compile one per order)
+    from phsym.codegen.learned_kernels import learned_bumps
+    assert not any("Literal" in str(sig) for sig in learned_bumps.signatures)
     # the stored energy is the learned H along the trajectory (up to the constant of H)
     H = law.evaluate(a["q_C1"][:, None])
     assert np.allclose(a.H - a.H[0], H - H[0], atol=1e-9)

@@ -75,8 +75,8 @@ def bump_sum(x, a, C, V, W, L):
     ----------
     x : tuple of float
         The point, one entry per input.
-    a : tuple of int
-        Derivative order per input (all zero: the value).
+    a : tuple of int or float
+        Derivative order per input (all zero: the value; whole numbers).
     C : ndarray, shape (N, n)
         Centres.
     V : ndarray, shape (N,)
@@ -102,7 +102,7 @@ def bump_sum(x, a, C, V, W, L):
                 continue
             prod = coef
             for d in range(n):
-                m = a[d] + (1 if d == j else 0)
+                m = int(a[d]) + (1 if d == j else 0)
                 u = (x[d] - C[b, d]) / L[d]
                 he0, he1 = 1.0, u   # probabilists' Hermite polynomials He_0, He_1
                 for k in range(1, m):
@@ -171,7 +171,8 @@ class LearnedBumps(sp.Function):
         # generated modules define LRN<key>_C, _V, _W, _L (phsym.codegen.learned_kernels.declare)
         k = int(self.args[0])
         xs = "".join(printer._print(x) + ", " for x in self.inputs)
-        a = "".join(f"{o}, " for o in self.orders)
+        a = "".join(f"{o}.0, " for o in self.orders)   # floats: numba would type int constants as
+        # literals and compile the kernel once per derivative order
         return f"learned_bumps(({xs}), ({a}), LRN{k}_C, LRN{k}_V, LRN{k}_W, LRN{k}_L)"
 
 
