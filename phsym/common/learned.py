@@ -330,7 +330,7 @@ class LearnedLaw:
         n = self.n_inputs
         poly += sum(sp.Float(self.quadratic[i, j] / 2) * s[i] * s[j] for i in range(n) for j in range(n)
                     if self.quadratic[i, j] != 0.0)
-        return poly + LearnedBumps(sp.Integer(self.key), *([sp.Integer(0)] * n), *x)
+        return sp.expand(poly) + LearnedBumps(sp.Integer(self.key), *([sp.Integer(0)] * n), *x)
 
     def expression(self, *x: sp.Expr) -> sp.Expr:
         """The law written out (one exponential per sample: the text route, whose size grows with
