@@ -309,3 +309,31 @@ def test_estimate_derivative(method, tol):
     assert np.all(estimate_derivative(t, X, method, columns=[0])[:, 1] == 0.0)
     with pytest.raises(IdentificationError, match="increasing"):
         estimate_derivative(t[::-1], X, method)
+
+
+def test_rbf_hessian_contraction_equals_the_explicit_gradient_blocks():
+    """The energy variant's likelihood gradient contracts dK without forming it: same numbers."""
+    from phsym.identify.gp.kernels import rbf_hessian_blocks, rbf_hessian_contract
+    rng = np.random.default_rng(3)
+    for d, dims in ((5, [0, 1, 2, 3]), (1, [0]), (3, [2, 0])):
+        X1, X2, ell = rng.normal(size=(7, d)), rng.normal(size=(6, d)), rng.uniform(0.5, 2.0, d)
+        K, dK = rbf_hessian_blocks(X1, X2, ell, np.array(dims), with_grads=True)
+        G = rng.normal(size=K.shape)
+        assert np.allclose(rbf_hessian_contract(X1, X2, ell, np.array(dims), G),
+                           np.einsum("jblc,qjblc->q", G, dK), rtol=1e-12, atol=1e-12)
+
+
+def test_energy_gradient_five_components():
+    """Five effort components (the pendulum's size) take the batched-product branch of the sandwich."""
+    from phsym.identify.gp.energy import _sandwich
+    rng = np.random.default_rng(8)
+    N, d = 6, 5
+    M, K = rng.normal(size=(d, d)), rng.normal(size=(d, N, d, N))
+    assert np.allclose(_sandwich(M, K), np.einsum("ij,jblc,kl->ibkc", M, K, M), atol=1e-12)
+    X, Y, A = rng.normal(size=(N, d)), rng.normal(size=(N, d)), rng.normal(size=(d, d))
+    lay = EnergyLayout(d, (0, 1, 2, 3), (4,), 1, (0, 1, 2, 3, 4), False)
+    th = 0.4 * rng.normal(size=lay.size)
+    f, g = energy_objective(th, lay, "rbf", X, Y, A)
+    fd = np.array([(energy_objective(th + e, lay, "rbf", X, Y, A)[0]
+                    - energy_objective(th - e, lay, "rbf", X, Y, A)[0]) / 2e-6 for e in 1e-6 * np.eye(lay.size)])
+    assert np.allclose(g, fd, rtol=1e-5, atol=1e-6 * np.abs(g).max())

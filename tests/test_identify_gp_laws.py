@@ -82,8 +82,11 @@ def test_learn_syntax():
     assert law.learn and law.expr == law.variable ** 2 / 2
     with pytest.raises(SimulationInputError, match="C1 is to be learned"):
         simulate(model, fs=10, duration=1.0)
-    with pytest.raises(NetlistError, match="only storage laws"):
-        phsym.parse(NET.format(law="H={q**2/2}").replace("R1 in c 1", "R1 in c I=learn"))
+    resistive = phsym.parse(NET.format(law="H={q**2/2}").replace("R1 in c 1", "R1 in c I=learn"))
+    law = resistive.netlist.element("R1").law
+    assert law.learn and law.key == "I" and law.expr == law.variable       # unit-conductance placeholder
+    with pytest.raises(IdentificationError, match="DissipativeLawGP"):
+        EffortGP.from_model(resistive)
     with pytest.raises(NetlistError):          # a value and a law
         phsym.parse(NET.format(law="1u H=learn"))
 
@@ -111,3 +114,107 @@ def test_cli_learn(tmp_path, capsys):
     qs = np.linspace(1.0, 3.3, 7)
     assert np.abs(grad(qs) - np.sqrt(2 * qs)).max() < 1e-2     # central differences of 800 samples
     assert main(["learn", str(net), str(data), "--element", "R1", "--quiet"]) == 2
+    # --out law.npz: the numbers, and the two netlist lines that use them
+    assert main(["learn", str(net), str(data), "--samples", "24", "--out", str(tmp_path / "c1.npz"), "--quiet"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines == [f".table C1_LAW {tmp_path / 'c1.npz'}", "C1: H={C1_LAW(q)}"]
+    from phsym.common.learned import LearnedLaw
+    saved = LearnedLaw.load(tmp_path / "c1.npz")
+    assert saved.meta["element"] == "C1" and saved.meta["inputs"] == "q_C1"
+    assert np.abs(saved.gradient(qs[:, None])[:, 0] - grad(qs)).max() < 1e-9      # the same fit as the text
+
+
+# ---------------------------------------------------------------- numeric laws (.npz)
+
+def _random_law(n=2, N=5, seed=0):
+    from phsym.common.learned import LearnedLaw
+    rng = np.random.default_rng(seed)
+    return LearnedLaw(rng.normal(size=(N, n)), rng.normal(size=N), rng.normal(size=(N, n)),
+                      rng.uniform(0.5, 1.5, n), offset=rng.normal(size=n), scale=rng.uniform(0.5, 2, n),
+                      linear=rng.normal(size=n), quadratic=np.eye(n) + 0.1, constant=0.3, kind="H")
+
+
+def test_bump_sum_derivatives_by_finite_differences_and_compiled():
+    """Every derivative order of the bump sum: numpy, plain loops and the compiled kernel agree, and
+    each order is the central difference of the one below (hand-written sum of the bumps for order 0)."""
+    from phsym.codegen.learned_kernels import learned_bumps
+    from phsym.common.learned import bump_sum
+    law = _random_law()
+    x = np.array([0.3, -0.4])
+    C, V, W, L = law.centers, law.values, law.slopes, law.lengths
+    direct = sum((V[b] + W[b] @ (x - C[b])) * np.exp(-0.5 * np.sum(((x - C[b]) / L) ** 2)) for b in range(len(C)))
+    assert law.bumps(x[None])[0] == pytest.approx(direct, rel=1e-13)
+    h = 1e-5
+    for a in [(0, 0), (1, 0), (0, 1), (2, 1), (1, 3), (4, 0)]:
+        value = law.bumps(x[None], a)[0]
+        assert bump_sum(tuple(x), a, C, V, W, L) == pytest.approx(value, rel=1e-12, abs=1e-12)
+        assert learned_bumps(tuple(x), a, C, V, W, L) == pytest.approx(value, rel=1e-12, abs=1e-12)
+        for j in range(2):
+            up = list(a)
+            up[j] += 1
+            e = np.eye(2)[j] * h
+            fd = (law.bumps((x + e)[None], a)[0] - law.bumps((x - e)[None], a)[0]) / (2 * h)
+            assert law.bumps(x[None], up)[0] == pytest.approx(fd, rel=1e-6, abs=1e-6)
+
+
+def test_learned_law_sympy_function_and_file(tmp_path):
+    from phsym.common.learned import LearnedLaw
+    law = _random_law()
+    a, b = sp.symbols("a b", real=True)
+    expr = law(a, b)
+    pts = np.array([[0.1, 0.2], [-1.0, 0.7]])
+    f = sp.lambdify((a, b), expr)
+    assert np.allclose(f(pts[:, 0], pts[:, 1]), law.evaluate(pts), rtol=1e-12)
+    g = sp.lambdify((a, b), [sp.diff(expr, a), sp.diff(expr, b)])
+    assert np.allclose(np.array(g(pts[:, 0], pts[:, 1])).T, law.gradient(pts), rtol=1e-12)
+    h = 1e-6
+    fd = (law.evaluate(pts + [h, 0]) - law.evaluate(pts - [h, 0])) / (2 * h)
+    assert np.allclose(law.gradient(pts)[:, 0], fd, rtol=1e-7, atol=1e-8)
+    assert float(sp.diff(expr, a, 2, b).subs({a: 0.1, b: 0.2})) == pytest.approx(
+        law.bumps(pts[:1], (2, 1))[0], rel=1e-12)
+    path = law.save(tmp_path / "law.npz")
+    back = LearnedLaw.load(path)
+    assert back.key == law.key and np.array_equal(back.evaluate(pts), law.evaluate(pts))
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    from phsym.errors import DataFileError
+    with pytest.raises(DataFileError, match="cannot read"):
+        LearnedLaw.load(tmp_path / "bad.npz")
+    np.savez(tmp_path / "other.npz", x=np.zeros(3))
+    with pytest.raises(DataFileError, match="not a phsym learned law"):
+        LearnedLaw.load(tmp_path / "other.npz")
+    with pytest.raises(ValueError, match="positive"):
+        LearnedLaw([[0.0]], [1.0], [[0.0]], [-1.0])
+
+
+def test_saved_law_simulates_like_the_true_circuit(tmp_path):
+    """The learned capacitor saved as numbers (.npz), read by `.table`, simulated with a new input."""
+    from phsym.errors import NetlistError
+    from phsym.identify.gp.laws import numeric_law, save_law
+    gp, q = _learn()
+    law = numeric_law(gp)
+    qs = np.linspace(1.0, 3.3, 9)
+    assert np.allclose(law.evaluate(qs[:, None]), gp.hamiltonian(np.column_stack([qs, 0 * qs])), atol=1e-9)
+    assert np.abs(law.gradient(qs[:, None])[:, 0] - np.sqrt(2 * qs)).max() < 2e-3
+    assert law.meta["inputs"] == "q_C1"
+    save_law(gp, tmp_path / "c1.npz")
+    net = tmp_path / "rc.cir"
+    net.write_text(NET.format(law="H={C1LAW(q)}").replace(".probe", ".table C1LAW c1.npz\n.probe"))
+    learned = phsym.load(net)
+    assert "LearnedBumps" in str(learned.structure.storages[0].hamiltonian)
+    truth = phsym.parse(NET.format(law="H={2*sqrt(2)/3*q**(3/2)}"))
+    a = simulate(learned, fs=50, duration=12.0, x0={"q_C1": 2.0})
+    b = simulate(truth, fs=50, duration=12.0, x0={"q_C1": 2.0})
+    assert q.min() < a["q_C1"].min() and a["q_C1"].max() < q.max()
+    assert np.abs(a["v(c)"] - b["v(c)"]).max() < 2e-3
+    scale = np.abs(a.H).max() * 50
+    assert np.abs(a.balance).max() < 1e-6 * scale
+    # one compiled kernel for every derivative order (integer literals would compile one per order)
+    from phsym.codegen.learned_kernels import learned_bumps
+    assert not any("Literal" in str(sig) for sig in learned_bumps.signatures)
+    # the stored energy is the learned H along the trajectory (up to the constant of H)
+    H = law.evaluate(a["q_C1"][:, None])
+    assert np.allclose(a.H - a.H[0], H - H[0], atol=1e-9)
+    with pytest.raises(NetlistError, match="takes 1 argument"):
+        phsym.parse(net.read_text().replace("C1LAW(q)", "C1LAW(q, q)"), file=str(net))
+    with pytest.raises(NetlistError, match="cannot read learned law"):
+        phsym.parse(NET.format(law="H={C1LAW(q)}").replace(".probe", ".table C1LAW missing.npz\n.probe"))

@@ -4,5 +4,6 @@
 * :mod:`.names` - the one case-insensitive name lookup;
 * :mod:`.schemes` - the one table of time-stepping schemes and their names;
 * :mod:`.paths` - the one cache location and atomic writes;
-* :mod:`.guard` - validation of cache entries on load (damaged ones are removed and rebuilt).
+* :mod:`.guard` - validation of cache entries on load (damaged ones are removed and rebuilt);
+* :mod:`.learned` - learned laws kept as numbers (``.npz``) and their sympy function.
 """

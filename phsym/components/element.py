@@ -37,9 +37,10 @@ class Law:
     location : Location or None
         Where the law was written.
     learn : bool
-        The law is to be learned from data (``H=learn``, see
-        :meth:`phsym.identify.EffortGP.from_model`); ``expr`` is then the
-        placeholder ``variable**2 / 2``, which fixes the structure only.
+        The law is to be learned from data (``H=learn``, ``I=learn``,
+        ``V=learn``; see :mod:`phsym.identify.gp`); ``expr`` is then the
+        placeholder ``variable**2 / 2`` (``variable`` for a dissipative
+        law), which fixes the structure only.
     """
 
     key: str

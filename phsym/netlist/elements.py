@@ -346,8 +346,6 @@ def _law(cls: Type[Component], given: Dict[str, Assign], stmt: Statement, ctx: C
     loc = stmt.loc(a)
     arg_locs["law"] = loc
     if a.value.kind == "word" and a.value.text.lower() == "learn":
-        if form.key != "H":
-            raise NetlistError(f"only storage laws can be learned, not {form.key}=", loc,
-                               hint="write H=learn on a storage element (capacitor, inductor, mass, spring, ...)")
-        return Law(form.key, var ** 2 / 2, var, loc, learn=True)    # placeholder: fixes the structure only
+        # placeholders fix the structure only: a quadratic energy, a unit resistance or conductance
+        return Law(form.key, var ** 2 / 2 if form.key == "H" else var, var, loc, learn=True)
     return Law(form.key, word_expr(a.value, stmt, names), var, loc)

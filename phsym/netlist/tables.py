@@ -4,6 +4,10 @@
 x1 y1 x2 y2 ...`` or ``.table NAME FILE.csv`` (two columns, relative to the
 file of the card), used as ``NAME(x)``.  The interpolation (monotone,
 end segments continued) is :mod:`phsym.common.piecewise`.
+
+``.table NAME FILE.npz`` reads a learned law instead (written by ``phsym
+learn ... --out FILE.npz``, :mod:`phsym.common.learned`): ``NAME(x)`` is its
+posterior mean, evaluated numerically by the generated code.
 """
 from __future__ import annotations
 
@@ -13,10 +17,11 @@ from typing import List, Optional, Sequence, Tuple
 
 import sympy as sp
 
+from ..common.learned import LearnedLaw
 from ..common.piecewise import check_points, pwl_expression
 from ..errors import Location, NetlistError
 
-__all__ = ["PwlTable", "pwl_function", "read_table_file", "table_card"]
+__all__ = ["PwlTable", "LearnedTable", "pwl_function", "read_table_file", "table_card"]
 
 
 def pwl_function(x: sp.Expr, *points: sp.Expr) -> sp.Expr:
@@ -71,6 +76,43 @@ class PwlTable:
         return f"<PwlTable {self.name}: {len(self.xs)} points>"
 
 
+class LearnedTable:
+    """A learned law of a netlist (``.table NAME FILE.npz``), used as ``NAME(x)``.
+
+    Parameters
+    ----------
+    name : str
+        The table's name.
+    law : phsym.common.learned.LearnedLaw
+        The law read from the file.
+    location : Location, optional
+        Where it was defined.
+    """
+
+    def __init__(self, name: str, law: LearnedLaw, location: Optional[Location] = None):
+        self.name = name
+        self.law = law
+        self.location = location
+
+    @property
+    def arity(self) -> int:
+        """Number of arguments."""
+        return self.law.n_inputs
+
+    def __call__(self, *x: sp.Expr) -> sp.Expr:
+        """The learned law at ``x``.
+
+        Parameters
+        ----------
+        *x : sympy.Expr
+            The arguments.
+        """
+        return self.law(*x)
+
+    def __repr__(self) -> str:
+        return f"<LearnedTable {self.name}: {self.law!r}>"
+
+
 def read_table_file(path: Path, location: Optional[Location] = None) -> Tuple[List[float], List[float]]:
     """The first two numeric columns of a CSV file (a header row and ``#`` comments are skipped).
 
@@ -108,10 +150,11 @@ def read_table_file(path: Path, location: Optional[Location] = None) -> Tuple[Li
     return xs, ys
 
 
-_USAGE = ".table NAME x1 y1 x2 y2 ... or .table NAME FILE.csv (two columns, relative to the netlist)"
+_USAGE = (".table NAME x1 y1 x2 y2 ..., .table NAME FILE.csv (two columns, relative to the netlist) "
+          "or .table NAME LAW.npz (a learned law)")
 
 
-def table_card(stmt, names, deck_file: Optional[str]) -> PwlTable:
+def table_card(stmt, names, deck_file: Optional[str]):
     """Define the table of a ``.table`` card in ``names`` (a case-insensitive name table).
 
     Parameters
@@ -126,7 +169,7 @@ def table_card(stmt, names, deck_file: Optional[str]) -> PwlTable:
 
     Returns
     -------
-    PwlTable
+    PwlTable or LearnedTable
     """
     from .numbers import looks_numeric, parse_number
     from .source import Word
@@ -139,6 +182,16 @@ def table_card(stmt, names, deck_file: Optional[str]) -> PwlTable:
         raise NetlistError(f"invalid table name '{name_word.text}'", loc, hint="table names start with a letter")
     if name_word.text in names:
         raise NetlistError(f"'{name_word.text}' is already defined", loc, hint="tables and parameters share names")
+    if len(rest) == 1 and rest[0].text.lower().endswith(".npz"):
+        from ..errors import DataFileError
+        base = Path(deck_file).parent if deck_file else Path.cwd()
+        try:
+            learned = LearnedTable(name_word.text, LearnedLaw.load(base / rest[0].text), loc)
+        except DataFileError as exc:
+            raise NetlistError(str(exc), stmt.loc(rest[0]),
+                               hint="the path is relative to the netlist's directory") from None
+        names.set(name_word.text, learned)
+        return learned
     if len(rest) == 1 and not looks_numeric(rest[0].text):
         base = Path(deck_file).parent if deck_file else Path.cwd()
         xs, ys = read_table_file(base / rest[0].text, stmt.loc(rest[0]))

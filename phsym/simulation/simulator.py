@@ -80,8 +80,9 @@ class Simulator:
                                        "netlist) or a LinearPHS")
         pending = [] if numeric else [el.name for el in model.netlist.elements if el.law is not None and el.law.learn]
         if pending:
-            raise SimulationInputError(f"the law of {', '.join(pending)} is to be learned (H=learn): learn it "
-                                       "(EffortGP.from_model or phsym learn) and write the learned H={...}")
+            raise SimulationInputError(f"the law of {', '.join(pending)} is to be learned (=learn): learn it "
+                                       "(EffortGP.from_model, DissipativeLawGP or phsym learn) and write the "
+                                       "learned law (H={...}, or .table NAME law.npz and H={NAME(q)})")
         linear = numeric or model.structure.is_linear
         if engine == "auto":
             engine = "linear" if linear else "newton"

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_factor, cho_solve, lapack
 
-from .kernels import gram, gram_and_grads, gram_diag, gram_dx, kernel_dx, rbf_hessian_blocks
+from .kernels import (gram, gram_and_grads, gram_diag, gram_dx, kernel_dx, rbf_hessian_blocks,
+                      rbf_hessian_contract)
 
 __all__ = ["EnergyLayout", "EnergyPosterior", "energy_objective", "energy_posterior"]
 
@@ -103,11 +104,8 @@ def _prior(layout: EnergyLayout, theta: np.ndarray, kernel: str, X: np.ndarray, 
     ellH, s2, ellA, W, v, noise = layout.unpack(theta)
     Kz = np.zeros((n, N, n, N))
     out = {"noise": noise, "s2": s2, "W": W, "v": v}
-    if grads:
-        KH, dKH = rbf_hessian_blocks(X[:, layout.hin], X[:, layout.hin], ellH, layout.local, with_grads=True)
-        out["KH"], out["dKH"] = KH, dKH
-    else:
-        KH = rbf_hessian_blocks(X[:, layout.hin], X[:, layout.hin], ellH, layout.local)
+    KH = rbf_hessian_blocks(X[:, layout.hin], X[:, layout.hin], ellH, layout.local)
+    out["KH"] = KH
     Kz[np.ix_(S, range(N), S, range(N))] = s2 * KH
     if len(Al):
         BA = W @ W.T + np.diag(v)
@@ -115,6 +113,35 @@ def _prior(layout: EnergyLayout, theta: np.ndarray, kernel: str, X: np.ndarray, 
         Kz[np.ix_(Al, range(N), Al, range(N))] = BA[:, None, :, None] * KA[None, :, None, :]
         out.update(BA=BA, KA=KA, dKA=dKA)
     return Kz, out
+
+
+def _cholesky(Sig: np.ndarray) -> np.ndarray:
+    """Lower Cholesky factor of the symmetric ``Sig``, Fortran-ordered (LAPACK then needs no copies)."""
+    L, info = lapack.dpotrf(Sig.T, lower=1, clean=1)      # Sig.T: the same matrix, Fortran order
+    if info != 0:
+        raise np.linalg.LinAlgError(f"covariance not positive definite (potrf {info})")
+    return L
+
+
+def _cholesky_inverse(L: np.ndarray) -> np.ndarray:
+    """``(L L^T)^{-1}`` from the lower factor by LAPACK potri (measured: 4 ms against 11 ms for
+    ``cho_solve(cf, eye)`` at ``nN = 384``, one thread)."""
+    inv, info = lapack.dpotri(L, lower=1)     # the lower triangle; the upper one stays 0 (L is clean)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"potri failed ({info})")
+    full = inv + inv.T
+    full[np.diag_indices_from(full)] = np.diag(inv)
+    return full
+
+
+def _sandwich(M: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """``out[i,b,k,c] = sum_{j,l} M[i,j] K[j,b,l,c] M[k,l]``: one matrix product and a batched one
+    (ten times faster than einsum for 5 components; einsum stays faster for 3 and fewer)."""
+    n, N = K.shape[0], K.shape[1]
+    if n <= 3:
+        return np.einsum("ij,jblc,kl->ibkc", M, K, M)
+    T = (M @ K.reshape(n, -1)).reshape(n * N, n, N)
+    return np.matmul(M, T).reshape(n, N, n, N)
 
 
 def energy_objective(theta: np.ndarray, layout: EnergyLayout, kernel: str, X: np.ndarray,
@@ -143,24 +170,27 @@ def energy_objective(theta: np.ndarray, layout: EnergyLayout, kernel: str, X: np
     """
     N, n = Y.shape
     Kz, p = _prior(layout, theta, kernel, X, grads=True)
-    Sig = np.einsum("ij,jblc,kl->ibkc", A, Kz, A).reshape(n * N, n * N)
+    Sig = _sandwich(A, Kz).reshape(n * N, n * N)
     Sig[np.diag_indices_from(Sig)] += np.repeat(p["noise"], N)
-    cf = cho_factor(Sig, lower=True)
+    L = _cholesky(Sig)
     y = Y.T.ravel()
-    alpha = cho_solve(cf, y)
-    lml = -0.5 * y @ alpha - np.sum(np.log(np.diag(cf[0]))) - 0.5 * n * N * _LOG2PI
-    G = 0.5 * (np.outer(alpha, alpha) - cho_solve(cf, np.eye(n * N)))
+    alpha = cho_solve((L, True), y)
+    lml = -0.5 * y @ alpha - np.sum(np.log(np.diag(L))) - 0.5 * n * N * _LOG2PI
+    G = 0.5 * (np.outer(alpha, alpha) - _cholesky_inverse(L))
     G4 = G.reshape(n, N, n, N)
-    Gz = np.einsum("ij,ibkc,kl->jblc", A, G4, A)
+    Gz = _sandwich(A.T, G4)
     S, Al = np.array(layout.storage, int), np.array(layout.algebraic, int)
     GS = Gz[np.ix_(S, range(N), S, range(N))]
-    parts = [p["s2"] * np.einsum("jblc,qjblc->q", GS, p["dKH"]), [p["s2"] * np.sum(GS * p["KH"])]]
+    Xh = X[:, layout.hin]
+    parts = [p["s2"] * rbf_hessian_contract(Xh, Xh, layout.unpack(theta)[0], layout.local, GS),
+             [p["s2"] * np.sum(GS * p["KH"])]]
     if len(Al):
         GA = Gz[np.ix_(Al, range(N), Al, range(N))]
-        GKA = np.einsum("jl,jblc->bc", p["BA"], GA)
-        GBA = np.einsum("jblc,bc->jl", GA, p["KA"])
+        GKA = np.tensordot(p["BA"], GA, axes=([0, 1], [0, 2]))
+        GBA = np.tensordot(GA, p["KA"], axes=([1, 3], [0, 1]))
         GBA = 0.5 * (GBA + GBA.T)
-        parts += [np.einsum("bc,qbc->q", GKA, p["dKA"]), (2.0 * GBA @ p["W"]).ravel(), np.diag(GBA) * p["v"]]
+        dKA = p["dKA"]
+        parts += [dKA.reshape(len(dKA), -1) @ GKA.ravel(), (2.0 * GBA @ p["W"]).ravel(), np.diag(GBA) * p["v"]]
     else:
         parts += [np.zeros(layout.d + int(layout.linear))]
     parts.append(np.einsum("ibib->i", G4) * p["noise"])
@@ -327,7 +357,7 @@ def energy_posterior(theta: np.ndarray, layout: EnergyLayout, kernel: str, X: np
     """
     N, n = Y.shape
     Kz, p = _prior(layout, theta, kernel, X, grads=False)
-    Sig = np.einsum("ij,jblc,kl->ibkc", A, Kz, A).reshape(n * N, n * N)
+    Sig = _sandwich(A, Kz).reshape(n * N, n * N)
     Sig[np.diag_indices_from(Sig)] += np.repeat(p["noise"], N)
     cf = cho_factor(Sig, lower=True)
     alpha = cho_solve(cf, Y.T.ravel()).reshape(n, N)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import IdentificationError
 
-__all__ = ["KERNELS", "gram", "gram_and_grads", "gram_diag", "gram_dx", "kernel_matrix", "kernel_and_grads",
+__all__ = ["rbf_hessian_contract", "KERNELS", "gram", "gram_and_grads", "gram_diag", "gram_dx", "kernel_matrix", "kernel_and_grads",
            "kernel_dx", "rbf_hessian_blocks"]
 
 KERNELS = ("rbf", "matern52")
@@ -170,6 +170,47 @@ def rbf_hessian_blocks(X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, dims: np
         dq = k[:, :, None, None] * (S[:, :, q, None, None] * M + extra)
         dK[q] = np.transpose(dq, (2, 0, 3, 1))
     return K, dK
+
+
+def rbf_hessian_contract(X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, dims: np.ndarray,
+                         G: np.ndarray) -> np.ndarray:
+    """``sum G * dK[q]`` for every ``q`` (``dK`` of :func:`rbf_hessian_blocks` with grads) without forming dK.
+
+    With ``P = G k`` (as ``(N1, N2, s, s)``) and ``M = diag(1/l^2) - a a^T``,
+    ``dK_q = k (S_q M + E_q)`` where ``S_q = (x1_q - x2_q)^2 / l_q^2`` and
+    ``E_q`` (only for a differentiated input) ``= -2/l^2 e_i e_i^T + 2 a_i (e_i a^T + a e_i^T)``:
+    the log-likelihood gradient costs ``O(N1 N2 s^2)`` instead of ``O(d N1 N2 s^2)`` memory traffic.
+
+    Parameters
+    ----------
+    X1, X2 : ndarray, shapes (N1, d) and (N2, d)
+        Points.
+    ell : ndarray, shape (d,)
+        Length scales.
+    dims : ndarray of int
+        Input dimensions differentiated.
+    G : ndarray, shape (s, N1, s, N2)
+        The weights (the likelihood's ``1/2 (alpha alpha^T - K^{-1})`` in effort space).
+
+    Returns
+    -------
+    ndarray, shape (d,)
+    """
+    dims = np.asarray(dims, dtype=int)
+    Delta = X1[:, None, :] - X2[None, :, :]
+    S = (Delta / ell) ** 2
+    k = np.exp(-0.5 * S.sum(axis=2))
+    A = Delta[:, :, dims] / (ell[dims] ** 2)
+    inv2 = 1.0 / ell[dims] ** 2
+    P = np.transpose(G, (1, 3, 0, 2)) * k[:, :, None, None]             # (N1, N2, s, s)
+    PA = np.einsum("bcjl,bcl->bcj", P, A)                                 # sum_l P_jl a_l
+    AP = np.einsum("bcjl,bcj->bcl", P, A)                                 # sum_j a_j P_jl
+    PM = np.einsum("bcjj,j->bc", P, inv2) - np.einsum("bcj,bcj->bc", PA, A)
+    out = np.einsum("bc,bcq->q", PM, S)
+    for i, q in enumerate(dims):
+        out[q] += (-2.0 * inv2[i] * P[:, :, i, i].sum() + 2.0 * np.sum(A[:, :, i] * PA[:, :, i])
+                   + 2.0 * np.sum(A[:, :, i] * AP[:, :, i]))
+    return out
 
 
 def gram(kernel: str, X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, c: Optional[float]) -> np.ndarray:

@@ -1,17 +1,20 @@
-"""Learned storage laws as expressions: the posterior-mean Hamiltonian of an
-energy-variant :class:`~phsym.identify.gp.EffortGP` written in sympy, so that
-it can be the ``H={...}`` law of a storage element in a netlist and be
-differentiated, compiled and simulated like any hand-written law."""
+"""Learned storage laws: the posterior-mean Hamiltonian of an energy-variant
+:class:`~phsym.identify.gp.EffortGP`, either as numbers
+(:func:`numeric_law`, saved as ``.npz`` and read by a netlist's ``.table
+NAME FILE.npz``: the generated code evaluates it by one compiled loop) or
+written out in sympy (:func:`hamiltonian_expression`, an ordinary ``H={...}``
+law whose size and compile time grow with the number of samples)."""
 from __future__ import annotations
 
-from typing import Sequence
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 import sympy as sp
 
 from ...errors import IdentificationError
 
-__all__ = ["hamiltonian_expression", "law_text"]
+__all__ = ["hamiltonian_expression", "law_text", "numeric_law", "save_law"]
 
 
 def hamiltonian_expression(gp, symbols: Sequence[sp.Symbol], digits: int = 17) -> sp.Expr:
@@ -72,6 +75,79 @@ def hamiltonian_expression(gp, symbols: Sequence[sp.Symbol], digits: int = 17) -
                 weight = 0.5 if i in S else 1.0        # S x S terms appear twice in x^T Q x
                 quad += f(weight * c) * xs[list(hin).index(j)] * xs[i_loc]
     return f(gp.y_scale_) * (sp.Add(*terms) + mean + quad)
+
+
+def numeric_law(gp, meta: Optional[Dict[str, str]] = None):
+    """The learned Hamiltonian (posterior mean, up to a constant) as a
+    :class:`~phsym.common.learned.LearnedLaw` over the Hamiltonian's inputs.
+
+    The same function as :func:`hamiltonian_expression`, in the law's units:
+    centres ``mean + scale x~_b``, length scales ``scale l``, gradient weights
+    ``s_y s^2 beta_b / (l^2 scale)`` and the quadratic prior mean.
+
+    Parameters
+    ----------
+    gp : EffortGP
+        Fitted with ``variant="energy"``.
+    meta : dict of str to str, optional
+        Extra text kept in the file (the inputs' names are added when the
+        estimator has ``names``).
+
+    Returns
+    -------
+    phsym.common.learned.LearnedLaw
+
+    Raises
+    ------
+    IdentificationError
+        For a direct-variant or unfitted estimator.
+    """
+    from ...common.learned import LearnedLaw
+    from .prior_mean import quadratic_form
+
+    gp._check_fitted("posterior_")
+    if gp.variant != "energy":
+        raise IdentificationError("only variant='energy' learns a Hamiltonian")
+    post = gp.posterior_
+    lay = post.layout
+    hin, loc, S = list(lay.hin), lay.local, list(lay.storage)
+    ellH, s2 = lay.unpack(post.theta)[:2]
+    mu, sc, sy = gp.x_mean_[hin], gp.x_scale_[hin], gp.y_scale_
+    centers = mu + sc * post.X[:, hin]
+    slopes = np.zeros_like(centers)
+    for k, j in enumerate(S):
+        slopes[:, loc[k]] = sy * s2 * post.beta[j] / (ellH[loc[k]] ** 2 * sc[loc[k]])
+    linear = np.zeros(len(hin))
+    linear[loc] = sy * gp.mean_[S]
+    quad = sy * quadratic_form(gp.mean_slope_, S)[np.ix_(hin, hin)]
+    info = {"source": "phsym.identify.EffortGP(variant='energy')", "samples": str(len(centers))}
+    if gp.names is not None:
+        info["inputs"] = ",".join(str(gp.names[i]) for i in hin)
+    info.update(meta or {})
+    return LearnedLaw(centers, np.zeros(len(centers)), slopes, ellH * sc, offset=mu, scale=sc, linear=linear,
+                      quadratic=quad, kind="H", meta=info)
+
+
+def save_law(gp, path: Any, meta: Optional[Dict[str, str]] = None) -> Path:
+    """Write :func:`numeric_law` of ``gp`` to ``path`` (``.npz``).
+
+    Use it in a netlist as ``.table NAME FILE.npz`` and ``H={NAME(q)}``.
+
+    Parameters
+    ----------
+    gp : EffortGP
+        Fitted with ``variant="energy"``.
+    path : str or pathlib.Path
+        Target file.
+    meta : dict of str to str, optional
+        Extra text kept in the file.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+    """
+    return numeric_law(gp, meta).save(path)
 
 
 def law_text(expr: sp.Expr, variable: str) -> str:

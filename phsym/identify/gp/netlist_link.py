@@ -46,6 +46,11 @@ def structure_from_model(model: Any, learn: Optional[Sequence[str]] = None, x_op
     """
     from ...structure.linearize import descriptor_matrices
 
+    resistive = [el.name for el in model.netlist.elements if el.law is not None and el.law.learn and el.law.key != "H"]
+    if resistive:
+        raise IdentificationError(f"the dissipative law of {', '.join(resistive)} is to be learned: EffortGP needs "
+                                  "a constant R; learn it with phsym.identify.gp.DissipativeLawGP (port_samples) "
+                                  "once the other laws are known")
     if not learn:
         learn = [el.name for el in model.netlist.elements if el.law is not None and el.law.learn]
         if not learn:
@@ -68,8 +73,10 @@ def structure_from_model(model: Any, learn: Optional[Sequence[str]] = None, x_op
     for el in learn:
         state = by_element.get(str(el).upper())
         if state is None:
+            hint = ("; for a dissipative law use DissipativeLawGP" if any(
+                d.element.upper() == str(el).upper() for d in S.dissipative) else "")
             raise IdentificationError(f"{el!r} is not a storage element of the model; storages: "
-                                      f"{', '.join(sorted(by_element))}")
+                                      f"{', '.join(sorted(by_element))}{hint}")
         storage.append(names.index(state))
     return {"E": dm.E, "J": dm.J, "R": dm.R, "B": dm.B, "names": names, "storage": storage}
 
