@@ -325,13 +325,19 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
                                       f"{b}for i in range({nu}):",
                                       f"{b}    ub[i] = {input_expression(scheme)}"]
     if nv:
+        c = b + "    "
+        # info[3] counts the solved steps behind v (up to 2): the first step
+        # starts from v as given, the second from the first's solution (an
+        # extrapolation from a zero history would double the port voltages)
         R += [f"{b}# predictor: linear extrapolation of the previous two steps' unknowns",
-              f"{b}for i in range({nv}):", f"{b}    tmp = v[i]", f"{b}    v[i] = 2.0 * v[i] - vold[i]",
-              f"{b}    vold[i] = tmp"]
+              f"{b}if info[3] >= 2:",
+              f"{c}for i in range({nv}):", f"{c}    tmp = v[i]", f"{c}    v[i] = 2.0 * v[i] - vold[i]",
+              f"{c}    vold[i] = tmp"]
         if terms:   # limited like a Newton step from the last step's unknowns (as SPICE does)
-            R += [f"{b}for i in range({nv}):", f"{b}    d[i] = v[i] - vold[i]"]
-            R += limit_step(terms, unknown, nv, b, "vold")
-            R += [f"{b}for i in range({nv}):", f"{b}    v[i] = vold[i] + d[i]"]
+            R += [f"{c}for i in range({nv}):", f"{c}    d[i] = v[i] - vold[i]"]
+            R += limit_step(terms, unknown, nv, c, "vold")
+            R += [f"{c}for i in range({nv}):", f"{c}    v[i] = vold[i] + d[i]"]
+        R += [f"{b}else:", f"{c}for i in range({nv}):", f"{c}    vold[i] = v[i]"]
     R += [f"{b}for i in range({nx}):", f"{b}    wt[i] = 1.0 / (abs(x[i]) + xs[i])",
           f"{b}it = 0", f"{b}status = 0", f"{b}qi = -1", f"{b}rprev = 1e300"]
     if nv:
@@ -354,6 +360,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     if sens:
         R += _sensitivities(nx, nv, sens.n_y, sens.n_f)
     R += [f"{b}for i in range({nx}):", f"{b}    x[i] += v[i]", f"{b}    X[k + 1, i] = x[i]"]
+    R += [f"{b}if info[3] < 2:", f"{b}    info[3] += 1"]
     R += energy + [f"{b}Hh[k + 1] = hh",
                    f"{b}if not math.isfinite(hh):",
                    f"{b}    info[0] = k",

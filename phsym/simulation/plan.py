@@ -11,7 +11,7 @@ arrays of the symbolic run it replaces.  Nothing here imports sympy or scipy.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import warnings
 
@@ -188,7 +188,8 @@ class RunPlan:
 
     # -------------------------------------------------------------------- run
     def run(self, u=None, duration: Optional[float] = None, x0=None, progress=None, chunk: int = 0,
-            x0_desc: Optional[str] = None, info: Optional[dict] = None, align: str = "grid") -> SimulationResult:
+            x0_desc: Optional[str] = None, info: Optional[dict] = None, align: str = "grid",
+            start: Optional[Mapping[str, float]] = None) -> SimulationResult:
         """Simulate (see :meth:`phsym.simulation.Simulator.run`).
 
         Parameters
@@ -215,6 +216,9 @@ class RunPlan:
             :func:`~phsym.simulation.signals.check_align`); with
             ``"samples"`` the grid starts at ``t = -h`` and step ``k`` ends
             at input sample ``k``.
+        start : mapping of str to float, optional
+            Newton's start for the first step: port variables and
+            multipliers by name (a DC solution's), the others from zero.
         """
         U = self.inputs(u, duration, align)
         N = check_steps(U, self.fs, duration)
@@ -225,7 +229,7 @@ class RunPlan:
         rec = self.record_efforts
         rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
         try:
-            A, wall = self.loop.run(x, U, self.h, rec, progress, chunk)
+            A, wall = self.loop.run(x, U, self.h, rec, progress, chunk, carry=self.loop.carry(start) if start else None)
         except SimulationError as exc:
             if not lead or isinstance(exc, SimulationInputError) or exc.step is None:
                 raise

@@ -17,7 +17,7 @@ from ..common.schemes import get_scheme
 from ..errors import SimulationError, SimulationInputError
 from ..structure.linear import LinearPHS
 from ..structure.linearize import descriptor_matrices
-from .initial import dc_operating_point, initial_from_ic, state_scales
+from .initial import dc_solution, initial_from_ic, state_scales
 from .engine import NewtonLoop
 from .linear import LinearEngine
 from .plan import ModelSummary, RunPlan
@@ -222,11 +222,11 @@ class Simulator:
         SimulationResult
         """
         plan = self.plan(params)
-        desc = None
+        desc, start = None, None
         if isinstance(x0, str) and x0.strip().lower() == "dc":
-            x0 = self.dc_state(plan.inputs(u, duration, align)[0], params)
+            x0, start = self._dc(plan.inputs(u, duration, align)[0], params)
             desc = "dc operating point for the first input sample"
-        return plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align)
+        return plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align, start=start)
 
     def stream(self, x0=None, params: Optional[Mapping[str, float]] = None,
                signals: Optional[Sequence[str]] = None) -> Stream:
@@ -252,7 +252,7 @@ class Simulator:
         """
         plan = self.plan(params)
         if isinstance(x0, str) and x0.strip().lower() == "dc":
-            return plan.stream(None, signals, dc=lambda u0: self.dc_state(u0, params))
+            return plan.stream(None, signals, dc=lambda u0: self._dc(u0, params))
         return plan.stream(x0, signals)
 
     def dc_state(self, u0: np.ndarray, params: Optional[Mapping[str, float]] = None) -> np.ndarray:
@@ -272,6 +272,13 @@ class Simulator:
                 raise SimulationError("no DC operating point (the DC problem has no solution)", step=0, time=0.0)
             self.plan()
             return xi[self._differential]
+        return self._dc(u0, params)[0]
+
+    def _dc(self, u0: np.ndarray, params: Optional[Mapping[str, float]] = None):
+        """DC state and the port variables and multipliers there, by name
+        (the first step's Newton start; ``None`` for linear models)."""
+        if isinstance(self.model, LinearPHS):
+            return self.dc_state(u0, params), None
         values = self.model.parameter_values(params)
         S = self.model.structure
         x_ic, _ = initial_from_ic(S, values)
@@ -279,4 +286,6 @@ class Simulator:
         held_names = set(deck.held) if deck is not None else set()
         index = {s: i for i, s in enumerate(S.states)}
         held = [index[s] for st in S.storages if held_names & set(st.elements) for s in st.states]
-        return dc_operating_point(S, values, u0, x_ic, held)
+        x, w, lam = dc_solution(S, values, u0, x_ic, held)
+        names = [v.name for v in S.variables[S.n_x:S.n_x + S.n_w + S.n_lambda]]
+        return x, dict(zip(names, np.concatenate([w, lam])))
