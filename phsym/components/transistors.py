@@ -8,19 +8,19 @@ non-negative.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Tuple
 
 import sympy as sp
 
-from .base import EFFORT, P_LINEAR, P_STORE_EFFORT, P_VCR, Contribution, Dissipation, Storage
-from .component import Choice, Component, Value, register
+from .base import EFFORT, P_STORE_EFFORT, Contribution, Storage
+from .component import Choice, Value, register
 from .junction import JunctionEnergy
+from .semiconductor import Semiconductor
 
 __all__ = ["BJT", "gummel_poon"]
 
 _VBE = sp.Symbol("v_be", real=True)
 _VBC = sp.Symbol("v_bc", real=True)
-_I = sp.Symbol("i", real=True)
 
 
 def gummel_poon(vbe: sp.Expr, vbc: sp.Expr, *, Is, Bf, Br, Nf, Nr, Vt, Gmin, Vaf=None, Var=None, Ikf=None,
@@ -71,7 +71,7 @@ def gummel_poon(vbe: sp.Expr, vbc: sp.Expr, *, Is, Bf, Br, Nf, Nr, Vt, Gmin, Vaf
 
 
 @register
-class BJT(Component):
+class BJT(Semiconductor):
     """Bipolar transistor ``Q c b e [MODEL] [IS=.. BF=.. ...] [polarity=npn|pnp]`` (SPICE Gummel-Poon, level 1).
 
     Two dissipative ports of one device, both voltage-controlled: the
@@ -173,52 +173,25 @@ class BJT(Component):
                      "TLEV", "TLEVC", "NKF", "AREA", "AREAB", "AREAC", "BVBC", "BVCE")
     summary = "bipolar transistor, NPN or PNP (SPICE Gummel-Poon level 1: Early, knee, leakage, RB/RC/RE, junction charge)"
 
-    def _given(self, key: str) -> Optional[sp.Expr]:
-        val = self.spec.values.get(key)
-        if val is None or sp.sympify(val).xreplace(self.defaults) == 0:
-            return None
-        return sp.sympify(val)
-
-    def _opt(self, key: str, default: float) -> sp.Expr:
-        val = self.spec.values.get(key)
-        return sp.Float(default) if val is None else sp.sympify(val)
-
     def contribute(self) -> Contribution:
-        c, b, e = self.spec.nodes
         out = Contribution()
-        inner = {}
-        for node, key in ((c, "Rc"), (b, "Rb"), (e, "Re")):
-            r = self._given(key)
-            tag = key[1].lower()
-            if r is None:
-                inner[tag] = node
-                continue
-            inner[tag] = f"{self.name}#{tag}"
-            br = self.branch("dissipation", P_LINEAR, nodes=(node, inner[tag]), suffix=f".r{tag}")
-            out.branches.append(br)
-            out.dissipations.append(Dissipation(br.name, br.name, "through", r * _I, _I, True))
-        npn = self.choice("polarity") == "npn"
-        pair = {"be": (inner["b"], inner["e"]), "bc": (inner["b"], inner["c"])}
-        if not npn:     # v_eb and v_cb drive a PNP: the same laws with the branches reversed
-            pair = {k: (v[1], v[0]) for k, v in pair.items()}
-        val = {k: self._given(k) for k in ("Vaf", "Var", "Ikf", "Ikr", "Ise", "Isc")}
+        inner = self.series(out, {"c": "Rc", "b": "Rb", "e": "Re"})
+        val = {k: self.given(k) for k in ("Vaf", "Var", "Ikf", "Ikr", "Ise", "Isc")}
         Is, Nf, Nr, Vt, gmin = (self.value(k) for k in ("Is", "Nf", "Nr", "Vt", "Gmin"))
         ic, ib = gummel_poon(_VBE, _VBC, Is=Is, Bf=self.value("Bf"), Br=self.value("Br"), Nf=Nf, Nr=Nr, Vt=Vt,
-                             Gmin=gmin, Ne=self._opt("Ne", 1.5), Nc=self._opt("Nc", 2.0), **val)
-        be, bc = f"{self.name}.be", f"{self.name}.bc"
-        for tag, law, own, other, partner in (("be", ic + ib, _VBE, _VBC, bc), ("bc", -ic, _VBC, _VBE, be)):
-            br = self.branch("dissipation", P_VCR, nodes=pair[tag], suffix=f".{tag}")
-            out.branches.append(br)
-            out.dissipations.append(Dissipation(br.name, br.name, "across", law, own, False,
-                                                couples=((other, partner),)))
-        fc = self._opt("Fc", 0.5)
-        for tag, cj, vj, mj, tt, n in (("be", "Cje", "Vje", "Mje", "Tf", Nf), ("bc", "Cjc", "Vjc", "Mjc", "Tr", Nr)):
-            cap, tau = self._given(cj), self._given(tt)
+                             Gmin=gmin, Ne=self.opt("Ne", 1.5), Nc=self.opt("Nc", 2.0), **val)
+        b, c, e = inner["b"], inner["c"], inner["e"]
+        self.multiport(out, [("be", b, e, ic + ib), ("bc", b, c, -ic)], [_VBE, _VBC])
+        fc = self.opt("Fc", 0.5)
+        for tag, node, cj, vj, mj, tt, n in (("e", e, "Cje", "Vje", "Mje", "Tf", Nf),
+                                             ("c", c, "Cjc", "Vjc", "Mjc", "Tr", Nr)):
+            cap, tau = self.given(cj), self.given(tt)
             if cap is None and tau is None:
                 continue
-            br = self.branch("storage", P_STORE_EFFORT, nodes=pair[tag], suffix=f".cj{tag[1]}")
+            br = self.branch("storage", P_STORE_EFFORT, nodes=(b, node) if self.n_type else (node, b),
+                             suffix=f".cj{tag}")
             q = sp.Symbol(f"q_{br.name}", real=True)
-            H = JunctionEnergy(q, sp.Integer(0) if cap is None else cap, self._opt(vj, 0.75), self._opt(mj, 0.33),
+            H = JunctionEnergy(q, sp.Integer(0) if cap is None else cap, self.opt(vj, 0.75), self.opt(mj, 0.33),
                                fc, sp.Integer(0) if tau is None else tau, Is, n * Vt, gmin, sp.Integer(1),
                                sp.Integer(0))
             out.branches.append(br)
