@@ -114,9 +114,9 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
     sim = Simulator(model, 1.0, method="backward_euler")
     n_u = len(model.inputs)
     u0 = sim.plan(params).inputs(None, 1.0)[0] if n_u else np.zeros(0)
-    x0 = dc_state(model, u0, params)
+    x0, start = sim.dc_solution(u0, params, hold_ic=False)
     u = np.tile(np.asarray(u0, float), (2, 1)) if n_u else None
-    res = sim.run(u=u, duration=None if n_u else 1.0, x0=x0, params=params)
+    res = sim.plan(params).run(u, None if n_u else 1.0, x0, start=start)
     drift = np.max(np.abs(res.x[1] - res.x[0]) / (np.abs(res.x[0]) + 1e-30), initial=0.0)
     if drift > 1e-6 and np.max(np.abs(res.x[1] - res.x[0]), initial=0.0) > 1e-15:
         raise SimulationError(f"the DC solution is not an equilibrium (relative drift {drift:.2g})",

@@ -7,7 +7,7 @@ runs it; parameter changes build a new plan, never new code.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Mapping, Optional, Sequence, Union
+from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sps
@@ -224,7 +224,7 @@ class Simulator:
         plan = self.plan(params)
         desc, start = None, None
         if isinstance(x0, str) and x0.strip().lower() == "dc":
-            x0, start = self._dc(plan.inputs(u, duration, align)[0], params)
+            x0, start = self.dc_solution(plan.inputs(u, duration, align)[0], params)
             desc = "dc operating point for the first input sample"
         return plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align, start=start)
 
@@ -252,7 +252,7 @@ class Simulator:
         """
         plan = self.plan(params)
         if isinstance(x0, str) and x0.strip().lower() == "dc":
-            return plan.stream(None, signals, dc=lambda u0: self._dc(u0, params))
+            return plan.stream(None, signals, dc=lambda u0: self.dc_solution(u0, params))
         return plan.stream(x0, signals)
 
     def dc_state(self, u0: np.ndarray, params: Optional[Mapping[str, float]] = None) -> np.ndarray:
@@ -272,18 +272,30 @@ class Simulator:
                 raise SimulationError("no DC operating point (the DC problem has no solution)", step=0, time=0.0)
             self.plan()
             return xi[self._differential]
-        return self._dc(u0, params)[0]
+        return self.dc_solution(u0, params)[0]
 
-    def _dc(self, u0: np.ndarray, params: Optional[Mapping[str, float]] = None):
-        """DC state and the port variables and multipliers there, by name
-        (the first step's Newton start; ``None`` for linear models)."""
+    def dc_solution(self, u0: np.ndarray, params: Optional[Mapping[str, float]] = None,
+                    hold_ic: bool = True) -> Tuple[np.ndarray, Optional[Dict[str, float]]]:
+        """DC state, and the port variables and multipliers there by name
+        (Newton's start for the first step; ``None`` for linear models).
+
+        Parameters
+        ----------
+        u0 : ndarray
+            Inputs.
+        params : mapping of str to float, optional
+            Parameter overrides by name.
+        hold_ic : bool
+            Hold the storages of a ``.ic`` card at their value (a
+            transient's DC start, as SPICE); ``False`` for ``.op``.
+        """
         if isinstance(self.model, LinearPHS):
             return self.dc_state(u0, params), None
         values = self.model.parameter_values(params)
         S = self.model.structure
         x_ic, _ = initial_from_ic(S, values)
         deck = getattr(self.model.netlist, "deck", None)
-        held_names = set(deck.held) if deck is not None else set()
+        held_names = set(deck.held) if deck is not None and hold_ic else set()
         index = {s: i for i, s in enumerate(S.states)}
         held = [index[s] for st in S.storages if held_names & set(st.elements) for s in st.states]
         x, w, lam = dc_solution(S, values, u0, x_ic, held)
