@@ -13,7 +13,7 @@ import sympy as sp
 
 from .base import EFFORT, P_STORE_EFFORT, Contribution, Storage
 from .component import Choice, Value, register
-from .semiconductor import Semiconductor
+from .device import Device
 
 __all__ = ["MOSFET", "JFET", "shichman_hodges", "jfet_drain_current"]
 
@@ -104,7 +104,7 @@ def _junction(Is, v, vt, gmin) -> sp.Expr:
 
 
 @register
-class MOSFET(Semiconductor):
+class MOSFET(Device):
     """MOSFET ``M d g s b [MODEL] [W=.. L=..] [VTO=.. KP=.. ...] [polarity=nmos|pmos]`` (SPICE level 1).
 
     Dissipative ports of one device: gate-source (branch ``NAME.gs``, law
@@ -197,7 +197,7 @@ class MOSFET(Semiconductor):
 
 
 @register
-class JFET(Semiconductor):
+class JFET(Device):
     """JFET ``J d g s [MODEL] [VTO=.. BETA=.. LAMBDA=.. IS=..] [polarity=njf|pjf]`` (SPICE level 1).
 
     Two dissipative ports of one device: gate-source (branch ``NAME.gs``:

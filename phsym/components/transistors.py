@@ -15,7 +15,7 @@ import sympy as sp
 from .base import EFFORT, P_STORE_EFFORT, Contribution, Storage
 from .component import Choice, Value, register
 from .junction import JunctionEnergy
-from .semiconductor import Semiconductor
+from .device import Device
 
 __all__ = ["BJT", "gummel_poon"]
 
@@ -71,7 +71,7 @@ def gummel_poon(vbe: sp.Expr, vbc: sp.Expr, *, Is, Bf, Br, Nf, Nr, Vt, Gmin, Vaf
 
 
 @register
-class BJT(Semiconductor):
+class BJT(Device):
     """Bipolar transistor ``Q c b e [MODEL] [IS=.. BF=.. ...] [polarity=npn|pnp]`` (SPICE Gummel-Poon, level 1).
 
     Two dissipative ports of one device, both voltage-controlled: the

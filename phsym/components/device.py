@@ -1,5 +1,5 @@
-"""What every semiconductor device shares: optional model values, series
-resistances to internal nodes, polarity and its multiport of junction ports."""
+"""What every multiport device (transistor, tube) shares: optional model
+values, series resistances to internal nodes, polarity and its ports."""
 from __future__ import annotations
 
 from typing import Dict, Optional, Sequence, Tuple
@@ -9,13 +9,13 @@ import sympy as sp
 from .base import P_LINEAR, P_VCR, Contribution, Dissipation
 from .component import Component
 
-__all__ = ["Semiconductor"]
+__all__ = ["Device"]
 
 _I = sp.Symbol("i", real=True)
 
 
-class Semiconductor(Component):
-    """Base of the transistor kinds (not registered itself).
+class Device(Component):
+    """Base of the transistor and tube kinds (not registered itself).
 
     A device is a set of voltage-controlled dissipative ports (one per
     terminal pair ``(a, b)``, branch ``NAME.ab``) whose laws read every
@@ -52,9 +52,10 @@ class Semiconductor(Component):
 
     @property
     def n_type(self) -> bool:
-        """Whether the device is n-type (NPN, NMOS, NJF): the first polarity option."""
-        c = next(c for c in self.choices if c.key == "polarity")
-        return self.choice("polarity") == c.options[0]
+        """Whether the device is n-type (NPN, NMOS, NJF: the first polarity
+        option), or has no polarity (a tube)."""
+        c = next((c for c in self.choices if c.key == "polarity"), None)
+        return c is None or self.choice("polarity") == c.options[0]
 
     def series(self, out: Contribution, keys: Dict[str, str]) -> Dict[str, str]:
         """Series resistances (value key per terminal): linear resistors from
