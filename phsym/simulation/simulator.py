@@ -166,7 +166,8 @@ class Simulator:
             loop = LinearEngine(d.E, d.J, d.R, d.Q, d.B, self.h, get_scheme(self.scheme), self.linear_solver,
                                 efforts=(Ce @ d.Q, Cu), feedthrough=(d.S, d.N)).loop()
         summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
-                               [p.label for p in model.probes], model.netlist.file)
+                               [p.label for p in model.probes], model.netlist.file,
+                               [S.branches[d.branch].name for d in S.dissipative if d.active])
         resolver = lambda label: fixed.probe(label, values, Jn)      # noqa: E731
         return RunPlan(summary, self.fs, self.scheme, loop, waves, x_ic, desc, by_name, self.record_efforts,
                      {p.label: resolver(p.label) for p in model.probes}, resolver, model)

@@ -114,7 +114,7 @@ def check_structure(S: Structure, values: Mapping[sp.Symbol, float],
 
 
 def received_power_ok(S: Structure, ports: Tuple[int, ...], values: Mapping[sp.Symbol, float]) -> bool:
-    """Whether the ports ``ports`` of one device receive ``sum_j w_j z_j(w) >= 0``
+    """Whether the passive ports ``ports`` of one device receive ``sum_j w_j z_j(w) >= 0``
     on a sampled grid (both signs, 1e-6 to 1e2 for one port; a coarser
     product grid, 1e-3 to 1e1, for a multiport).
 
@@ -128,7 +128,8 @@ def received_power_ok(S: Structure, ports: Tuple[int, ...], values: Mapping[sp.S
         Parameter values.
     """
     W = [S.dissipative[j].w for j in ports]
-    power = sp.Add(*[S.dissipative[j].w * S.dissipative[j].z for j in ports]).subs(dict(values))
+    power = sp.Add(*[S.dissipative[j].w * S.dissipative[j].z for j in ports
+                     if not S.dissipative[j].active]).subs(dict(values))
     if len(W) == 1:
         grid = [np.concatenate([-np.logspace(-6, 2, 60), np.logspace(-6, 2, 60)])]
     else:

@@ -86,6 +86,8 @@ class DissipativePort:
     linear: bool
     #: other ports whose variables ``w_k`` the law ``z`` also reads (multiports)
     coupled: Tuple[int, ...] = ()
+    #: a controlled source's port (not passive; see Dissipation.active)
+    active: bool = False
 
 
 class Structure:
@@ -302,7 +304,7 @@ class Structure:
             coef = sp.diff(law, w)
             law = w / coef
             effort_out = True
-        return DissipativePort(d.element, k, w, law, effort_out, d.linear)
+        return DissipativePort(d.element, k, w, law, effort_out, d.linear, active=d.active)
 
     def _twoport_relation(self, tp: TwoPort, kp: int, ks: int):
         """Relation of a two-port in Dirac variables ``a`` (inputs) and ``c``.

@@ -36,9 +36,6 @@ def couple_ports(ports: Sequence, dissipations: Sequence[Dissipation]) -> None:
             if k is None or k == j:
                 raise StructureError(f"law of {d.element} reads the variable of {port!r}, "
                                      "which is not another dissipative port", [d.element])
-            if dissipations[k].control != d.control:
-                raise StructureError(f"multiport {d.element} / {port}: both ports must be controlled "
-                                     "by the same kind of variable", [d.element, port])
             sub[sym] = ports[k].w
             coupled.append(k)
         dp.z = dp.z.xreplace(sub)
