@@ -8,6 +8,7 @@ stages are in the deck corpus (tests/decks/bjt_*.cir, mosfet_*.cir,
 jfet_*.cir, checked by tests/test_spice_corpus.py).
 """
 import math
+from pathlib import Path
 import warnings
 
 import numpy as np
@@ -217,3 +218,20 @@ def test_transistor_cards_and_errors():
     with pytest.raises(StructureError, match="multiport") as exc:
         m.linearize()
     assert "Q1.be" in str(exc.value)
+
+
+def test_pyphs_bjtamp_dc_point_matches_the_device_equations():
+    op = operating_point(phsym.load(Path(__file__).resolve().parents[1] / "netlists" / "bjtamp.cir"))
+    Is, bf, br, n, vt, rb, rc, re = 2.39e-14, 294.3, 7.946, 1.006, 0.026, 1.0, 0.85, 0.4683
+
+    def eqs(z):
+        vb, vc, bi, ci, ei = z
+        ibe = Is * math.expm1((bi - ei) / (n * vt)) + GMIN * (bi - ei)
+        ibc = Is * math.expm1((bi - ci) / (n * vt)) + GMIN * (bi - ci)
+        ic, ib = (ibe - ibc) - ibc / br, ibe / bf + ibc / br
+        return [(vc - vb) / 270e3 - (vb - bi) / rb, (vb - bi) / rb - ib, (vc - ci) / rc - ic,
+                ei / re - ic - ib, (9.0 - vc) / 1e3 - (vc - vb) / 270e3 - ic]
+    z0 = [op.nodes[k] for k in ("n2", "n3", "Q1#b", "Q1#c", "Q1#e")]
+    z = so.fsolve(eqs, z0, xtol=1e-14)
+    assert np.max(np.abs(eqs(z))) < 1e-15
+    assert np.allclose(z0, z, rtol=1e-8, atol=1e-10)

@@ -61,3 +61,11 @@ def test_triode_is_passive_and_the_discrete_gradient_balances_energy():
     vgk, vpk = np.meshgrid(np.linspace(-20, 5, 101), np.linspace(-50, 400, 101))
     P = np.vectorize(lambda a, b: float(power(a, b)))(vgk, vpk)
     assert np.all(P >= 0) and P.max() > 0
+
+
+def test_pyphs_triodeamp_dc_point_follows_the_koren_law():
+    op = operating_point(phsym.load(Path(__file__).resolve().parents[1] / "netlists" / "triodeamp.cir"))
+    # grid at 0 V through the potentiometer; cathode 100k, plate 100k from 300 V
+    vk = so.brentq(lambda k: k / 100e3 - float(koren(-k, 300.0 - 2 * k, mu=88.0)), 1e-6, 100.0, xtol=1e-14)
+    assert op.nodes["vk"] == pytest.approx(vk, rel=1e-6)
+    assert op.nodes["vp"] == pytest.approx(300.0 - vk, rel=1e-7)      # up to GMIN across the tube
