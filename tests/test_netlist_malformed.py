@@ -6,7 +6,7 @@ from phsym.netlist import load_netlist
 
 # (id, netlist text, expected line, expected column, fragment of the message)
 CORPUS = [
-    ("unknown-letter", "Q1 a b 1k\n", 1, 1, "unknown element type"),
+    ("unknown-letter", "Z1 a b 1k\n", 1, 1, "unknown element type"),
     ("missing-value", "R1 a b\n", 1, 1, "missing value"),
     ("too-few-nodes", "R1 a\n", 1, 5, "needs 2 nodes"),
     ("bad-suffix", "R1 a b 1k5\n", 1, 8, "malformed number"),
