@@ -55,7 +55,7 @@ def main(argv=None) -> None:
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r['deck'].split(' @')[0]} | {r['fs'] / 1e3:g} kHz | {r['steps']} | {r['cold']:.2f} | "
-              f"{r['warm']:.2f} | {r['loop_rate']:.3g} | {r['loop_rate'] / r['fs']:.0f} | {r['ng_wall']:.2f} | "
+              f"{r['warm']:.2f} | {r['loop_rate']:.3g} | {r['loop_rate'] / r['fs']:.2g} | {r['ng_wall']:.2f} | "
               f"{r['ng_rate']:.3g} | {r['loop_rate'] / r['ng_rate']:.1f} |")
 
 
