@@ -78,8 +78,10 @@ def describe(model) -> Dict[str, Any]:
                    for i, x in enumerate(S.states)],
         "dissipative_ports": [{"element": d.element, "w": str(d.w), "z": str(d.z),
                                "orientation": "effort-out (f=w, e=z(w))" if d.effort_out
-                               else "flow-out (e=w, f=z(w))", "linear": d.linear}
+                               else "flow-out (e=w, f=z(w))", "linear": d.linear, "active": d.active,
+                               "reads": [S.dissipative[k].element for k in d.coupled]}
                               for d in S.dissipative],
+        "active": [d.element for d in S.dissipative if d.active],
         "algebraic": [v.name for v in S.variables if v.block == "lambda"],
         "inputs": model.inputs,
         "outputs": model.outputs,
@@ -127,7 +129,10 @@ def describe_text(model) -> str:
         out.append(f"  {s['name']:<16} [{s['element']}]  dH/dx = {s['gradient']}{ic}")
     out.append(f"Dissipative ports ({len(d['dissipative_ports'])}):")
     for p in d["dissipative_ports"]:
-        out.append(f"  {p['w']:<16} z(w) = {p['z']}   {p['orientation']}")
+        tag = "   ACTIVE (controlled source)" if p["active"] else ""
+        out.append(f"  {p['w']:<16} z(w) = {p['z']}   {p['orientation']}{tag}")
+    if d["active"]:
+        out.append("Active elements (not passive; their power is injected, P_active): " + ", ".join(d["active"]))
     if d["algebraic"]:
         out.append("Algebraic variables: " + ", ".join(d["algebraic"]))
     out.append("Ports: " + (", ".join(f"{u} -> {y}" for u, y in zip(d["inputs"], d["outputs"])) or "none")

@@ -12,7 +12,10 @@ linearised current asked, ``s_old + Vt ln(1 + (s_new - s_old) / Vt)``
 
 Here a junction is any term ``K exp(c w + c0)`` of a dissipative law
 ``z(w)`` (``c`` and ``K`` free of ``w``): a diode (``c = 1/(N Vt)``), its
-reverse breakdown (``c < 0``), a user law ``I={...exp(v/...)...}``.  Its
+reverse breakdown (``c < 0``), a user law ``I={...exp(v/...)...}``.  In a
+multiport law (a transistor) ``w`` may be the variable of another port of
+the device (the base-collector junction in the collector current); each
+junction is limited once, however many laws it appears in.  Its
 limited variable is ``s = (c w + c0) / |c|`` (the term is ``K exp(s/Vt)``
 with ``Vt = 1/|c|``).  :func:`junction_terms` finds them,
 :func:`junction_code` writes the function that evaluates every ``s`` at a
@@ -41,11 +44,12 @@ class JunctionTerm:
     Attributes
     ----------
     port : int
-        Index of the dissipative port in ``Structure.dissipative``.
+        Index of the dissipative port in ``Structure.dissipative`` whose
+        variable the exponent reads.
     element : str
         Its element.
     w : sympy.Symbol
-        The port variable.
+        That port's variable.
     arg : sympy.Expr
         The exponent ``c w + c0`` in the port variable ``w``.
     c : sympy.Expr
@@ -81,21 +85,28 @@ def junction_terms(S: Structure) -> List[JunctionTerm]:
         The structure.
     """
     out: List[JunctionTerm] = []
-    for j, dp in enumerate(S.dissipative):
+    seen = set()
+    for i, dp in enumerate(S.dissipative):
         if dp.linear:
             continue
-        w = dp.w
+        ports = [(i, dp.w)] + [(k, S.dissipative[k].w) for k in dp.coupled]
         law = sp.expand(dp.z, power_exp=False, log=False, multinomial=False, basic=False)
         for term in sp.Add.make_args(law):
-            exps = [a for a in term.atoms(sp.exp) if a.has(w)]
-            if len(exps) != 1:
-                continue
-            arg = exps[0].args[0]
-            c = sp.diff(arg, w)
-            K = sp.simplify(term / exps[0])
-            if c.has(w) or K.has(w) or c == 0:
-                continue
-            out.append(JunctionTerm(j, dp.element, w, arg, c, K))
+            for j, w in ports:
+                exps = [a for a in term.atoms(sp.exp) if a.has(w)]
+                if len(exps) != 1:
+                    continue
+                arg = exps[0].args[0]
+                c = sp.diff(arg, w)
+                K = sp.simplify(term / exps[0])
+                # a term whose factor reads another junction (a transport
+                # current over the base charge) is left to that junction's
+                # own pure term, which every transistor law also has
+                if c == 0 or c.has(w) or K.has(w) or any(K.has(o) or arg.has(o) for _, o in ports if o != w):
+                    continue
+                if (j, arg) not in seen:
+                    seen.add((j, arg))
+                    out.append(JunctionTerm(j, S.dissipative[j].element, w, arg, c, K))
     return out
 
 

@@ -114,7 +114,7 @@ class SensitivityStep:
         DY = np.zeros((N, ny, ns)) if want else np.zeros((1, 1, 1))
         x = np.array(x0, dtype=float)
         Sx = np.ascontiguousarray(S0, dtype=float).copy()
-        info = np.zeros(3, dtype=np.int64)
+        info = np.zeros(4, dtype=np.int64)
         z = np.zeros
         sim = (z((N + 1, self.n_x)), z((N, self.n_u)), z(N + 1), z(N), z(N), z(N, np.int64), z(N, np.int64),
                z((1, me)), False, info)

@@ -11,7 +11,9 @@ discrete gradient (divided differences, Gonzalez for coupled storages), the
 gradient at the midpoint, or at the end of the step (backward Euler).
 Effort-out dissipative ports whose row of ``J`` involves only states,
 inputs and other explicit ports are eliminated (``w_j = (J e)_j``), so e.g.
-a diode clipper has only ``dx`` as Newton unknown.
+a diode clipper has only ``dx`` as Newton unknown.  The ports of a
+multiport (a transistor's junctions, whose laws read each other's
+variables) always stay unknowns.
 
 The simulator's loop (:mod:`phsym.codegen.newton`) and the sensitivities of
 the grey-box identification (:mod:`phsym.codegen.sensitivity`) are both
@@ -132,9 +134,12 @@ class StepEquations:
     rows: Dict[int, Dict[int, sp.Expr]] = field(default_factory=dict)
 
     def z_of(self, j: int, w: sp.Expr) -> sp.Expr:
-        """Law of dissipative port ``j`` evaluated at ``w``."""
+        """Law of dissipative port ``j`` evaluated at ``w`` (the other
+        variables of a multiport law at their step values)."""
         dp = self.S.dissipative[j]
-        return dp.z.xreplace(self.psub).xreplace({dp.w: w})
+        sub = {self.S.dissipative[k].w: self.wsym[k] for k in dp.coupled}
+        sub[dp.w] = w
+        return dp.z.xreplace(self.psub).xreplace(sub)
 
     def Je(self, r: int) -> sp.Expr:
         """Row ``r`` of ``J e``."""
@@ -172,12 +177,15 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]) ->
     # effort-out ports whose row involves only states, inputs and other
     # explicit ports are eliminated: w_j = (J e)_j
     ublk = set(range(S.block("u").start, S.block("u").stop))
+    # the ports of a multiport stay unknowns: their laws read each other
+    multi = {j for j, dp in enumerate(S.dissipative) if dp.coupled}
+    multi |= {k for dp in S.dissipative for k in dp.coupled}
     explicit: List[int] = []
     changed = True
     while changed:
         changed = False
         for j, dp in enumerate(S.dissipative):
-            if j in explicit or not dp.effort_out:
+            if j in explicit or not dp.effort_out or j in multi:
                 continue
             cols = rows.get(nx + j, {})
             if all(c < nx or c in ublk or (nx <= c < nx + nw and (c - nx) in explicit) for c in cols):

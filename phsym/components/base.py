@@ -128,6 +128,17 @@ class Dissipation:
         The controlling variable.
     linear : bool
         Whether the law is linear (then it can be used in either direction).
+    couples : tuple of (sympy.Symbol, str)
+        Multiport laws (transistors, tubes): symbols of the law that stand
+        for the controlling variables of *other* dissipative ports, each
+        with that port's ``element`` name.  The ports of one device form a
+        resistive multiport receiving ``sum_j w_j z_j(w) >= 0`` where the
+        device is passive.
+    active : bool
+        The port of a controlled source (an op-amp output): not passive.
+        Its power ``w z`` is reported as injected (``P_supplied``, and
+        ``SimulationResult.P_active``), not as dissipated, and it is left
+        out of the passivity checks of the passive part.
     """
 
     element: str
@@ -136,6 +147,8 @@ class Dissipation:
     law: sp.Expr
     variable: sp.Symbol
     linear: bool = False
+    couples: Tuple[Tuple[sp.Symbol, str], ...] = ()
+    active: bool = False
 
 
 @dataclass

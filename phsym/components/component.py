@@ -67,6 +67,10 @@ class Component:
         Accepted word options.
     model : str or None
         SPICE ``.model`` type whose cards the element may name (``"D"``).
+    model_types : tuple of str
+        Every ``.model`` type the kind accepts when there are several
+        (``NPN``, ``PNP``); the kind then declares a ``polarity`` choice
+        whose options are these types in lower case, and a card sets it.
     model_temperature : tuple of str
         ``.model`` parameters (numbers, upper case) of the temperature law
         :meth:`at_temperature` (diode: ``TNOM``, ``EG``, ``XTI``).
@@ -94,6 +98,7 @@ class Component:
     laws: ClassVar[Tuple[LawForm, ...]] = ()
     choices: ClassVar[Tuple[Choice, ...]] = ()
     model: ClassVar[Optional[str]] = None
+    model_types: ClassVar[Tuple[str, ...]] = ()
     model_temperature: ClassVar[Tuple[str, ...]] = ()
     model_ignored: ClassVar[Tuple[str, ...]] = ()
     ic: ClassVar[Optional[str]] = None
@@ -318,7 +323,9 @@ class Registry(Mapping[str, Type[Component]]):
         model_type : str
             Card type (``D``, ``NPN``...), case-insensitive.
         """
-        return [c for c in self._kinds.values() if c.model and c.model.lower() == model_type.lower()]
+        low = model_type.lower()
+        return [c for c in self._kinds.values()
+                if c.model and low in (t.lower() for t in (c.model_types or (c.model,)))]
 
     def all_letters(self) -> List[str]:
         """Every name prefix, for hints."""

@@ -39,7 +39,7 @@ def _values(cls: Type[Component]) -> str:
 def _row(cls: Type[Component]) -> str:
     laws = "; ".join(f"`{f.key}={{f({f.variable})}}`: {f.doc}" for f in cls.laws) or "-"
     cells = [f"`{cls.kind}`", cls.domain, f"`{_cell(cls.usage())}`", _values(cls), laws,
-             cls.ic or "-", f"`{cls.model}`" if cls.model else "-", cls.summary]
+             cls.ic or "-", " / ".join(f"`{t}`" for t in (cls.model_types or (cls.model,))) if cls.model else "-", cls.summary]
     return "| " + " | ".join(_cell(c) if i not in (2,) else c for i, c in enumerate(cells)) + " |"
 
 

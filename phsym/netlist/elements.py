@@ -273,6 +273,13 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         refs.append(ctx.prefix + w.text)
         arg_locs[f"ref{k}"] = stmt.loc(w)
     card = _model_card(cls, positional, stmt, ctx, arg_locs)
+    if card is not None and cls.model_types:
+        # the card's type (NPN / PNP...) is the element's polarity
+        if chosen.get("polarity", card.type.lower()) != card.type.lower():
+            raise NetlistError(f"polarity={chosen['polarity']} contradicts model '{card.name}' of type "
+                               f"{card.type}", arg_locs.get("polarity", stmt.loc(stmt.head)),
+                               hint="drop polarity= or name a model of that type")
+        chosen["polarity"] = card.type.lower()
     main = cls.main_value()
     if positional and main is not None and main.key not in given:
         word = positional.pop(0)
@@ -319,9 +326,10 @@ def _model_card(cls: Type[Component], positional: List[Word], stmt: Statement, c
             raise NetlistError(f"unknown model '{mw.text}'", stmt.loc(mw),
                                hint=f"define it with .model {mw.text} {cls.model}(...)"
                                     + (f" (known: {known})" if known else ""))
-        if card.type.lower() != cls.model.lower():
-            raise NetlistError(f"model '{card.name}' has type {card.type}, a {cls.kind} needs {cls.model}",
-                               stmt.loc(mw), hint=f"define a .model NAME {cls.model}(...)")
+        types = cls.model_types or (cls.model,)
+        if card.type.lower() not in (t.lower() for t in types):
+            raise NetlistError(f"model '{card.name}' has type {card.type}, a {cls.kind} needs "
+                               f"{' or '.join(types)}", stmt.loc(mw), hint=f"define a .model NAME {types[0]}(...)")
         arg_locs["model"] = stmt.loc(mw)
         return card
     return None

@@ -40,7 +40,7 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
     component kinds declare (:attr:`Component.model`, :attr:`Value.model_key`)."""
     models: Dict[str, ModelCard] = {}
     ignored: Dict[str, List[str]] = {}
-    types = sorted({c.model for c in REGISTRY.values() if c.model})
+    types = sorted({t for c in REGISTRY.values() if c.model for t in (c.model_types or (c.model,))})
     usage = ".model NAME TYPE(KEY=value ...) with TYPE one of " + ", ".join(types)
     for stmt in stmts:
         items = list(stmt.items)
@@ -103,7 +103,8 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
         scaled = kinds[0].at_temperature(symbols, card, options.get("temp", 27.0), options.get("tnom", 27.0))
         for k, expr in scaled.items():      # derived: follows the card's value when it is overridden
             symbols[k] = table.add_value(f"{name_word.text}.{k}_at_T", expr, stmt.loc(name_word))
-        models[key] = ModelCard(name_word.text, kinds[0].model, symbols, stmt.loc(name_word))
+        mtype = next(t for t in (kinds[0].model_types or (kinds[0].model,)) if t.lower() == type_word.text.lower())
+        models[key] = ModelCard(name_word.text, mtype, symbols, stmt.loc(name_word))
     if ignored:
         cards = "; ".join(f"{card}: {', '.join(keys)}" for card, keys in ignored.items())
         warnings.warn(f"SPICE model parameters that phsym does not implement are ignored ({cards}); "

@@ -81,7 +81,10 @@ class DCProblem:
         W = [d.w for d in S.dissipative]
         laws = [_num(d.z, subs) for d in S.dissipative]
         self.law = sp.lambdify([W], laws + [0], "numpy")
-        self.dlaw = sp.lambdify([W], [sp.diff(z, d.w) for z, d in zip(laws, S.dissipative)] + [0], "numpy")
+        # dz_j/dw_k: the diagonal, plus the couplings of multiport laws
+        self.dpairs = np.array([(j, k) for j, d in enumerate(S.dissipative) for k in (j, *d.coupled)],
+                               dtype=int).reshape(-1, 2)
+        self.dlaw = sp.lambdify([W], [sp.diff(laws[j], W[k]) for j, k in self.dpairs] + [0], "numpy")
         self.effort_out = np.array([d.effort_out for d in S.dissipative], dtype=bool)
         self.nonlinear = np.array([not d.linear for d in S.dissipative], dtype=float)
         self.nf, self.nw, self.nl = free.size, nw, S.n_lambda
@@ -145,7 +148,10 @@ class DCProblem:
         nx, nw, nf = self.S.n_x, self.nw, self.nf
         x, w, lam = self.split(z)
         law = _real(self.law(list(w)))[:nw] + g * self.nonlinear * w
-        dlaw = _real(self.dlaw(list(w)))[:nw] + g * self.nonlinear
+        dz = np.zeros((nw, nw))
+        if nw:
+            dz[self.dpairs[:, 0], self.dpairs[:, 1]] = _real(self.dlaw(list(w)))[:len(self.dpairs)]
+        dz[np.arange(nw), np.arange(nw)] += g * self.nonlinear
         eo = self.effort_out
         e = np.concatenate([_real(self.grad(list(x)))[:nx], np.where(eo, law, w), lam, s * self.u0])
         f = self.Jn @ e
@@ -163,7 +169,7 @@ class DCProblem:
                 rows, cols = np.array(self.hess_at).T
                 H[rows, cols] = _real(self.hess(list(x)))[:len(self.hess_at)]
             De[:nx, :nf] = H[:, self.free] * self.sc[self.free]
-        De[nx + np.arange(nw), nf + np.arange(nw)] = np.where(eo, dlaw, 1.0)
+        De[nx:nx + nw, nf:nf + nw] = np.where(eo[:, None], dz, np.eye(nw))
         De[nx + nw + np.arange(self.nl), nf + nw + np.arange(self.nl)] = 1.0
         Jf = self.Jn @ De
         Jx = Jf[self.free]
@@ -172,7 +178,7 @@ class DCProblem:
             Jinv[:, :nf] = self.inv.T
             Jx = np.concatenate([self.rows.T @ Jx, Jinv])
         Jr = np.concatenate([Jx, -Jf[nx:nx + nw], Jf[nx + nw:nx + nw + self.nl]])
-        Jr[nf + np.arange(nw), nf + np.arange(nw)] += np.where(eo, 1.0, dlaw)
+        Jr[nf:nf + nw, nf:nf + nw] += np.where(eo[:, None], np.eye(nw), dz)
         return r, Jr
 
     def limit(self, z_old: np.ndarray, z_new: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -173,15 +173,25 @@ class NewtonLoop:
         return (np.zeros(m), np.zeros((m, m)), np.zeros(m, np.int64), np.zeros(m), np.zeros(m),
                 np.ones(m), np.zeros(mu), np.zeros(max(self.n_e, 1)), np.zeros(mu), np.zeros(m))
 
-    def carry(self) -> tuple:
+    def carry(self, start: Optional[Mapping[str, float]] = None) -> tuple:
         """What the generated loop keeps between steps besides the state.
 
         ``(v, status, workspace)``: the Newton unknowns and the predictor's
-        history (``vold``, in the workspace).  Passing the same carry to
-        successive :meth:`run` calls continues one run exactly (block
-        processing, :class:`~phsym.simulation.stream.Stream`).
+        history (``vold``, in the workspace; ``status[3]`` counts the solved
+        steps behind it).  Passing the same carry to successive :meth:`run`
+        calls continues one run exactly (block processing,
+        :class:`~phsym.simulation.stream.Stream`).
+
+        Parameters
+        ----------
+        start : mapping of str to float, optional
+            Newton's start for the first step by unknown name (a DC
+            solution's port variables and multipliers); others start at zero.
         """
-        return (np.zeros(max(self.n_v, 1)), np.zeros(3, dtype=np.int64), self.workspace())
+        v = np.zeros(max(self.n_v, 1))
+        for i, name in enumerate(self.unknowns if start else ()):
+            v[i] = start.get(name, 0.0)
+        return (v, np.zeros(4, dtype=np.int64), self.workspace())
 
     def run(self, x: np.ndarray, U: np.ndarray, h: float, rec: bool, progress: Progress = None,
             chunk: int = 0, carry: Optional[tuple] = None) -> Tuple[RunArrays, float]:

@@ -12,7 +12,7 @@ from ..netlist.params import finite_value
 from ..structure.dirac import Structure
 from ..structure.forms import _fill
 
-__all__ = ["initial_from_ic", "state_scales", "dc_operating_point"]
+__all__ = ["initial_from_ic", "state_scales", "dc_operating_point", "dc_solution"]
 
 
 _x = _fill      # parameter values into an expression (one helper, in structure.forms)
@@ -175,7 +175,29 @@ def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
 
 def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.ndarray,
                        x_guess: Optional[np.ndarray] = None, held: Sequence[int] = ()) -> np.ndarray:
-    """Storage states of the DC operating point for constant input ``u0``.
+    """Storage states of the DC operating point for constant input ``u0``
+    (the first part of :func:`dc_solution`).
+
+    Parameters
+    ----------
+    S : Structure
+        The structure.
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+    u0 : ndarray
+        Inputs.
+    x_guess : ndarray, optional
+        Start, and the value of the held states.
+    held : sequence of int
+        States held at their value in ``x_guess``.
+    """
+    return dc_solution(S, values, u0, x_guess, held)[0]
+
+
+def dc_solution(S: Structure, values: Mapping[sp.Symbol, float], u0: np.ndarray,
+                x_guess: Optional[np.ndarray] = None,
+                held: Sequence[int] = ()) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, w, lambda)`` of the DC operating point for constant input ``u0``.
 
     Solves ``(J e)_x = 0`` (no state changes) with the dissipative and
     algebraic rows, unknowns ``(x, w, lambda)``: Newton with junction
@@ -197,7 +219,7 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
     if z is not None:
         x = x_fix.copy()
         x[free] = z[:nf] * sc[free]
-        return x
+        return x, z[nf:nf + nw], z[nf + nw:]
     import scipy.optimize as so  # lazy: about 0.2 s of import
     Jn = S.J_numeric(values).toarray()
     subs = dict(values)
@@ -231,4 +253,4 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
         raise failed from None
     x = x_fix.copy()
     x[free] = r.x[:nf] * sc[free]
-    return x
+    return x, r.x[nf:nf + nw], r.x[nf + nw:]

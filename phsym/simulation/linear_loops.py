@@ -9,7 +9,7 @@ interface is that of :class:`phsym.simulation.engine.NewtonLoop`.
 from __future__ import annotations
 
 import time
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -68,8 +68,14 @@ class DenseLinearLoop:
         if nx * nz <= MAX_UNROLLED:     # G is (nx, nx + nu)
             self.key = unrolled_source(nx, nz - nx, self.Wc.shape[0], self.n_e, self.inputs)[1]
 
-    def carry(self) -> None:
-        """Nothing: the state alone continues a linear run (see :meth:`NewtonLoop.carry`)."""
+    def carry(self, start: Optional[Mapping[str, float]] = None) -> None:
+        """Nothing: the state alone continues a linear run (see :meth:`NewtonLoop.carry`).
+
+        Parameters
+        ----------
+        start : mapping of str to float, optional
+            Ignored (a linear step has no Newton start).
+        """
         return None
 
     def run(self, x: np.ndarray, U: np.ndarray, h: float, rec: bool, progress: Progress = None,
@@ -212,8 +218,14 @@ class SparseLinearLoop:
         qx = np.array([dat[ptr[i]:ptr[i + 1]] @ x[idx[ptr[i]:ptr[i + 1]]] for i in range(x.shape[0])])
         return 0.5 * float(x @ qx)
 
-    def carry(self) -> None:
-        """Nothing: the state alone continues a linear run (see :meth:`NewtonLoop.carry`)."""
+    def carry(self, start: Optional[Mapping[str, float]] = None) -> None:
+        """Nothing: the state alone continues a linear run (see :meth:`NewtonLoop.carry`).
+
+        Parameters
+        ----------
+        start : mapping of str to float, optional
+            Ignored (a linear step has no Newton start).
+        """
         return None
 
     def run(self, x: np.ndarray, U: np.ndarray, h: float, rec: bool, progress: Progress = None,

@@ -52,10 +52,13 @@ class OperatingPoint:
         diode's ``D1#j`` included).
     currents : dict of str to float
         Current through each two-terminal element, from its first node to
-        its second [A].
+        its second [A]; for an element with more terminals, through each of
+        its branches (a transistor's ports ``Q1.be``, ``Q1.bc``, its series
+        resistors ``Q1.rb``..., an op-amp's output ``U1`` and ``U1.sense``).
     voltages : dict of str to float
         Voltage across each two-terminal element's terminals, first node
-        minus second [V] (for a diode with ``RS``: junction plus ``RS`` drop).
+        minus second [V] (for a diode with ``RS``: junction plus ``RS`` drop),
+        and across each branch of a multi-terminal element.
     power : dict of str to float
         Power absorbed by each element, ``voltages * currents`` [W]
         (negative for a source that delivers power).
@@ -114,9 +117,9 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
     sim = Simulator(model, 1.0, method="backward_euler")
     n_u = len(model.inputs)
     u0 = sim.plan(params).inputs(None, 1.0)[0] if n_u else np.zeros(0)
-    x0 = dc_state(model, u0, params)
+    x0, start = sim.dc_solution(u0, params, hold_ic=False)
     u = np.tile(np.asarray(u0, float), (2, 1)) if n_u else None
-    res = sim.run(u=u, duration=None if n_u else 1.0, x0=x0, params=params)
+    res = sim.plan(params).run(u, None if n_u else 1.0, x0, start=start)
     drift = np.max(np.abs(res.x[1] - res.x[0]) / (np.abs(res.x[0]) + 1e-30), initial=0.0)
     if drift > 1e-6 and np.max(np.abs(res.x[1] - res.x[0]), initial=0.0) > 1e-15:
         raise SimulationError(f"the DC solution is not an equilibrium (relative drift {drift:.2g})",
@@ -132,6 +135,11 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
         if n != "0" and n not in nodes:
             nodes.append(n)
     op.nodes = {n: float(res[f"v({n})"][0]) for n in nodes}
+    multi = {el.name for el in model.netlist.elements if len(el.nodes) > 2}
+    for b in model.structure.branches:      # transistors, tubes, controlled sources: each port
+        if b.element in multi:
+            i, v = float(res[f"i({b.name})"][0]), float(res[f"v({b.name})"][0])
+            op.currents[b.name], op.voltages[b.name], op.power[b.name] = i, v, v * i
     for el in model.netlist.elements:
         if len(el.nodes) != 2:
             continue              # couplings and four-terminal two-ports: their inductors/ports are listed

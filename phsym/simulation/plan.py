@@ -11,7 +11,7 @@ arrays of the symbolic run it replaces.  Nothing here imports sympy or scipy.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import warnings
 
@@ -50,13 +50,17 @@ class ModelSummary:
         Declared probe labels.
     path : str or None
         Netlist file (for :meth:`full_model`).
+    active : list of str
+        Branches of the controlled sources' outputs (their power is
+        ``SimulationResult.P_active``).
     """
 
     def __init__(self, name: str, states: Sequence[str], inputs: Sequence[str], outputs: Sequence[str],
-                 probes: Sequence[str], path: Optional[str]):
+                 probes: Sequence[str], path: Optional[str], active: Sequence[str] = ()):
         self.name, self.states, self.inputs, self.outputs = name, list(states), list(inputs), list(outputs)
         self.probes = [_Probe(p) for p in probes]
         self.path = path
+        self.active = list(active)
         self._model = None
 
     def full_model(self):
@@ -188,7 +192,8 @@ class RunPlan:
 
     # -------------------------------------------------------------------- run
     def run(self, u=None, duration: Optional[float] = None, x0=None, progress=None, chunk: int = 0,
-            x0_desc: Optional[str] = None, info: Optional[dict] = None, align: str = "grid") -> SimulationResult:
+            x0_desc: Optional[str] = None, info: Optional[dict] = None, align: str = "grid",
+            start: Optional[Mapping[str, float]] = None) -> SimulationResult:
         """Simulate (see :meth:`phsym.simulation.Simulator.run`).
 
         Parameters
@@ -215,6 +220,9 @@ class RunPlan:
             :func:`~phsym.simulation.signals.check_align`); with
             ``"samples"`` the grid starts at ``t = -h`` and step ``k`` ends
             at input sample ``k``.
+        start : mapping of str to float, optional
+            Newton's start for the first step: port variables and
+            multipliers by name (a DC solution's), the others from zero.
         """
         U = self.inputs(u, duration, align)
         N = check_steps(U, self.fs, duration)
@@ -225,7 +233,7 @@ class RunPlan:
         rec = self.record_efforts
         rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
         try:
-            A, wall = self.loop.run(x, U, self.h, rec, progress, chunk)
+            A, wall = self.loop.run(x, U, self.h, rec, progress, chunk, carry=self.loop.carry(start) if start else None)
         except SimulationError as exc:
             if not lead or isinstance(exc, SimulationInputError) or exc.step is None:
                 raise
@@ -234,6 +242,8 @@ class RunPlan:
                "x0": x0_desc or desc, "values": dict(self.values), "key": self.loop.key,
                "compiled": self.loop.compiled, "wall_time": wall, "compile_time": self.loop.compile_time,
                "failed_steps": int(np.count_nonzero(A.FL)), "align": align}
+        if self.summary.active:
+            out["active"] = list(self.summary.active)
         sub = dict(getattr(self.loop, "subdivided", {}))
         if sub:
             out["subdivided"] = sub
@@ -257,7 +267,8 @@ class RunPlan:
             raise SimulationInputError(f"{self.summary.name}: a netlist waveform is invalid; nothing to store")
         loop_meta, loop_arrays = self.loop.to_arrays()
         s = self.summary
-        meta = {"format": FORMAT, "name": s.name, "path": s.path, "states": s.states, "inputs": s.inputs,
+        meta = {"format": FORMAT, "name": s.name, "path": s.path, "active": s.active, "states": s.states,
+                "inputs": s.inputs,
                 "outputs": s.outputs, "probes": [p.label for p in s.probes], "fs": self.fs,
                 "scheme": self.scheme, "x_ic_desc": self.x_ic_desc, "values": self.values,
                 "record_efforts": self.record_efforts, "loop": loop_meta,
@@ -285,7 +296,8 @@ class RunPlan:
         loop = LOOPS[loop_meta["kind"]].from_arrays(
             loop_meta, {k[5:]: v for k, v in arrays.items() if k.startswith("loop_")})
         probes: List[str] = list(meta["probes"])
-        summary = ModelSummary(meta["name"], meta["states"], meta["inputs"], meta["outputs"], probes, meta["path"])
+        summary = ModelSummary(meta["name"], meta["states"], meta["inputs"], meta["outputs"], probes, meta["path"],
+                               meta.get("active", ()))
         waves = [None if w is None else (w[0], np.asarray(w[1], float)) for w in meta["waveforms"]]
         return cls(summary, meta["fs"], meta["scheme"], loop, waves, arrays["x_ic"], meta["x_ic_desc"],
                    meta["values"], meta["record_efforts"],

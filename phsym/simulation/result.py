@@ -33,7 +33,9 @@ class SimulationResult:
     H : ndarray (N+1,)
         Stored energy.
     P_diss, P_supplied : ndarray (N,)
-        Dissipated power ``sum w z(w)`` and supplied power ``y . ubar``.
+        Dissipated power ``sum w z(w)`` of the passive ports and supplied
+        power ``y . ubar`` (plus the power the controlled sources inject,
+        :attr:`P_active`).
     balance : ndarray (N,)
         Power-balance residual ``(H[k+1] - H[k]) / h + P_diss - P_supplied``
         (zero up to rounding for the discrete-gradient scheme, and for the
@@ -100,6 +102,16 @@ class SimulationResult:
         if self._balance is None:
             self._balance = (self.H[1:] - self.H[:-1]) / self.info["h"] + self.P_diss - self.P_supplied
         return self._balance
+
+    @property
+    def P_active(self) -> np.ndarray:
+        """Power injected by the controlled sources (op-amps, ``E``, ``G``) per
+        step, part of :attr:`P_supplied` (zeros without them)."""
+        active = self.info.get("active", [])
+        out = np.zeros(self.t_step.shape[0])
+        for b in active:
+            out -= self[f"v({b})"] * self[f"i({b})"]
+        return out
 
     # ----------------------------------------------------------- scales
     @property

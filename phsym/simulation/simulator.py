@@ -7,7 +7,7 @@ runs it; parameter changes build a new plan, never new code.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Mapping, Optional, Sequence, Union
+from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sps
@@ -17,7 +17,7 @@ from ..common.schemes import get_scheme
 from ..errors import SimulationError, SimulationInputError
 from ..structure.linear import LinearPHS
 from ..structure.linearize import descriptor_matrices
-from .initial import dc_operating_point, initial_from_ic, state_scales
+from .initial import dc_solution, initial_from_ic, state_scales
 from .engine import NewtonLoop
 from .linear import LinearEngine
 from .plan import ModelSummary, RunPlan
@@ -167,7 +167,8 @@ class Simulator:
             loop = LinearEngine(d.E, d.J, d.R, d.Q, d.B, self.h, get_scheme(self.scheme), self.linear_solver,
                                 efforts=(Ce @ d.Q, Cu), feedthrough=(d.S, d.N)).loop()
         summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
-                               [p.label for p in model.probes], model.netlist.file)
+                               [p.label for p in model.probes], model.netlist.file,
+                               [S.branches[d.branch].name for d in S.dissipative if d.active])
         resolver = lambda label: fixed.probe(label, values, Jn)      # noqa: E731
         return RunPlan(summary, self.fs, self.scheme, loop, waves, x_ic, desc, by_name, self.record_efforts,
                      {p.label: resolver(p.label) for p in model.probes}, resolver, model)
@@ -223,11 +224,11 @@ class Simulator:
         SimulationResult
         """
         plan = self.plan(params)
-        desc = None
+        desc, start = None, None
         if isinstance(x0, str) and x0.strip().lower() == "dc":
-            x0 = self.dc_state(plan.inputs(u, duration, align)[0], params)
+            x0, start = self.dc_solution(plan.inputs(u, duration, align)[0], params)
             desc = "dc operating point for the first input sample"
-        return plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align)
+        return plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align, start=start)
 
     def stream(self, x0=None, params: Optional[Mapping[str, float]] = None,
                signals: Optional[Sequence[str]] = None) -> Stream:
@@ -253,7 +254,7 @@ class Simulator:
         """
         plan = self.plan(params)
         if isinstance(x0, str) and x0.strip().lower() == "dc":
-            return plan.stream(None, signals, dc=lambda u0: self.dc_state(u0, params))
+            return plan.stream(None, signals, dc=lambda u0: self.dc_solution(u0, params))
         return plan.stream(x0, signals)
 
     def dc_state(self, u0: np.ndarray, params: Optional[Mapping[str, float]] = None) -> np.ndarray:
@@ -273,11 +274,32 @@ class Simulator:
                 raise SimulationError("no DC operating point (the DC problem has no solution)", step=0, time=0.0)
             self.plan()
             return xi[self._differential]
+        return self.dc_solution(u0, params)[0]
+
+    def dc_solution(self, u0: np.ndarray, params: Optional[Mapping[str, float]] = None,
+                    hold_ic: bool = True) -> Tuple[np.ndarray, Optional[Dict[str, float]]]:
+        """DC state, and the port variables and multipliers there by name
+        (Newton's start for the first step; ``None`` for linear models).
+
+        Parameters
+        ----------
+        u0 : ndarray
+            Inputs.
+        params : mapping of str to float, optional
+            Parameter overrides by name.
+        hold_ic : bool
+            Hold the storages of a ``.ic`` card at their value (a
+            transient's DC start, as SPICE); ``False`` for ``.op``.
+        """
+        if isinstance(self.model, LinearPHS):
+            return self.dc_state(u0, params), None
         values = self.model.parameter_values(params)
         S = self.model.structure
         x_ic, _ = initial_from_ic(S, values)
         deck = getattr(self.model.netlist, "deck", None)
-        held_names = set(deck.held) if deck is not None else set()
+        held_names = set(deck.held) if deck is not None and hold_ic else set()
         index = {s: i for i, s in enumerate(S.states)}
         held = [index[s] for st in S.storages if held_names & set(st.elements) for s in st.states]
-        return dc_operating_point(S, values, u0, x_ic, held)
+        x, w, lam = dc_solution(S, values, u0, x_ic, held)
+        names = [v.name for v in S.variables[S.n_x:S.n_x + S.n_w + S.n_lambda]]
+        return x, dict(zip(names, np.concatenate([w, lam])))

@@ -38,9 +38,10 @@ class Stream:
     signals : sequence of str, optional
         Labels that :meth:`process` returns (``"v(out)"``, ``"y(V1)"``,
         ``"q_C1"``...); default: the first declared probe, else the outputs.
-    dc : callable(u0) -> ndarray, optional
+    dc : callable(u0) -> ndarray or (ndarray, dict), optional
         Initial state computed from the first input sample (a DC operating
-        point), used instead of ``x0``.
+        point), used instead of ``x0``; with a dict of Newton starts by
+        unknown name (:meth:`NewtonLoop.carry`).
 
     Attributes
     ----------
@@ -145,7 +146,11 @@ class Stream:
                 raise SimulationInputError("a dict block needs at least one input array (its length is the block's)")
         S = input_array(plan.summary.inputs, block, n, plan.h, plan._waveform, first=self.samples)
         if self._dc is not None and self.samples == 0:
-            self._x = np.asarray(self._dc(S[0]), dtype=float).copy()
+            found = self._dc(S[0])
+            x, start = found if isinstance(found, tuple) else (found, None)
+            self._x = np.asarray(x, dtype=float).copy()
+            if start:
+                self._carry = plan.loop.carry(start)
             self._desc = "dc operating point for the first input sample"
         U = np.vstack([S[:1] if self._u_prev is None else self._u_prev[None, :], S])
         try:

@@ -1,7 +1,7 @@
 """Structure checks and LaTeX output of a model."""
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional
+from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 import sympy as sp
@@ -9,7 +9,7 @@ import sympy as sp
 from .dirac import Structure
 from .forms import ExplicitForm
 
-__all__ = ["check_structure", "branch_powers", "latex_model"]
+__all__ = ["check_structure", "branch_powers", "latex_model", "received_power_ok"]
 
 
 def _lin(expr_map, e, f):
@@ -66,14 +66,7 @@ def check_structure(S: Structure, values: Mapping[sp.Symbol, float],
     vals = dict(values)
     out: Dict[str, bool] = {}
     out["J skew"] = all(sp.simplify(v + S.J.get((c, r), 0)) == 0 for (r, c), v in S.J.items())
-    ok = True
-    grid = np.concatenate([-np.logspace(-6, 2, 60), np.logspace(-6, 2, 60)])
-    for d in S.dissipative:
-        f = sp.lambdify(d.w, (d.w * d.z).subs(vals), "numpy")
-        with np.errstate(all="ignore"):
-            p = np.asarray(f(grid), dtype=float) * np.ones_like(grid)
-        ok &= bool(np.all(p[np.isfinite(p)] >= -1e-12 * max(1.0, np.nanmax(np.abs(p)))))
-    out["dissipation passive"] = ok
+    out["dissipation passive"] = all(received_power_ok(S, g, vals) for g in S.port_groups())
     if ex is not None:
         Rn = np.array(ex.R.subs(vals).evalf(), dtype=float) if ex.R.shape[0] else np.zeros((0, 0))
         out["R PSD"] = bool(np.min(np.linalg.eigvalsh(Rn), initial=0.0) >= -1e-9 * max(1.0, np.abs(Rn).max(initial=0)))
@@ -118,6 +111,35 @@ def check_structure(S: Structure, values: Mapping[sp.Symbol, float],
     yu = sum((-f[u0 + k] * em[u0 + k] for k in range(S.n_u)), sp.Integer(0))
     out["power balance"] = _is_zero(dH + pd - yu + lam_terms)
     return out
+
+
+def received_power_ok(S: Structure, ports: Tuple[int, ...], values: Mapping[sp.Symbol, float]) -> bool:
+    """Whether the passive ports ``ports`` of one device receive ``sum_j w_j z_j(w) >= 0``
+    on a sampled grid (both signs, 1e-6 to 1e2 for one port; a coarser
+    product grid, 1e-3 to 1e1, for a multiport).
+
+    Parameters
+    ----------
+    S : Structure
+        The structure.
+    ports : tuple of int
+        One device's dissipative ports (:meth:`Structure.port_groups`).
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+    """
+    W = [S.dissipative[j].w for j in ports]
+    power = sp.Add(*[S.dissipative[j].w * S.dissipative[j].z for j in ports
+                     if not S.dissipative[j].active]).subs(dict(values))
+    if len(W) == 1:
+        grid = [np.concatenate([-np.logspace(-6, 2, 60), np.logspace(-6, 2, 60)])]
+    else:
+        axis = np.concatenate([-np.logspace(-3, 1, 13), [0.0], np.logspace(-3, 1, 13)])
+        grid = [g.ravel() for g in np.meshgrid(*([axis] * len(W)), indexing="ij")]
+    f = sp.lambdify(W, power, "numpy")
+    with np.errstate(all="ignore"):
+        p = np.asarray(f(*grid), dtype=float) * np.ones_like(grid[0])
+    p = p[np.isfinite(p)]
+    return bool(np.all(p >= -1e-12 * max(1.0, np.abs(p).max(initial=0.0))))
 
 
 def _is_zero(expr: sp.Expr) -> bool:

@@ -43,6 +43,7 @@ from ..components.base import EFFORT, Dissipation, Port, Storage, TwoPort
 from ..components.element import DATUM
 from ..errors import StructureError
 from ..graph import branches_of, loop_matrix, tree_path
+from .multiport import couple_ports, port_groups
 
 __all__ = ["Structure", "Variable"]
 
@@ -83,6 +84,10 @@ class DissipativePort:
     z: sp.Expr            # law z(w) in the symbol w
     effort_out: bool      # True: f = w, e = z(w);  False: e = w, f = z(w)
     linear: bool
+    #: other ports whose variables ``w_k`` the law ``z`` also reads (multiports)
+    coupled: Tuple[int, ...] = ()
+    #: a controlled source's port (not passive; see Dissipation.active)
+    active: bool = False
 
 
 class Structure:
@@ -161,6 +166,7 @@ class Structure:
         self.dissipative: List[DissipativePort] = []
         for d in dissipations:
             self.dissipative.append(self._orient(d, bidx[d.branch]))
+        couple_ports(self.dissipative, dissipations)
         variables: List[Variable] = []
         self._a_var: Dict[int, int] = {}   # branch -> variable whose effort is a_b
         self._c_row: Dict[int, int] = {}   # branch -> row whose flow is c_b (if a plain row)
@@ -298,7 +304,7 @@ class Structure:
             coef = sp.diff(law, w)
             law = w / coef
             effort_out = True
-        return DissipativePort(d.element, k, w, law, effort_out, d.linear)
+        return DissipativePort(d.element, k, w, law, effort_out, d.linear, active=d.active)
 
     def _twoport_relation(self, tp: TwoPort, kp: int, ks: int):
         """Relation of a two-port in Dirac variables ``a`` (inputs) and ``c``.
@@ -354,6 +360,10 @@ class Structure:
              "u": self.n_x + self.n_w + self.n_lambda}[name]
         n = {"x": self.n_x, "w": self.n_w, "lambda": self.n_lambda, "u": self.n_u}[name]
         return slice(o, o + n)
+
+    def port_groups(self) -> List[Tuple[int, ...]]:
+        """Dissipative ports grouped into devices (:func:`~phsym.structure.multiport.port_groups`)."""
+        return port_groups(self.dissipative)
 
     @property
     def is_explicit_ode(self) -> bool:

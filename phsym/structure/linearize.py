@@ -211,6 +211,13 @@ def descriptor_matrices(S: Structure, values: Mapping[sp.Symbol, float], x_op: O
     keep = list(range(n))
     Rdiag = np.zeros(n)
     subs = dict(values)
+    multi = [d.element for d in S.dissipative if d.coupled]
+    if multi:
+        raise StructureError("no port-Hamiltonian linearisation of multiport devices: the small-signal "
+                             "model of a transistor or tube has power gain, its incremental conductance "
+                             "matrix is not symmetric positive semidefinite", multi,
+                             hint="simulate the circuit (phsym simulate); AC analysis needs linear "
+                                  "or one-port nonlinear laws")
     for j, d in enumerate(S.dissipative):
         w0 = 0.0 if w_op is None else float(w_op[j])
         D = float(_fill(sp.diff(d.z, d.w), subs).xreplace({d.w: w0}))

@@ -1,0 +1,86 @@
+"""Controlled sources (E, G) and the op-amp: active ports closed by a static law.
+
+References: closed-form gains of the amplifiers with a finite open-loop
+gain, an ideal Sallen-Key low-pass integrated by scipy at tight tolerance,
+the exact discrete energy balance with the injected power as its own term.
+The ngspice transient of an op-amp overdrive stage is in the deck corpus
+(tests/decks/opamp_diode_clipper.cir).
+"""
+import numpy as np
+import pytest
+import scipy.integrate as si
+
+import phsym
+from phsym.errors import StructureError
+from phsym.report import describe, describe_text
+
+
+def _run(text, fs=48000, T=2e-3, **kw):
+    m = phsym.parse(text)
+    return m, phsym.simulate(m, fs, duration=T, **kw)
+
+
+@pytest.mark.parametrize("kind", ["inverting", "non-inverting"])
+def test_opamp_amplifiers_have_the_finite_gain_closed_form(kind):
+    A, r1, r2 = 2e5, 1e3, 22e3
+    if kind == "inverting":
+        text = f"V1 a 0 SIN(0 0.1 1k)\nR1 a n {r1}\nR2 n out {r2}\nU1 0 n out opamp gain={A}\nRL out 0 10k\n"
+        gain = -(r2 / r1) / (1 + (1 + r2 / r1) / A)
+    else:
+        text = f"V1 a 0 SIN(0 0.1 1k)\nR1 n 0 {r1}\nR2 n out {r2}\nU1 a n out opamp gain={A}\nRL out 0 10k\n"
+        gain = (1 + r2 / r1) / (1 + (1 + r2 / r1) / A)
+    m, r = _run(text)
+    assert np.allclose(r["v(out)"], gain * r["v(a)"], rtol=1e-10, atol=1e-13)
+    assert r.max_balance_error < 1e-12
+    # the op-amp delivers the load's power: injected, not dissipated
+    assert np.all(r.P_diss >= 0)
+    assert np.allclose(r.P_supplied - r.P_active, r.y[:, 0] * 0.5 * (r.u[1:, 0] + r.u[:-1, 0]), atol=1e-15)
+    assert np.max(r.P_active) > 10 * np.max(np.abs(r.P_supplied - r.P_active))
+
+
+def test_vcvs_and_vccs_follow_spice_conventions():
+    _, r = _run("V1 a 0 SIN(0 1 1k)\nR1 a 0 1k\nE1 b 0 a 0 -3\nR2 b 0 1k\n")
+    assert np.allclose(r["v(b)"], -3 * r["v(a)"], rtol=1e-12, atol=1e-15)
+    # G: the current gm v(nc+, nc-) flows from n+ through the source to n-
+    _, r = _run("V1 a 0 SIN(0 1 1k)\nR1 a 0 1k\nG1 b 0 a 0 2m\nR2 b 0 1k\n")
+    assert np.allclose(r["v(b)"], -2.0 * r["v(a)"], rtol=1e-12, atol=1e-15)
+    assert r.max_balance_error < 1e-12
+
+
+def test_sallen_key_lowpass_matches_the_ideal_circuit():
+    r1, r2, c1, c2 = 10e3, 10e3, 22e-9, 10e-9        # unity-gain Sallen-Key, f0 about 1.1 kHz
+    text = (f"V1 in 0 SIN(0 1 2k)\nR1 in a {r1}\nR2 a b {r2}\nC1 a out {c1}\nC2 b 0 {c2}\n"
+            "U1 b out out opamp gain=1e7\n")
+    T = 2e-3
+    m, r = _run(text, fs=400e3, T=T, method="midpoint")
+
+    def ideal(t, z):           # states: v(C1) = v(a) - v(out), v(C2) = v(b) = v(out)
+        vc1, vout = z
+        u = np.sin(2 * np.pi * 2e3 * t)
+        va = vc1 + vout
+        i1, i2 = (u - va) / r1, (va - vout) / r2
+        return [(i1 - i2) / c1, i2 / c2]
+    sol = si.solve_ivp(ideal, (0, T), [0.0, 0.0], method="Radau", rtol=1e-11, atol=1e-14, dense_output=True,
+                       max_step=1e-6)
+    ref = sol.sol(r.t)[1]
+    vout = r.x[:, m.states.index("q_C2")] / c2
+    assert np.max(np.abs(vout - ref)) < 2e-4
+    assert 0.27 < np.max(vout[r.t > 1e-3]) < 0.30       # |H(2 kHz)| = 0.284 (f0 = 1.07 kHz, Q = 0.74)
+    assert r.max_balance_error < 1e-11
+
+
+def test_opamp_rails_limit_the_output():
+    _, r = _run("V1 a 0 SIN(0 1 1k)\nR1 n 0 1k\nR2 n out 100k\nU1 a n out opamp gain=1e4 vsat=9\nRL out 0 10k\n")
+    out = r["v(out)"]
+    assert np.max(np.abs(out)) <= 9.0 and np.max(np.abs(out)) > 8.9
+    assert r.max_balance_error < 1e-12
+
+
+def test_active_elements_are_named_and_the_passive_part_is_checked():
+    m = phsym.parse("V1 a 0 1\nR1 a n 1k\nR2 n out 10k\nU1 0 n out opamp\nRL out 0 10k\n")
+    assert all(m.check().values())
+    info = describe(m)
+    assert info["active"] == ["U1"]
+    assert "Active elements" in describe_text(m) and "U1" in describe_text(m)
+    with pytest.raises(StructureError, match="multiport"):
+        m.linearize()
