@@ -30,6 +30,16 @@ class _Printer(PythonCodePrinter):
     def _print_Float(self, expr):
         return repr(float(expr))
 
+    def _print_Pow(self, expr, rational=False):
+        # a negative power as a division: numba raises ZeroDivisionError for
+        # 0.0 ** -n even with error_model="numpy", where 1.0 / 0.0 gives inf;
+        # common subexpressions are hoisted out of Piecewise branches, so the
+        # untaken branch of a one-sided law (a contact at its gap) is evaluated too
+        base, exp = expr.as_base_exp()
+        if exp.is_number and exp.is_negative and not base.is_number:
+            return f"(1.0 / {self.parenthesize(sp.Pow(base, -exp), 1)})"
+        return super()._print_Pow(expr, rational=rational)
+
     # junction charge with transit time: compiled kernels (phsym.codegen.junction_kernels)
     def _print_JunctionVoltage(self, expr):
         return "junction_voltage(" + ", ".join(self._print(a) for a in expr.args) + ")"

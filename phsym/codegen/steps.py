@@ -132,12 +132,15 @@ class StepEquations:
     S: Structure
     psub: Dict[sp.Symbol, sp.Expr]
     rows: Dict[int, Dict[int, sp.Expr]] = field(default_factory=dict)
+    #: each state at the step (midpoint, or end for backward Euler), for state-dependent laws
+    xsub: Dict[sp.Symbol, sp.Expr] = field(default_factory=dict)
 
     def z_of(self, j: int, w: sp.Expr) -> sp.Expr:
         """Law of dissipative port ``j`` evaluated at ``w`` (the other
         variables of a multiport law at their step values)."""
         dp = self.S.dissipative[j]
         sub = {self.S.dissipative[k].w: self.wsym[k] for k in dp.coupled}
+        sub.update({self.S.states[i]: self.xsub[self.S.states[i]] for i in dp.reads})
         sub[dp.w] = w
         return dp.z.xreplace(self.psub).xreplace(sub)
 
@@ -209,7 +212,9 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]) ->
         e[nx + nw + i] = V[lam0 + i]
     for i in range(nu):
         e[nx + nw + nl + i] = UB[i]
-    eq = StepEquations(X, XS, UB, V, hs, names, [], e, explicit, wsym, S, psub, rows)
+    half = sp.Integer(1) if scheme == "backward_euler" else sp.Rational(1, 2)
+    xsub = {s: X[i] + half * V[i] for i, s in enumerate(S.states)}
+    eq = StepEquations(X, XS, UB, V, hs, names, [], e, explicit, wsym, S, psub, rows, xsub)
     for j, s in list(wsym.items()):
         e[nx + j] = eq.z_of(j, s) if S.dissipative[j].effort_out else s
     pending = list(explicit)

@@ -134,6 +134,13 @@ class Dissipation:
         with that port's ``element`` name.  The ports of one device form a
         resistive multiport receiving ``sum_j w_j z_j(w) >= 0`` where the
         device is passive.
+    reads : tuple of (sympy.Symbol, str)
+        State-dependent laws (a felt's damping grows with its compression):
+        symbols of the law that stand for the state of a storage, each with
+        that storage's branch name.  The law must receive ``w z(w, x) >= 0``
+        for every state ``x``; a step evaluates it at the step's state (the
+        midpoint for the discrete gradient and midpoint schemes), which keeps
+        the discrete energy balance exact.
     active : bool
         The port of a controlled source (an op-amp output): not passive.
         Its power ``w z`` is reported as injected (``P_supplied``, and
@@ -149,6 +156,7 @@ class Dissipation:
     linear: bool = False
     couples: Tuple[Tuple[sp.Symbol, str], ...] = ()
     active: bool = False
+    reads: Tuple[Tuple[sp.Symbol, str], ...] = ()
 
 
 @dataclass

@@ -80,11 +80,15 @@ class DCProblem:
         self.hess = sp.lambdify([X], [sp.diff(grads[i], X[j]) for i, j in self.hess_at] + [0], "numpy")
         W = [d.w for d in S.dissipative]
         laws = [_num(d.z, subs) for d in S.dissipative]
-        self.law = sp.lambdify([W], laws + [0], "numpy")
+        self.law = sp.lambdify([W, X], laws + [0], "numpy")
         # dz_j/dw_k: the diagonal, plus the couplings of multiport laws
         self.dpairs = np.array([(j, k) for j, d in enumerate(S.dissipative) for k in (j, *d.coupled)],
                                dtype=int).reshape(-1, 2)
-        self.dlaw = sp.lambdify([W], [sp.diff(laws[j], W[k]) for j, k in self.dpairs] + [0], "numpy")
+        self.dlaw = sp.lambdify([W, X], [sp.diff(laws[j], W[k]) for j, k in self.dpairs] + [0], "numpy")
+        # state-dependent laws (a felt): dz_j/dx_i
+        self.xpairs = np.array([(j, i) for j, d in enumerate(S.dissipative) for i in d.reads],
+                               dtype=int).reshape(-1, 2)
+        self.dlaw_x = sp.lambdify([W, X], [sp.diff(laws[j], X[i]) for j, i in self.xpairs] + [0], "numpy")
         self.effort_out = np.array([d.effort_out for d in S.dissipative], dtype=bool)
         self.nonlinear = np.array([not d.linear for d in S.dissipative], dtype=float)
         self.nf, self.nw, self.nl = free.size, nw, S.n_lambda
@@ -147,10 +151,13 @@ class DCProblem:
         """
         nx, nw, nf = self.S.n_x, self.nw, self.nf
         x, w, lam = self.split(z)
-        law = _real(self.law(list(w)))[:nw] + g * self.nonlinear * w
+        law = _real(self.law(list(w), list(x)))[:nw] + g * self.nonlinear * w
         dz = np.zeros((nw, nw))
         if nw:
-            dz[self.dpairs[:, 0], self.dpairs[:, 1]] = _real(self.dlaw(list(w)))[:len(self.dpairs)]
+            dz[self.dpairs[:, 0], self.dpairs[:, 1]] = _real(self.dlaw(list(w), list(x)))[:len(self.dpairs)]
+        dzx = np.zeros((nw, nx))
+        if len(self.xpairs):
+            dzx[self.xpairs[:, 0], self.xpairs[:, 1]] = _real(self.dlaw_x(list(w), list(x)))[:len(self.xpairs)]
         dz[np.arange(nw), np.arange(nw)] += g * self.nonlinear
         eo = self.effort_out
         e = np.concatenate([_real(self.grad(list(x)))[:nx], np.where(eo, law, w), lam, s * self.u0])
@@ -170,6 +177,8 @@ class DCProblem:
                 H[rows, cols] = _real(self.hess(list(x)))[:len(self.hess_at)]
             De[:nx, :nf] = H[:, self.free] * self.sc[self.free]
         De[nx:nx + nw, nf:nf + nw] = np.where(eo[:, None], dz, np.eye(nw))
+        if nf and len(self.xpairs):
+            De[nx:nx + nw, :nf] = np.where(eo[:, None], dzx[:, self.free] * self.sc[self.free], 0.0)
         De[nx + nw + np.arange(self.nl), nf + nw + np.arange(self.nl)] = 1.0
         Jf = self.Jn @ De
         Jx = Jf[self.free]
@@ -179,6 +188,8 @@ class DCProblem:
             Jx = np.concatenate([self.rows.T @ Jx, Jinv])
         Jr = np.concatenate([Jx, -Jf[nx:nx + nw], Jf[nx + nw:nx + nw + self.nl]])
         Jr[nf:nf + nw, nf:nf + nw] += np.where(eo[:, None], np.eye(nw), dz)
+        if nf and len(self.xpairs):
+            Jr[nf:nf + nw, :nf] += np.where(eo[:, None], 0.0, dzx[:, self.free] * self.sc[self.free])
         return r, Jr
 
     def limit(self, z_old: np.ndarray, z_new: np.ndarray) -> np.ndarray:

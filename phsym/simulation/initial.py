@@ -225,16 +225,19 @@ def dc_solution(S: Structure, values: Mapping[sp.Symbol, float], u0: np.ndarray,
     subs = dict(values)
     grad = sp.lambdify([S.states], [_x(g, subs) for g in S.gradients] + [0], "math")
     wsyms = [d.w for d in S.dissipative]
-    ew = sp.lambdify([wsyms], [_x(d.z if d.effort_out else d.w, subs) for d in S.dissipative] + [0], "math")
-    fw = sp.lambdify([wsyms], [_x(d.w if d.effort_out else d.z, subs) for d in S.dissipative] + [0], "math")
+    ew = sp.lambdify([wsyms, S.states], [_x(d.z if d.effort_out else d.w, subs) for d in S.dissipative] + [0],
+                     "math")
+    fw = sp.lambdify([wsyms, S.states], [_x(d.w if d.effort_out else d.z, subs) for d in S.dissipative] + [0],
+                     "math")
 
     def resid(z):
         x = x_fix.copy()
         x[free] = z[:nf] * sc[free]
         w, lam = z[nf:nf + nw], z[nf + nw:]
-        e = np.concatenate([np.array(grad(list(x)), float)[:nx], np.array(ew(list(w)), float)[:nw], lam, u0])
+        e = np.concatenate([np.array(grad(list(x)), float)[:nx], np.array(ew(list(w), list(x)), float)[:nw], lam,
+                            u0])
         f = Jn @ e
-        return np.concatenate([f[free], np.array(fw(list(w)), float)[:nw] - f[nx:nx + nw],
+        return np.concatenate([f[free], np.array(fw(list(w), list(x)), float)[:nw] - f[nx:nx + nw],
                                f[nx + nw:nx + nw + nl]])
 
     failed = SimulationError("no DC operating point found (Newton, gmin stepping and source stepping "

@@ -135,11 +135,17 @@ def received_power_ok(S: Structure, ports: Tuple[int, ...], values: Mapping[sp.S
     else:
         axis = np.concatenate([-np.logspace(-3, 1, 13), [0.0], np.logspace(-3, 1, 13)])
         grid = [g.ravel() for g in np.meshgrid(*([axis] * len(W)), indexing="ij")]
-    f = sp.lambdify(W, power, "numpy")
-    with np.errstate(all="ignore"):
-        p = np.asarray(f(*grid), dtype=float) * np.ones_like(grid[0])
-    p = p[np.isfinite(p)]
-    return bool(np.all(p >= -1e-12 * max(1.0, np.abs(p).max(initial=0.0))))
+    # state-dependent laws: passive at every state, sampled at a few values of each
+    read = sorted({S.states[i] for j in ports for i in S.dissipative[j].reads}, key=str)
+    samples = [0.0, 1e-6, 1e-3, 1.0, -1e-3, -1.0]
+    ok = True
+    for vals in (np.array(np.meshgrid(*([samples] * len(read)))).reshape(len(read), -1).T if read else [()]):
+        f = sp.lambdify(W, power.xreplace(dict(zip(read, vals))), "numpy")
+        with np.errstate(all="ignore"):
+            p = np.asarray(f(*grid), dtype=float) * np.ones_like(grid[0])
+        p = p[np.isfinite(p)]
+        ok &= bool(np.all(p >= -1e-12 * max(1.0, np.abs(p).max(initial=0.0))))
+    return ok
 
 
 def _is_zero(expr: sp.Expr) -> bool:

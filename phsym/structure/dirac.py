@@ -43,7 +43,7 @@ from ..components.base import EFFORT, Dissipation, Port, Storage, TwoPort
 from ..components.element import DATUM
 from ..errors import StructureError
 from ..graph import branches_of, loop_matrix, tree_path
-from .multiport import couple_ports, port_groups
+from .multiport import couple_ports, port_groups, read_states
 
 __all__ = ["Structure", "Variable"]
 
@@ -88,6 +88,8 @@ class DissipativePort:
     coupled: Tuple[int, ...] = ()
     #: a controlled source's port (not passive; see Dissipation.active)
     active: bool = False
+    #: states the law ``z`` reads (indices into ``Structure.states``)
+    reads: Tuple[int, ...] = ()
 
 
 class Structure:
@@ -167,6 +169,7 @@ class Structure:
         for d in dissipations:
             self.dissipative.append(self._orient(d, bidx[d.branch]))
         couple_ports(self.dissipative, dissipations)
+        read_states(self.dissipative, dissipations, self.states, [self.branches[k].name for k in self.state_branch])
         variables: List[Variable] = []
         self._a_var: Dict[int, int] = {}   # branch -> variable whose effort is a_b
         self._c_row: Dict[int, int] = {}   # branch -> row whose flow is c_b (if a plain row)

@@ -59,8 +59,11 @@ def operating_point(S: Structure, values: Mapping[sp.Symbol, float],
     w_syms = [d.w for d in S.dissipative]
     subs = dict(values)
     grad = sp.lambdify([S.states], [_fill(g, subs) for g in S.gradients] or [0], "numpy")
-    ew = sp.lambdify([w_syms], [_fill(d.z if d.effort_out else d.w, subs) for d in S.dissipative] or [0], "numpy")
-    fw = sp.lambdify([w_syms], [_fill(d.w if d.effort_out else d.z, subs) for d in S.dissipative] or [0], "numpy")
+    at_x = {s: float(x0[i]) for i, s in enumerate(S.states)}     # state-dependent laws at the state
+    ew = sp.lambdify([w_syms], [_fill(d.z if d.effort_out else d.w, subs).xreplace(at_x) for d in S.dissipative]
+                     or [0], "numpy")
+    fw = sp.lambdify([w_syms], [_fill(d.w if d.effort_out else d.z, subs).xreplace(at_x) for d in S.dissipative]
+                     or [0], "numpy")
     gx = np.asarray(grad(x0), dtype=float).reshape(-1)[:S.n_x]
     sl = S.block("lambda")
 
@@ -218,9 +221,15 @@ def descriptor_matrices(S: Structure, values: Mapping[sp.Symbol, float], x_op: O
                              "matrix is not symmetric positive semidefinite", multi,
                              hint="simulate the circuit (phsym simulate); AC analysis needs linear "
                                   "or one-port nonlinear laws")
+    at_x = {s: (0.0 if x_op is None else float(x_op[i])) for i, s in enumerate(S.states)}
     for j, d in enumerate(S.dissipative):
         w0 = 0.0 if w_op is None else float(w_op[j])
-        D = float(_fill(sp.diff(d.z, d.w), subs).xreplace({d.w: w0}))
+        for i in d.reads:      # a state-dependent law couples to the state unless dz/dx = 0 there
+            dzx = float(_fill(sp.diff(d.z, S.states[i]), subs).xreplace(at_x).xreplace({d.w: w0}))
+            if dzx != 0.0:
+                raise StructureError(f"the law of {d.element} depends on the state {S.states[i]} at the "
+                                     "operating point: its linearisation is not port-Hamiltonian", [d.element])
+        D = float(_fill(sp.diff(d.z, d.w), subs).xreplace(at_x).xreplace({d.w: w0}))
         if not np.isfinite(D) or D < 0:
             raise StructureError(f"dissipative law of {d.element} has slope {D} at the operating point",
                                  [d.element])

@@ -12,7 +12,7 @@ from typing import Dict, List, Sequence, Tuple
 from ..components.base import Dissipation
 from ..errors import StructureError
 
-__all__ = ["couple_ports", "port_groups"]
+__all__ = ["couple_ports", "port_groups", "read_states"]
 
 
 def couple_ports(ports: Sequence, dissipations: Sequence[Dissipation]) -> None:
@@ -41,6 +41,38 @@ def couple_ports(ports: Sequence, dissipations: Sequence[Dissipation]) -> None:
         dp.z = dp.z.xreplace(sub)
         dp.coupled = tuple(coupled)
         dp.linear = False
+
+
+def read_states(ports: Sequence, dissipations: Sequence[Dissipation], states: Sequence,
+                state_branches: Sequence[str]) -> None:
+    """Put storage states into state-dependent laws (``Dissipation.reads``), in place.
+
+    Parameters
+    ----------
+    ports : sequence of DissipativePort
+        The oriented ports, one per record of ``dissipations``.
+    dissipations : sequence of Dissipation
+        The components' records.
+    states : sequence of sympy.Symbol
+        The structure's states.
+    state_branches : sequence of str
+        The branch of each state.
+    """
+    index = {b: i for i, b in enumerate(state_branches)}
+    for j, d in enumerate(dissipations):
+        if not d.reads:
+            continue
+        sub, idx = {}, []
+        for sym, branch in d.reads:
+            i = index.get(branch)
+            if i is None:
+                raise StructureError(f"law of {d.element} reads the state of {branch!r}, which is not a "
+                                     "storage branch", [d.element])
+            sub[sym] = states[i]
+            idx.append(i)
+        ports[j].z = ports[j].z.xreplace(sub)
+        ports[j].reads = tuple(idx)
+        ports[j].linear = False
 
 
 def port_groups(ports: Sequence) -> List[Tuple[int, ...]]:
