@@ -78,3 +78,19 @@ def test_piano_hammer_netlist_runs_from_its_own_deck():
     r = phsym.simulate(NETLIST)             # the deck's .tran: 48 kHz, 50 ms, from the ICs
     assert r.max_balance_error < 1e-12 and not r.flags.any()
     assert r.x[-1, 0] / M == pytest.approx(_reference(ALPHA, 3e-3).y[0, -1], rel=1e-3)
+
+
+def test_negative_powers_print_as_divisions_with_their_precedence():
+    # the contact at its gap needed 1.0 / 0.0 (inf, an untaken branch) instead
+    # of 0.0 ** -3 (ZeroDivisionError in numba); the denominator keeps its sums
+    import math
+
+    import sympy as sp
+
+    from phsym.codegen.printing import pr
+    a, b, x = sp.symbols("a b x", real=True)
+    for expr in ((a * b - a) ** -1, (a + b) ** -2 * x, x ** -3 + a, (a * b) ** sp.Rational(-3, 2)):
+        code = pr(expr)
+        got = eval(code, {"math": math, "a": 1.7, "b": 2.3, "x": 0.9})   # generated code, not netlist text
+        assert got == pytest.approx(float(expr.subs({a: 1.7, b: 2.3, x: 0.9})), rel=1e-14), code
+    assert pr(x ** -3).startswith("(1.0 / ")

@@ -12,6 +12,7 @@ import re
 from typing import Dict, List, Sequence, Tuple
 
 import sympy as sp
+from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.pycode import PythonCodePrinter
 
 __all__ = ["pr", "assign", "block", "unroll", "UNROLL"]
@@ -37,7 +38,7 @@ class _Printer(PythonCodePrinter):
         # untaken branch of a one-sided law (a contact at its gap) is evaluated too
         base, exp = expr.as_base_exp()
         if exp.is_number and exp.is_negative and not base.is_number:
-            return f"(1.0 / {self.parenthesize(sp.Pow(base, -exp), 1)})"
+            return f"(1.0 / {self.parenthesize(sp.Pow(base, -exp), PRECEDENCE['Mul'])})"
         return super()._print_Pow(expr, rational=rational)
 
     # junction charge with transit time: compiled kernels (phsym.codegen.junction_kernels)
