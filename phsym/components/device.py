@@ -6,7 +6,7 @@ from typing import Dict, Optional, Sequence, Tuple
 
 import sympy as sp
 
-from .base import P_LINEAR, P_VCR, Contribution, Dissipation
+from .base import EFFORT, P_LINEAR, P_STORE_EFFORT, P_VCR, Contribution, Dissipation, Storage
 from .component import Component
 
 __all__ = ["Device"]
@@ -110,3 +110,26 @@ class Device(Component):
             out.branches.append(br)
             out.dissipations.append(Dissipation(br.name, br.name, "across", law, variables[k], False,
                                                 couples=couples))
+
+    def capacitor(self, out: Contribution, tag: str, a: str, b: str, capacitance: sp.Expr) -> None:
+        """A linear capacitor ``a -> b`` of the device (branch and element
+        ``NAME.tag``, state ``q_NAME.tag``); nothing when ``a == b``.
+
+        Parameters
+        ----------
+        out : Contribution
+            Receives the branch and the storage.
+        tag : str
+            Branch suffix (``cgs``).
+        a, b : str
+            Nodes.
+        capacitance : sympy.Expr
+            Capacitance [F].
+        """
+        if a == b:
+            return
+        br = self.branch("storage", P_STORE_EFFORT, nodes=(a, b), suffix=f".{tag}")
+        q = sp.Symbol(f"q_{br.name}", real=True)
+        out.branches.append(br)
+        out.storages.append(Storage((br.name,), (q,), q ** 2 / (2 * capacitance), (br.name,), (EFFORT,), (None,),
+                                    quadratic=True))

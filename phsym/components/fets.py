@@ -7,11 +7,9 @@ receive, which is never negative.
 """
 from __future__ import annotations
 
-from typing import Tuple
-
 import sympy as sp
 
-from .base import EFFORT, P_STORE_EFFORT, Contribution, Storage
+from .base import Contribution
 from .component import Choice, Value, register
 from .device import Device
 
@@ -186,13 +184,8 @@ class MOSFET(Device):
         w, length0 = self.value("W"), self.value("L")
         for tag, node, key, size in (("cgs", s, "Cgso", w), ("cgd", d, "Cgdo", w), ("cgb", b, "Cgbo", length0)):
             c = self.given(key)
-            if c is None or node == g:
-                continue
-            br = self.branch("storage", P_STORE_EFFORT, nodes=(g, node), suffix=f".{tag}")
-            q = sp.Symbol(f"q_{br.name}", real=True)
-            out.branches.append(br)
-            out.storages.append(Storage((br.name,), (q,), q ** 2 / (2 * c * size), (br.name,), (EFFORT,), (None,),
-                                        quadratic=True))
+            if c is not None:
+                self.capacitor(out, tag, g, node, c * size)
         return out
 
 
@@ -258,12 +251,6 @@ class JFET(Device):
                        [_VGS, _VDS])
         for tag, node, key in (("cgs", s, "Cgs"), ("cgd", d, "Cgd")):
             c = self.given(key)
-            if c is None:
-                continue
-            nodes: Tuple[str, str] = (g, node) if self.n_type else (node, g)
-            br = self.branch("storage", P_STORE_EFFORT, nodes=nodes, suffix=f".{tag}")
-            q = sp.Symbol(f"q_{br.name}", real=True)
-            out.branches.append(br)
-            out.storages.append(Storage((br.name,), (q,), q ** 2 / (2 * c), (br.name,), (EFFORT,), (None,),
-                                        quadratic=True))
+            if c is not None:
+                self.capacitor(out, tag, g, node, c)
         return out
