@@ -141,7 +141,7 @@ def _errors(M, D, K, Mh, Dh, Kh):
 def _warm_up():
     """Load the compiled numba kernel once per worker, so that fit times do not include it."""
     from phsym.identify.mechanical.gram import _modal_filter
-    _modal_filter(np.ones(1, dtype=complex), np.ones((1, 4)))
+    _modal_filter(np.ones(1, dtype=complex), np.ones((1, 4)))   # same types as in a fit
 
 
 def run_one(task):

@@ -196,3 +196,37 @@ def test_normal_equations_fall_back_to_the_formed_jacobian(monkeypatch):
     A1, g1 = oe.normal_equations(theta)
     np.testing.assert_allclose(A1, A, rtol=1e-10, atol=1e-12 * np.abs(A).max())
     np.testing.assert_allclose(g1, g, rtol=1e-10, atol=1e-12 * np.abs(g).max())
+
+
+@pytest.mark.parametrize("kind", ["midpoint", "zoh"])
+def test_lyapunov_sums_equal_the_direct_sums(kind, monkeypatch):
+    """The basis sums from the filters' Lyapunov identity against the sums formed sample by sample
+    (the fallback path), on lightly damped modes at a fine step (|lambda| close to 1)."""
+    from phsym.identify.mechanical import gram
+    rng = np.random.default_rng(11)
+    par = Parametrisation(3, 3, np.eye(3))
+    theta = par.pack(M3, 0.01 * K3, K3, np.eye(3))
+    u, y = rng.standard_normal((400, 3)), rng.standard_normal((400, 3))
+    oe = OutputError(par, u, y, 0.002, kind)
+    lam = np.linalg.eigvals(oe._model(theta, False)[0])
+    assert 1 - np.abs(lam).max() ** 2 < 1e-4                    # the hard case for the identity
+    A, g = oe.normal_equations(theta)
+    monkeypatch.setattr(gram, "MIN_LYAPUNOV_GAP", np.inf)        # force the direct sums
+    A1, g1 = oe.normal_equations(theta)
+    assert np.abs(A - A1).max() <= 1e-10 * np.abs(A1).max()
+    np.testing.assert_allclose(g, g1, rtol=1e-12, atol=1e-14 * np.abs(g1).max())
+
+
+def test_undamped_modes_take_the_direct_sums():
+    """D = 0 puts the midpoint poles on the unit circle (1 - |lambda|^2 = 0): the identity would
+    divide by zero, so the sums are formed directly, and still equal the formed Jacobian's."""
+    rng = np.random.default_rng(12)
+    par = Parametrisation(3, 3, np.eye(3))
+    theta = par.pack(M3, np.zeros((3, 3)), K3, np.eye(3))
+    u, y = rng.standard_normal((200, 3)), rng.standard_normal((200, 3))
+    oe = OutputError(par, u, y, 0.05, "midpoint")
+    J, r = oe.jacobian(theta), oe.residuals(theta)
+    A, g = oe.normal_equations(theta)
+    assert np.all(np.isfinite(A))
+    assert np.abs(A - J.T @ J).max() <= 1e-10 * np.abs(J.T @ J).max()
+    assert np.abs(g - J.T @ r).max() <= 1e-10 * np.abs(J.T @ r).max()

@@ -1,7 +1,6 @@
 """Identification of ``M q'' + D q' + K q = L u`` from sampled forces and positions."""
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
 from pathlib import Path
@@ -9,6 +8,7 @@ from typing import Any, Dict, List, Mapping, Optional, Union
 
 import numpy as np
 
+from ...common.parallel import single_blas_thread
 from ...errors import IdentificationError
 from ...structure.linear import LinearPHS
 from ..base import Estimator
@@ -211,7 +211,7 @@ class MechanicalEstimator(Estimator):
         MechanicalEstimator
             ``self``, fitted.
         """
-        with _single_thread_blas():
+        with single_blas_thread():          # many small products: threads only slow them
             return self._fit(t, u, q, C)
 
     def _fit(self, t: Any, u: Any, q: Any, C: Any) -> "MechanicalEstimator":
@@ -417,13 +417,3 @@ def _stall(c1: float):
     def stop(hc: List[float]) -> bool:
         return len(hc) > 5 and hc[-1] > STALL_RATIO * c1 and hc[-2] - hc[-1] < STALL_DECREASE * hc[-1]
     return stop
-
-
-def _single_thread_blas():
-    """Limit BLAS to one thread where threadpoolctl is installed: the fit is made of
-    many small products, which threads slow down (badly so on a loaded machine)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(1)

@@ -72,8 +72,8 @@ def moesp(u: np.ndarray, y: np.ndarray, order: int, horizon: int = 8) -> Tuple[n
         raise IdentificationError("the subspace estimate of A has no well-conditioned eigenbasis")
     Vi = np.linalg.inv(V)
     na = lam.size
-    F = _modal_filter(np.ascontiguousarray(lam), np.ascontiguousarray(u[:-1].T))   # rows (part, a, i)
-    F = (F[:na * m] + 1j * F[na * m:]).reshape(na, m * (N - 1))          # filter_a(u_i) at samples 1..N-1
+    Fr, Fi = _modal_filter(np.ascontiguousarray(lam), np.ascontiguousarray(u[:-1].T))   # rows (a, i)
+    F = (Fr + 1j * Fi).reshape(na, m * (N - 1))                                      # filter_a(u_i) at samples 1..N-1
     W = (C @ V)[:, :, None] * Vi[None]                                    # (output, mode, state)
     Reg = (W.transpose(0, 2, 1) @ F).real.reshape(ny, order, m, N - 1)   # d y_k[o] / d B[s, i]
     Reg = Reg.transpose(3, 0, 1, 2).reshape((N - 1) * ny, order * m)
