@@ -9,17 +9,19 @@ of a discrete-gradient, midpoint or backward-Euler scheme and runs it;
 :class:`Stream` processes audio block by block (``Simulator.stream``) and
 :func:`read_wav` / :func:`write_wav` move WAV files in and out at physical levels;
 :func:`sweep` runs many parameter sets (:func:`grid`, :func:`sampling`) on
-every core or a dask cluster into a :class:`SweepResult`.
+every core or a dask cluster into a :class:`SweepResult`;
+:func:`entropy_balance` books the entropy of a run with thermal elements.
 """
 from ..common.lazy import attach
 
 __all__ = ["Simulator", "SimulationResult", "simulate", "RunPlan", "operating_point", "OperatingPoint",
            "ac_analysis", "AcResult", "Stream", "read_wav", "write_wav", "sweep", "grid", "sampling",
-           "SweepResult"]
+           "SweepResult", "entropy_balance"]
 
 # the symbolic simulator imports sympy and scipy: only on first use
 __getattr__, __dir__ = attach(__name__, attributes={
     "Simulator": "simulator", "SimulationResult": "result", "simulate": "run", "RunPlan": "plan",
     "operating_point": "op", "OperatingPoint": "op",
     "ac_analysis": "ac", "AcResult": "ac", "Stream": "stream", "read_wav": "audio", "write_wav": "audio",
-    "sweep": "sweeps", "grid": "sweep_params", "sampling": "sweep_params", "SweepResult": "sweep_result"})
+    "sweep": "sweeps", "grid": "sweep_params", "sampling": "sweep_params", "SweepResult": "sweep_result",
+    "entropy_balance": "thermal"})

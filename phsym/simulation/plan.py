@@ -21,6 +21,7 @@ from ..errors import SignalError, SimulationError, SimulationInputError, Simulat
 from ..netlist.shapes import evaluate_shape
 from .engine import RECORD_LIMIT, NewtonLoop
 from .linear_loops import DenseLinearLoop, SparseLinearLoop
+from .portstart import port_start
 from .result import SimulationResult
 from .signals import check_align, check_steps, grid_points, initial_state, input_array
 
@@ -232,6 +233,8 @@ class RunPlan:
         n_e = getattr(self.loop, "n_e", 0)
         rec = self.record_efforts
         rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
+        if start is None and getattr(self.loop, "unknowns", None) and hasattr(self.model, "structure"):
+            start = port_start(self.model.structure, self.values, x, U[0])    # laws singular at zero only
         try:
             A, wall = self.loop.run(x, U, self.h, rec, progress, chunk, carry=self.loop.carry(start) if start else None)
         except SimulationError as exc:

@@ -214,13 +214,7 @@ def descriptor_matrices(S: Structure, values: Mapping[sp.Symbol, float], x_op: O
     keep = list(range(n))
     Rdiag = np.zeros(n)
     subs = dict(values)
-    multi = [d.element for d in S.dissipative if d.coupled]
-    if multi:
-        raise StructureError("no port-Hamiltonian linearisation of multiport devices: the small-signal "
-                             "model of a transistor or tube has power gain, its incremental conductance "
-                             "matrix is not symmetric positive semidefinite", multi,
-                             hint="simulate the circuit (phsym simulate); AC analysis needs linear "
-                                  "or one-port nonlinear laws")
+    _refuse_multiports(S)
     at_x = {s: (0.0 if x_op is None else float(x_op[i])) for i, s in enumerate(S.states)}
     for j, d in enumerate(S.dissipative):
         w0 = 0.0 if w_op is None else float(w_op[j])
@@ -254,6 +248,17 @@ def descriptor_matrices(S: Structure, values: Mapping[sp.Symbol, float], x_op: O
     return DescriptorMatrices(Ek, J, R, Qk, B, [names[i] for i in keep], keep, Sf, Nf)
 
 
+def _refuse_multiports(S: Structure) -> None:
+    """Multiport devices have no port-Hamiltonian small-signal model: a clear error naming them."""
+    multi = [d.element for d in S.dissipative if d.coupled]
+    if multi:
+        raise StructureError("no port-Hamiltonian linearisation of multiport devices: the small-signal "
+                             "model of a transistor or tube has power gain, its incremental conductance "
+                             "matrix is not symmetric positive semidefinite (nor is a heat transfer's)",
+                             multi, hint="simulate the circuit (phsym simulate); AC analysis needs linear "
+                                         "or one-port nonlinear laws")
+
+
 def linearize(S: Structure, values: Mapping[sp.Symbol, float],
               x0: Optional[np.ndarray] = None, u0: Optional[np.ndarray] = None) -> LinearPHS:
     """Numeric descriptor :class:`LinearPHS` around an operating point.
@@ -277,6 +282,7 @@ def linearize(S: Structure, values: Mapping[sp.Symbol, float],
     -------
     LinearPHS
     """
+    _refuse_multiports(S)           # before the operating point evaluates their laws
     op = operating_point(S, values, x0, u0)
     d = descriptor_matrices(S, values, op[:S.n_x], op[S.n_x:S.n_x + S.n_w])
     return LinearPHS(d.J, d.R, d.Q, d.B, d.E, S=d.S, N=d.N, states=d.names,

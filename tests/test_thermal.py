@@ -1,0 +1,110 @@
+"""The thermal domain: heat capacities, irreversible heat transfer, Joule heating, sources.
+
+Independent references: the temperatures of a linear heat network solved
+in closed form (matrix exponential of C dT/dt = -G_L T + G_amb T_amb; the
+entropy form H = C T0 exp(s/C) makes C dT/dt = T ds/dt the heat received),
+second-order convergence towards it, the exact discrete energy balance of a
+closed network, the entropy balance and its sign (second law), and a
+resistor heating a body against the hand ODE.
+"""
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.linalg as sl
+import scipy.integrate as si
+
+import phsym
+from phsym.errors import NetlistError, SimulationError
+from phsym.simulation.thermal import entropy_balance
+
+NETLIST = Path(__file__).resolve().parents[1] / "netlists" / "heat_transfer.cir"
+C1, C2, G12, G2A, TAMB, T0 = 10.0, 100.0, 1.0, 0.5, 293.15, 293.15
+T_INIT = np.array([353.15, 283.15])
+
+
+def _closed_form(t):
+    """Temperatures of heat_transfer.cir: T' = A T + b, solved exactly."""
+    A = np.array([[-G12 / C1, G12 / C1], [G12 / C2, -(G12 + G2A) / C2]])
+    b = np.array([0.0, G2A * TAMB / C2])
+    Teq = np.linalg.solve(A, -b)
+    return np.array([Teq + sl.expm(A * tk) @ (T_INIT - Teq) for tk in t])
+
+
+def _temperatures(r):
+    """T = dH/ds = T0 exp(s / C) of the two bodies."""
+    return T0 * np.exp(r.x / np.array([C1, C2]))
+
+
+def test_heat_transfer_matches_the_closed_form_at_second_order():
+    m = phsym.load(NETLIST)
+    errs = []
+    for fs in (1.0, 2.0, 4.0):
+        r = phsym.simulate(m, fs, duration=100.0)
+        assert r.max_balance_error < 1e-10
+        errs.append(np.max(np.abs(_temperatures(r) - _closed_form(r.t))))
+    orders = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
+    assert np.all(orders > 1.9), (errs, orders)
+    assert errs[-1] < 2e-3
+    # the probes are the node temperatures of each step's (discrete-gradient) evaluation
+    r = phsym.simulate(m, 4.0, duration=10.0)
+    assert r["v(t1)"][0] == pytest.approx(np.mean(_temperatures(r)[:2, 0]), rel=1e-4)
+
+
+def test_closed_network_keeps_its_energy_and_creates_entropy():
+    """Two bodies alone: the energy C1 T1 + C2 T2 is kept to round-off, the entropy grows
+    by exactly what the transfer creates, towards the equilibrium temperature."""
+    m = phsym.parse("TH1 a 0 heat_capacity C=10 T0=300 IC=400\nTH2 b 0 heat_capacity C=30 T0=300 IC=300\n"
+                    "G1 a b heat_transfer G=3\n")
+    r = phsym.simulate(m, 5.0, duration=60.0)
+    assert np.all(r.P_diss == 0) and np.all(r.P_supplied == 0)
+    assert np.ptp(r.H) <= 1e-12 * abs(r.H).max() + 1e-9
+    T = 300.0 * np.exp(r.x / np.array([10.0, 30.0]))
+    assert np.ptp(10 * T[:, 0] + 30 * T[:, 1]) < 1e-9
+    assert T[-1] == pytest.approx([325.0, 325.0], abs=1e-6)          # (10*400 + 30*300) / 40
+    b = entropy_balance(r)
+    assert np.all(b["created"] > 0) and np.all(b["supplied"] == 0)
+    assert np.abs(b["residual"]).max() < 1e-10 * np.abs(b["created"]).max()
+    # the total created equals the entropy change C ln(Tf/Ti) summed, in closed form
+    assert b["S"][-1] - b["S"][0] == pytest.approx(10 * np.log(325 / 400) + 30 * np.log(325 / 300), rel=1e-6)
+
+
+def test_entropy_balance_with_a_bath():
+    r = phsym.simulate(phsym.load(NETLIST), 2.0, duration=50.0)
+    b = entropy_balance(r)
+    assert np.abs(b["residual"]).max() < 1e-9 * np.abs(b["supplied"]).max()
+    assert np.all(b["created"] >= 0)
+    # the bath receives the heat the bodies lose: its entropy flow is heat / T_amb
+    heat = -r.P_supplied
+    np.testing.assert_allclose(-b["supplied"] * TAMB, heat, rtol=1e-12, atol=1e-12)
+
+
+def test_joule_heating_warms_a_body_as_the_hand_ode():
+    """V = 10 V across R = 100 ohm heating a body (C = 5 J/K) that loses heat to a 300 K bath:
+    C dT/dt = V^2/R - G (T - 300); all electrical energy becomes heat."""
+    net = ("V1 e 0 DC 10\nRH1 e 0 body joule R=100\nTH1 body 0 heat_capacity C=5 T0=300 IC=300\n"
+           "G1 body amb heat_transfer G=0.1\nTA amb 0 temperature DC 300\n")
+    m = phsym.parse(net)
+    r = phsym.simulate(m, 20.0, duration=100.0)
+    ref = si.solve_ivp(lambda t, T: [(1.0 - 0.1 * (T[0] - 300)) / 5], (0, 100), [300.0], rtol=1e-12, atol=1e-12,
+                       dense_output=True)
+    T = 300 * np.exp(r.x[:, 0] / 5)
+    assert np.max(np.abs(T - ref.sol(r.t)[0])) < 1e-4
+    assert r.max_balance_error < 1e-10
+    assert np.all(r.P_diss == 0)                          # the resistor's loss is the body's heat
+    np.testing.assert_allclose(r["i(RH1.e)"], 0.1, rtol=1e-12)
+    b = entropy_balance(r)
+    assert np.all(b["created"] > 0)
+    assert np.abs(b["residual"]).max() < 1e-9 * np.abs(b["created"]).max()
+
+
+def test_entropy_flow_source_and_errors():
+    m = phsym.parse("S1 a 0 entropy_flow DC 0.01\nTH1 a 0 heat_capacity C=2 T0=300\n")
+    r = phsym.simulate(m, 10.0, duration=10.0)
+    assert r.x[-1, 0] == pytest.approx(0.1, rel=1e-12)       # s = integral of the entropy flow
+    b = entropy_balance(r)
+    np.testing.assert_allclose(b["supplied"], 0.01, rtol=1e-12)
+    with pytest.raises(NetlistError, match="0 K"):
+        phsym.parse("TH1 a 0 heat_capacity C=2\nG1 a 0 heat_transfer G=1\n")
+    with pytest.raises(SimulationError, match="no heat capacity"):
+        entropy_balance(phsym.simulate(phsym.parse("V1 a 0 DC 1\nR1 a 0 1\n"), 10.0, duration=0.1))
