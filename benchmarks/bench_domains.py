@@ -19,7 +19,7 @@ linear air gap and eddy loss) at 48 kHz with the discrete-gradient scheme:
   iterations per step.
 
 Both loops must agree on the source current to 1e-9 of its peak (asserted).
-Also the Rhodes-like chain (tests/models/rhodes.cir: hammer, contact, 3-mode
+Also the Rhodes-like chain (netlists/rhodes.cir: hammer, contact, 3-mode
 tine, pickup, RC load; 11 states), warm, steps/s at 48 kHz.
 """
 from __future__ import annotations
@@ -104,7 +104,7 @@ def run(seconds: float, repeat: int) -> dict:
 
 
 def rhodes(seconds: float, repeat: int) -> dict:
-    model = phsym.load(ROOT / "tests" / "models" / "rhodes.cir")
+    model = phsym.load(ROOT / "netlists" / "rhodes.cir")
     sim = phsym.Simulator(model, FS, "discrete_gradient", record_efforts=False)
     sim.run(duration=10 / FS)
     best, res = float("inf"), None

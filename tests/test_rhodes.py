@@ -8,7 +8,7 @@ import pytest
 
 import phsym
 
-NET = Path(__file__).resolve().parent / "models" / "rhodes.cir"      # not in netlists/: model.check() fails on it (see docs/components.md)
+NET = Path(__file__).resolve().parents[1] / "netlists" / "rhodes.cir"
 
 
 def test_rhodes_chain():

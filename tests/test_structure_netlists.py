@@ -186,3 +186,19 @@ X2 b c RC
 """)
     s = S_POINTS
     assert rel_err(sub.linearize().transfer(s), flat.linearize().transfer(s)) < 1e-12
+
+
+def test_zero_test_of_the_symbolic_checks():
+    """Coefficient by coefficient: exact for symbolic coefficients; to round-off only where a
+    coefficient carries floats (a beam's modal roots), and then a real difference still counts."""
+    from phsym.structure.checks import _is_zero
+    a, b, e0, e1 = sp.symbols("a b _e0 _e1", positive=True)
+    vals = {a: 2.0, b: 3.0}
+    assert _is_zero(a / (a + b) * e0 * e1 + b / (a + b) * e0 * e1 - e0 * e1, [e0, e1], vals)
+    assert not _is_zero(a * e0 * e1 - b * e0 * e1, [e0, e1], vals)
+    c = sp.Float(4.694091132974175)
+    trig = c * sp.sin(a) ** 2 * e0 + c * sp.cos(a) ** 2 * e0      # cancel() does not know sin^2 + cos^2 = 1
+    assert sp.cancel(trig - c * e0) != 0
+    assert _is_zero(trig - c * e0, [e0, e1], vals)
+    assert not _is_zero(trig - sp.Float(1.000001) * c * e0, [e0, e1], vals)
+    assert not _is_zero(sp.Float(1e-16) * a * e0, [e0, e1], vals)     # nothing to cancel against

@@ -1,8 +1,9 @@
 """Structure checks and LaTeX output of a model."""
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+import mpmath
 import numpy as np
 import sympy as sp
 
@@ -104,12 +105,12 @@ def check_structure(S: Structure, values: Mapping[sp.Symbol, float],
     mult = {mu for _, _, mu, _ in S.twoport_vars if mu is not None}
     branch_lam = sum((em[i] * f[i] for i in lam if i not in mult), sp.Integer(0))
     lam_terms = sum((em[i] * f[i] for i in lam), sp.Integer(0))
-    out["Tellegen"] = _is_zero(sum(powers.values()) + branch_lam)
+    out["Tellegen"] = _is_zero(sum(powers.values()) + branch_lam, E, vals)
     dH = sum((em[i] * f[i] for i in range(S.n_x)), sp.Integer(0))       # grad H . dx/dt
     pd = sum((powers[S.branches[d.branch].name] for d in S.dissipative), sp.Integer(0))
     u0 = S.block("u").start
     yu = sum((-f[u0 + k] * em[u0 + k] for k in range(S.n_u)), sp.Integer(0))
-    out["power balance"] = _is_zero(dH + pd - yu + lam_terms)
+    out["power balance"] = _is_zero(dH + pd - yu + lam_terms, E, vals)
     return out
 
 
@@ -148,9 +149,46 @@ def received_power_ok(S: Structure, ports: Tuple[int, ...], values: Mapping[sp.S
     return ok
 
 
-def _is_zero(expr: sp.Expr) -> bool:
-    """Exact zero test of a rational function of parameters and placeholders."""
-    return sp.cancel(sp.together(sp.expand(expr))) == 0
+def _is_zero(expr: sp.Expr, placeholders: Sequence[sp.Symbol] = (),
+             values: Optional[Mapping[sp.Symbol, float]] = None) -> bool:
+    """Zero test of a polynomial in placeholders with coefficients in the parameters.
+
+    Each coefficient is cancelled on its own: cancelling the whole sum at
+    once makes every placeholder a generator of one multivariate
+    polynomial, whose depth overflowed Python's recursion limit on a beam,
+    contact and gap model (minutes, then a RecursionError).  Coefficients
+    that carry floating-point numbers (a beam's modal shapes, the roots of
+    ``cos b cosh b = -1``) cancel only to round-off: they count as zero
+    when their terms cancel to ``1e-10`` of their size at the parameter
+    values and at two points around them.
+    """
+    expr = sp.expand(expr)
+    groups: Dict[sp.Expr, List[sp.Expr]] = {}
+    for term in sp.Add.make_args(expr):
+        coeff, mono = term.as_independent(*placeholders, as_Add=False) if placeholders else (term, 1)
+        groups.setdefault(mono, []).append(coeff)
+    for coeffs in groups.values():
+        if sp.cancel(sp.together(sp.Add(*coeffs))) == 0:
+            continue
+        if values is None or not any(c.has(sp.Float) for c in coeffs) or not _zero_to_round_off(coeffs, values):
+            return False
+    return True
+
+
+def _zero_to_round_off(terms: Sequence[sp.Expr], values: Mapping[sp.Symbol, float]) -> bool:
+    """Whether the terms sum to round-off of their size at ``values`` and two points around them."""
+    free = sorted(set().union(*(t.free_symbols for t in terms)), key=str)
+    if any(s not in values for s in free):
+        return False
+    rng = np.random.default_rng(0)
+    f = sp.lambdify(free, list(terms), "mpmath")
+    with mpmath.workdps(40):
+        for scale in (np.ones(len(free)), rng.uniform(0.7, 1.4, len(free)), rng.uniform(0.7, 1.4, len(free))):
+            vals = [mpmath.mpf(float(values[s]) * k) for s, k in zip(free, scale)]
+            t = [mpmath.mpf(complex(v).real) if isinstance(v, (complex, mpmath.mpc)) else v for v in f(*vals)]
+            if abs(mpmath.fsum(t)) > 1e-10 * mpmath.fsum(abs(v) for v in t):
+                return False
+    return True
 
 
 def latex_model(S: Structure) -> str:
