@@ -84,3 +84,34 @@ def test_active_elements_are_named_and_the_passive_part_is_checked():
     assert "Active elements" in describe_text(m) and "U1" in describe_text(m)
     with pytest.raises(StructureError, match="multiport"):
         m.linearize()
+
+
+def test_cccs_and_ccvs_follow_spice_conventions():
+    """F pushes GAIN i(Vsense) from n+ through itself to n-; H sets v(n+) - v(n-) = R i(Vsense);
+    the sense current flows from the 0 V source's n+ to its n- (SPICE).  Closed forms: a mirror of
+    gain -2 into 1k and a transimpedance of 500 ohm, with a sine input; the sensed source's current
+    stays a probe and the injected power is the active elements'."""
+    text = ("V1 in 0 SIN(0 1 1k)\nR1 in a 1k\nVs a 0 0\nF1 b 0 Vs 2\nR2 b 0 1k\nH1 c 0 Vs 500\nR3 c 0 1k\n"
+            ".probe v(b) v(c) i(Vs)\n")
+    m, r = _run(text)
+    i_s = r["i(Vs)"]
+    np.testing.assert_allclose(i_s, 0.5 * (r.u[1:, 0] + r.u[:-1, 0]) / 1e3, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r["v(b)"], -2 * i_s * 1e3, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r["v(c)"], 500 * i_s, rtol=1e-9, atol=1e-12)
+    assert r.max_balance_error < 1e-12
+    assert [d.element for d in m.structure.dissipative if d.active] == ["F1", "H1"]
+    np.testing.assert_allclose(r.P_active, (r["v(b)"] ** 2 + r["v(c)"] ** 2) / 1e3, rtol=1e-9, atol=1e-15)
+
+
+def test_current_sense_needs_a_zero_volt_source():
+    with pytest.raises(phsym.errors.NetlistError, match="not a 0 V source") as exc:
+        phsym.parse("V1 a 0 1\nVs a b 1\nR1 b 0 1k\nF1 0 c Vs 2\nR2 c 0 1k\n")
+    assert exc.value.location.line == 4
+    with pytest.raises(phsym.errors.NetlistError, match="is a resistor, not a vsource"):
+        phsym.parse("V1 a 0 1\nR1 a 0 1k\nF1 0 c R1 2\nR2 c 0 1k\n")
+    # two readers of one ammeter, and an ammeter written as such
+    m = phsym.parse("I1 0 a DC 1m\nVs a 0 0\nF1 0 b Vs 1\nR2 b 0 1k\nF2 0 c Vs 2\n"
+                    "AM c d ammeter\nR3 d 0 1k\n.probe v(b) v(c) i(AM)\n")
+    r = phsym.simulate(m, 1e3, duration=2e-3)
+    assert r["v(b)"][-1] == pytest.approx(1.0, rel=1e-9) and r["v(c)"][-1] == pytest.approx(2.0, rel=1e-9)
+    assert r["i(AM)"][-1] == pytest.approx(2e-3, rel=1e-9)

@@ -59,6 +59,9 @@ class Component:
         Names of the node arguments, in order.
     refs : tuple of str
         Kinds of the elements named after the nodes (``K1 L1 L2``: inductors).
+    senses : str or None
+        Kind the referenced elements become when read (``F1 a b Vs 2``: the
+        0 V source ``Vs`` becomes an ``ammeter``, whose current the law reads).
     values : tuple of Value
         Accepted values.
     laws : tuple of LawForm
@@ -94,6 +97,7 @@ class Component:
     domain: ClassVar[str] = "electrical"
     terminals: ClassVar[Tuple[str, ...]] = ("n+", "n-")
     refs: ClassVar[Tuple[str, ...]] = ()
+    senses: ClassVar[Optional[str]] = None
     values: ClassVar[Tuple[Value, ...]] = ()
     laws: ClassVar[Tuple[LawForm, ...]] = ()
     choices: ClassVar[Tuple[Choice, ...]] = ()

@@ -22,10 +22,11 @@ from .base import P_SOURCE_ACROSS, P_SOURCE_THROUGH, Contribution, Dissipation
 from .component import Component, Value, register
 from .element import DATUM
 
-__all__ = ["VCVS", "VCCS", "OpAmp"]
+__all__ = ["VCVS", "VCCS", "OpAmp", "Ammeter", "CCCS", "CCVS"]
 
 _W = sp.Symbol("w", real=True)
 _S = sp.Symbol("w_sense", real=True)
+_I = sp.Symbol("i_sense", real=True)
 
 
 class _Controlled(Component):
@@ -131,3 +132,99 @@ class OpAmp(_Controlled):
         vsat: Optional[sp.Expr] = self.spec.values.get("vsat")
         law = gain * _S if vsat is None else vsat * sp.tanh(gain * _S / vsat)
         return self._ports((o, DATUM), (p, n), "through", law, P_SOURCE_ACROSS)
+
+
+@register
+class Ammeter(Component):
+    """Ammeter ``NAME a b ammeter``: a short circuit whose current ``i(NAME)``
+    (from ``a`` through the element to ``b``) the laws of current-controlled
+    sources read.  A SPICE deck's 0 V source named by an ``F`` or ``H`` line
+    becomes one (the ammeter idiom ``Vsense a b 0``).
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("I1 0 a DC 1m\\nVs a b 0\\nR1 b 0 1k\\nF1 0 c Vs 3\\nR2 c 0 1k\\n")
+    >>> [(d.element, str(d.z)) for d in m.structure.dissipative if d.element in ("Vs", "F1")]
+    [('Vs', '0'), ('F1', 'F1*w_Vs')]
+    """
+
+    kind = "ammeter"
+    keywords = ("ammeter",)
+    terminals = ("a", "b")
+    summary = "ammeter: a short whose current current-controlled sources (F, H) read"
+
+    def contribute(self) -> Contribution:
+        br = self.branch("dissipation", P_SOURCE_ACROSS)
+        # a current-controlled short: v = 0 whatever its current
+        return Contribution(branches=[br], dissipations=[Dissipation(br.name, br.name, "through", sp.Integer(0),
+                                                                      sp.Symbol(f"i_{self.name}", real=True))])
+
+
+class _CurrentControlled(Component):
+    """Shared by F and H: the output port reads the current of the 0 V source named on the line."""
+
+    terminals = ("n+", "n-")
+    refs = ("vsource",)
+    senses = "ammeter"
+
+    def _output(self, control: str, law: sp.Expr, priority: int) -> Contribution:
+        sense = self.spec.refs[0]
+        i = sp.Symbol(f"i_{sense}", real=True)
+        port = self.branch("dissipation", priority)
+        return Contribution(branches=[port], dissipations=[
+            Dissipation(port.name, port.name, control, law.subs(_I, i), _W, False, couples=((i, sense),),
+                        active=True)])
+
+
+@register
+class CCCS(_CurrentControlled):
+    """Current-controlled current source ``F n+ n- VSENSE GAIN`` (SPICE ``F``).
+
+    The current ``GAIN i(VSENSE)`` flows from ``n+`` through the source to
+    ``n-``; ``VSENSE`` must be a 0 V source (it becomes an :class:`Ammeter`
+    whose current is measured from its ``n+`` to its ``n-``, as SPICE).
+    Active, as :class:`VCVS`.
+
+    Examples
+    --------
+    A current mirror of gain 3 into 1 kOhm: ``v(c) = 3 mA * 1 kOhm``.
+
+    >>> import phsym
+    >>> m = phsym.parse("I1 0 a DC 1m\\nVs a b 0\\nR1 b 0 1k\\nF1 0 c Vs 3\\nR2 c 0 1k\\n.probe v(c)\\n")
+    >>> round(float(phsym.simulate(m, 1e3, duration=2e-3)["v(c)"][-1]), 9)
+    3.0
+    """
+
+    kind = "cccs"
+    letters = ("F",)
+    values = (Value("gain", "", "current gain", main=True),)
+    summary = "current-controlled current source (reads a 0 V source's current; active)"
+
+    def contribute(self) -> Contribution:
+        return self._output("across", self.value("gain") * _I, P_SOURCE_THROUGH)
+
+
+@register
+class CCVS(_CurrentControlled):
+    """Current-controlled voltage source ``H n+ n- VSENSE R`` (SPICE ``H``).
+
+    ``v(n+) - v(n-) = R i(VSENSE)`` (transresistance ``R``); ``VSENSE``
+    becomes an :class:`Ammeter`, as for :class:`CCCS`.  Active, as
+    :class:`VCVS`.
+
+    Examples
+    --------
+    >>> import phsym
+    >>> m = phsym.parse("I1 0 a DC 2m\\nVs a 0 0\\nH1 c 0 Vs 500\\nR2 c 0 1k\\n.probe v(c)\\n")
+    >>> round(float(phsym.simulate(m, 1e3, duration=2e-3)["v(c)"][-1]), 9)
+    1.0
+    """
+
+    kind = "ccvs"
+    letters = ("H",)
+    values = (Value("r", "ohm", "transresistance", main=True),)
+    summary = "current-controlled voltage source (reads a 0 V source's current; active)"
+
+    def contribute(self) -> Contribution:
+        return self._output("through", self.value("r") * _I, P_SOURCE_ACROSS)

@@ -11,9 +11,12 @@ See ``docs/netlist-language.md`` for the language reference.
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
+
+import sympy as sp
 
 from ..common.names import NameTable
 from ..errors import Location, NetlistError, NetlistWarning
@@ -125,6 +128,7 @@ def _check_elements(elements: List[ElementSpec]) -> None:
         by_name[key] = el
     for el in elements:
         kinds = REGISTRY[el.kind].refs
+        senses = REGISTRY[el.kind].senses
         resolved = []
         for k, (ref, want) in enumerate(zip(el.refs, kinds)):
             target = by_name.get(ref.lower())
@@ -132,7 +136,10 @@ def _check_elements(elements: List[ElementSpec]) -> None:
             usage = REGISTRY[el.kind].usage()
             if target is None:
                 raise NetlistError(f"{el.kind} '{el.name}' refers to unknown element '{ref}'", loc, hint=usage)
-            if target.kind != want:
+            if senses is not None and target.kind == want:
+                index = next(i for i, e in enumerate(elements) if e is target)
+                target = elements[index] = by_name[ref.lower()] = _sensed(target, senses, el, loc)
+            if target.kind not in (want, senses):
                 raise NetlistError(f"{el.kind} '{el.name}' refers to '{target.name}', which is a "
                                    f"{target.kind}, not {'an' if want[0] in 'aeiou' else 'a'} {want}", loc,
                                    hint=usage)
@@ -142,6 +149,17 @@ def _check_elements(elements: List[ElementSpec]) -> None:
                                el.arg_locations.get("ref1", el.location))
         if resolved:
             object.__setattr__(el, "refs", tuple(resolved))
+
+
+def _sensed(target: ElementSpec, kind: str, reader: ElementSpec, loc) -> ElementSpec:
+    """The 0 V source ``target`` read by ``reader`` (F, H) as an element of ``kind`` (an ammeter)."""
+    wf = target.waveform
+    zero = wf is None or (wf.shape == "dc" and all(sp.sympify(a).is_zero for a in wf.args))
+    if not zero:
+        raise NetlistError(f"{reader.kind} '{reader.name}' reads the current of '{target.name}', which is not "
+                           "a 0 V source", loc,
+                           hint=f"put a 0 V source in series as the ammeter (Vsense a b 0) and name it here")
+    return dataclasses.replace(target, kind=kind, waveform=None)
 
 
 def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSpec]:
