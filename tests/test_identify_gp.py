@@ -337,3 +337,42 @@ def test_energy_gradient_five_components():
     fd = np.array([(energy_objective(th + e, lay, "rbf", X, Y, A)[0]
                     - energy_objective(th - e, lay, "rbf", X, Y, A)[0]) / 2e-6 for e in 1e-6 * np.eye(lay.size)])
     assert np.allclose(g, fd, rtol=1e-5, atol=1e-6 * np.abs(g).max())
+
+
+@pytest.mark.parametrize("structure", ["general", "separable", "singular"])
+def test_energy_likelihood_in_effort_space_against_dense(structure):
+    """The likelihood is evaluated in effort space for an invertible J - R (split into storage and
+    algebraic blocks when A^{-1} does not mix them, as for the pendulum's signed permutation) and in
+    target space for a singular one: value against the dense formula, gradient against differences."""
+    from phsym.identify.gp.energy import _effort_space
+    rng = np.random.default_rng(9)
+    N, d = 6, 4
+    X, Y = rng.normal(size=(N, d)), rng.normal(size=(N, d))
+    lay = EnergyLayout(d, (0, 1), (2, 3), 2, (0, 1, 2, 3), True)
+    if structure == "general":
+        A = rng.normal(size=(d, d))
+    elif structure == "separable":
+        A = np.zeros((d, d))
+        A[0, 1], A[1, 0], A[2, 3], A[3, 2] = 1.0, -2.0, 0.5, -1.0
+        A[2, 2] = -0.3
+    else:
+        A = rng.normal(size=(d, d))
+        A[3] = A[0] + A[1]
+    es = _effort_space(A, lay)
+    assert (es is None) == (structure == "singular")
+    assert structure == "singular" or (len(es[2]) == 2) == (structure == "separable")
+    th = 0.4 * rng.normal(size=lay.size)
+    f, g = energy_objective(th, lay, "rbf", X, Y, A)
+    fd = np.array([(energy_objective(th + e, lay, "rbf", X, Y, A)[0]
+                    - energy_objective(th - e, lay, "rbf", X, Y, A)[0]) / 2e-6 for e in 1e-6 * np.eye(lay.size)])
+    assert np.allclose(g, fd, rtol=1e-5, atol=1e-6 * np.abs(g).max())
+    ellH, s2, ellA, W, v, noise = lay.unpack(th)
+    Kz = np.zeros((d, N, d, N))
+    Kz[:2, :, :2, :] = s2 * rbf_hessian_blocks(X, X, ellH, np.array([0, 1]))
+    Kz[2:, :, 2:, :] = (W @ W.T + np.diag(v))[:, None, :, None] * (
+        kernel_matrix("rbf", X, X, ellA) + lay.linear_variance(th) * X @ X.T)[None, :, None, :]
+    Ak = np.kron(A, np.eye(N))
+    Sy = Ak @ Kz.reshape(d * N, d * N) @ Ak.T + np.kron(np.diag(noise), np.eye(N))
+    y = Y.T.ravel()
+    assert f == pytest.approx(0.5 * y @ np.linalg.solve(Sy, y) + 0.5 * np.linalg.slogdet(Sy)[1]
+                              + 0.5 * N * d * np.log(2 * np.pi), rel=1e-9)
