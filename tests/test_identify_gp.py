@@ -376,3 +376,9 @@ def test_energy_likelihood_in_effort_space_against_dense(structure):
     y = Y.T.ravel()
     assert f == pytest.approx(0.5 * y @ np.linalg.solve(Sy, y) + 0.5 * np.linalg.slogdet(Sy)[1]
                               + 0.5 * N * d * np.log(2 * np.pi), rel=1e-9)
+    post = energy_posterior(th, lay, "rbf", X, Y, A)       # conditioned the same way: at the training points
+    Kd = Kz.reshape(d * N, d * N)
+    cross = Kd @ Ak.T
+    assert np.allclose(post.mean(X), (cross @ np.linalg.solve(Sy, y)).reshape(d, N).T, atol=1e-9)
+    var = np.diag(Kd - cross @ np.linalg.solve(Sy, cross.T)).reshape(d, N).T
+    assert np.allclose(post.variance(X), var, atol=1e-9)

@@ -288,7 +288,10 @@ class EnergyPosterior:
     beta : ndarray, shape (n, N)
         ``(A ⊗ I)^T Sigma^{-1} y``.
     chol : tuple
-        Cholesky factor of the data covariance.
+        Cholesky factor of the data covariance (of the effort-space
+        covariance ``K_z + C ⊗ I`` when ``effort_space``).
+    effort_space : bool
+        ``chol`` factorises the effort-space covariance (``A`` invertible).
     """
 
     layout: EnergyLayout
@@ -298,6 +301,7 @@ class EnergyPosterior:
     A: np.ndarray
     beta: np.ndarray
     chol: tuple
+    effort_space: bool = False
 
     def _cross(self, Xs: np.ndarray) -> np.ndarray:
         """``Cov(z(Xs), z(X))`` as (n, M, n, N)."""
@@ -396,7 +400,9 @@ class EnergyPosterior:
             Variance of ``A z`` instead of ``z``.
         """
         n, M, N = self.layout.n, Xs.shape[0], self.X.shape[0]
-        Kc = np.einsum("jmlb,il->jmib", self._cross(Xs), self.A)      # Cov(z(Xs), y)
+        Kc = self._cross(Xs)                                           # Cov(z(Xs), z)
+        if not self.effort_space:
+            Kc = np.einsum("jmlb,il->jmib", Kc, self.A)                # Cov(z(Xs), y)
         if transformed:
             Kc = np.einsum("kj,jmib->kmib", self.A, Kc)
         Kc = Kc.reshape(n * M, n * N)
@@ -429,9 +435,15 @@ def energy_posterior(theta: np.ndarray, layout: EnergyLayout, kernel: str, X: np
     """
     N, n = Y.shape
     Kz, p = _prior(layout, theta, kernel, X, grads=False)
-    Sig = _sandwich(A, Kz).reshape(n * N, n * N)
-    Sig[np.diag_indices_from(Sig)] += np.repeat(p["noise"], N)
-    cf = cho_factor(Sig, lower=True)
-    alpha = cho_solve(cf, Y.T.ravel()).reshape(n, N)
-    beta = A.T @ alpha
-    return EnergyPosterior(layout, np.asarray(theta, float), kernel, X, A, beta, cf)
+    es = _effort_space(A, layout)
+    if es is None:
+        Sig = _sandwich(A, Kz)
+        _add_diagonal(Sig, np.diag(p["noise"]))
+        cf = cho_factor(Sig.reshape(n * N, n * N), lower=True)
+        beta = A.T @ cho_solve(cf, Y.T.ravel()).reshape(n, N)
+    else:                   # as the likelihood: (A ⊗ I)^T Sigma^{-1} y = (K_z + C ⊗ I)^{-1} (A^{-1} ⊗ I) y
+        Ainv = es[0]
+        _add_diagonal(Kz, (Ainv * p["noise"]) @ Ainv.T)
+        cf = cho_factor(Kz.reshape(n * N, n * N), lower=True)
+        beta = cho_solve(cf, (Y @ Ainv.T).T.ravel()).reshape(n, N)
+    return EnergyPosterior(layout, np.asarray(theta, float), kernel, X, A, beta, cf, es is not None)

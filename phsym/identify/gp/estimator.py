@@ -16,7 +16,7 @@ from .derivatives import DERIVATIVES, estimate_derivative
 from .energy import EnergyLayout, energy_objective, energy_posterior
 from .icm import IcmLayout, icm_objective, icm_posterior
 from .kernels import KERNELS
-from .optimize import maximize_evidence
+from .optimize import fit_hyperparameters
 from .prior_mean import quadratic_energy, quadratic_form
 from .structure import StructureMatrices, UnidentifiableEffortWarning, check_structure
 
@@ -86,6 +86,10 @@ class EffortGP(Estimator):
         Optimiser starts (the first deterministic, the others random).
     max_iter : int, default 200
         L-BFGS-B iterations per start.
+    hyper_samples : int or None, default 48
+        With more training samples, the starts search the hyperparameters on a
+        random subset of this size first; its optimum is one start on all
+        samples (None: every start on all samples).
     noise_bounds : tuple of float, default (1e-10, 1.0)
         Bounds of each component's noise variance, relative to the mean
         square of the targets.
@@ -136,7 +140,7 @@ class EffortGP(Estimator):
                  kernel: str = "rbf", linear: bool = True, rank: Optional[int] = None, variant: str = "direct",
                  hamiltonian_inputs: str = "differential", storage: Optional[Sequence[int]] = None,
                  names: Optional[Sequence[str]] = None, derivative: str = "central", restarts: int = 2,
-                 max_iter: int = 200,
+                 max_iter: int = 200, hyper_samples: Optional[int] = 48,
                  noise_bounds: Sequence[float] = (1e-10, 1.0), random_state: Optional[int] = 0):
         self.E = E
         self.J = J
@@ -152,6 +156,7 @@ class EffortGP(Estimator):
         self.derivative = derivative
         self.restarts = restarts
         self.max_iter = max_iter
+        self.hyper_samples = hyper_samples
         self.noise_bounds = noise_bounds
         self.random_state = random_state
 
@@ -322,8 +327,9 @@ class EffortGP(Estimator):
         if self.variant == "energy":
             slope = quadratic_energy(Xs, Ys, A, layout.storage, layout.hin)
         Ys = Ys - (mean + Xs @ slope.T) @ A.T
-        theta, value, nit = maximize_evidence(layout, objective, (kernel, Xs, Ys, A), self.noise_bounds,
-                                              self.restarts, self.max_iter, self.random_state)
+        theta, value, nit = fit_hyperparameters(layout, objective, kernel, Xs, Ys, A, self.noise_bounds,
+                                                self.restarts, self.max_iter, self.random_state,
+                                                self.hyper_samples)
         self.posterior_ = conditioner(theta, layout, kernel, Xs, Ys, A)
         self.mean_, self.mean_slope_ = mean, slope
         self.theta_ = theta

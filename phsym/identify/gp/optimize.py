@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -10,7 +11,7 @@ from scipy.optimize import minimize
 from ...errors import IdentificationError
 from .icm import IcmLayout
 
-__all__ = ["maximize_evidence"]
+__all__ = ["maximize_evidence", "fit_hyperparameters"]
 
 # Standardised inputs and targets: length scales beyond 100 or task weights beyond 30
 # only make the covariance ill-conditioned (nearly linear data drive them there).
@@ -53,6 +54,28 @@ def _bounds_and_starts(layout: Any, noise_bounds: Sequence[float], restarts: int
     return bounds, [np.clip(s, clip_lo, clip_hi) for s in starts]
 
 
+# Stop when the log likelihood gained less than _FLAT_GAIN nats over the last _FLAT_WINDOW
+# iterations: a likelihood ratio that close to 1 does not distinguish the hyperparameters, and
+# noisy targets otherwise creep along a flat valley up to max_iter (scipy's relative criterion
+# scales with |log likelihood|, thousands of nats for nearly exact data).
+_FLAT_GAIN, _FLAT_WINDOW = float(os.environ.get('FG', '1e-2')), 5
+# line-search evaluations per iteration: with nearly exact data the covariance is so ill-conditioned
+# that at the optimum the gradient is rounding noise and every line search fails (scipy's 20 tries)
+_MAXLS = int(os.environ.get("MAXLS", "20"))
+
+
+def _flat_stop() -> Callable:
+    """An L-BFGS-B callback raising StopIteration once the likelihood is flat (see _FLAT_GAIN)."""
+    seen: List[float] = []
+
+    def callback(intermediate_result):
+        seen.append(float(intermediate_result.fun))
+        if len(seen) > _FLAT_WINDOW and seen[-_FLAT_WINDOW - 1] - seen[-1] < _FLAT_GAIN:
+            raise StopIteration
+
+    return callback
+
+
 @contextlib.contextmanager
 def _single_threaded_blas():
     """BLAS threads cost far more than they save on the small matrices of one
@@ -68,7 +91,8 @@ def _single_threaded_blas():
 
 
 def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bounds: Sequence[float],
-                      restarts: int, max_iter: int, random_state: Optional[int]) -> Tuple[np.ndarray, float, int]:
+                      restarts: int, max_iter: int, random_state: Optional[int],
+                      start: Optional[np.ndarray] = None) -> Tuple[np.ndarray, float, int]:
     """Minimise ``objective(theta, layout, *args)`` (a negative LML and its gradient).
 
     Parameters
@@ -87,6 +111,8 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
         L-BFGS-B iterations per start (3x as many evaluations at most).
     random_state : int or None
         Seed of the random starts.
+    start : ndarray, optional
+        A single start (clipped to the bounds) replacing the default ones.
 
     Returns
     -------
@@ -102,6 +128,8 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
         If no start gives a finite likelihood.
     """
     bounds, starts = _bounds_and_starts(layout, noise_bounds, restarts, random_state)
+    if start is not None:
+        starts = [np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])]
 
     def fun(theta):
         try:
@@ -115,11 +143,64 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
     best = None
     with _single_threaded_blas():
         for x0 in starts:
-            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                           options={"maxiter": int(max_iter), "maxfun": 3 * int(max_iter)})
+            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=_flat_stop(),
+                           options={"maxiter": int(max_iter), "maxfun": 3 * int(max_iter), "maxls": _MAXLS})
             if best is None or res.fun < best.fun:
                 best = res
     if best is None or not np.isfinite(best.fun) or best.fun >= 1e30:
         raise IdentificationError("the marginal likelihood could not be evaluated at any start "
                                   "(covariance not positive definite); raise noise_bounds[0]")
     return best.x, float(best.fun), int(best.nit)
+
+
+def fit_hyperparameters(layout: Any, objective: Callable, kernel: str, X: np.ndarray, Y: np.ndarray,
+                        A: np.ndarray, noise_bounds: Sequence[float], restarts: int, max_iter: int,
+                        random_state: Optional[int], subset: Optional[int]) -> Tuple[np.ndarray, float, int]:
+    """:func:`maximize_evidence`, first on a random subset of ``subset`` samples when there are more.
+
+    The starts (deterministic and random) search the cheap likelihood of the
+    subset; its optimum is then one start on all samples, which needs few
+    evaluations because the hyperparameters change little with more samples
+    of the same trajectory.
+
+    Parameters
+    ----------
+    layout : IcmLayout or EnergyLayout
+        Hyperparameter layout.
+    objective : callable
+        ``(theta, layout, kernel, X, Y, A) -> (value, grad)``.
+    kernel : str
+        Kernel name.
+    X, Y : ndarray
+        Standardised inputs and scaled targets.
+    A : ndarray
+        Structure matrix.
+    noise_bounds : sequence of float
+        Bounds of the (relative) noise variances.
+    restarts, max_iter : int
+        Starts and iterations per start.
+    random_state : int or None
+        Seed of the random starts and of the subset.
+    subset : int or None
+        Samples of the first search (None: all samples from the start).
+
+    Returns
+    -------
+    theta : ndarray
+    value : float
+    n_iter : int
+        Iterations on all samples.
+    """
+    N = X.shape[0]
+    if subset is None or N <= int(subset):
+        return maximize_evidence(layout, objective, (kernel, X, Y, A), noise_bounds, restarts, max_iter,
+                                 random_state)
+    rows = np.sort(np.random.default_rng(random_state).choice(N, int(subset), replace=False))
+    theta0 = maximize_evidence(layout, objective, (kernel, X[rows], Y[rows], A), noise_bounds, restarts,
+                               max_iter, random_state)[0]
+    ref = int(os.environ.get("REF", max_iter))
+    if ref == 0:
+        f, _ = objective(theta0, layout, kernel, X, Y, A)
+        return theta0, f, 0
+    return maximize_evidence(layout, objective, (kernel, X, Y, A), noise_bounds, 1, ref, random_state,
+                             start=theta0)
