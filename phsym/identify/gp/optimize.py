@@ -53,20 +53,20 @@ def _bounds_and_starts(layout: Any, noise_bounds: Sequence[float], restarts: int
     return bounds, [np.clip(s, clip_lo, clip_hi) for s in starts]
 
 
-# Stop when the log likelihood gained less than _FLAT_GAIN nats over the last _FLAT_WINDOW
-# iterations: a likelihood ratio that close to 1 does not distinguish the hyperparameters, and
-# noisy targets otherwise creep along a flat valley up to max_iter (scipy's relative criterion
-# scales with |log likelihood|, thousands of nats for nearly exact data).
-_FLAT_GAIN, _FLAT_WINDOW = 0.1, 5
+# Stop when the log likelihood gained less than _FLAT_GAIN nats over the last `window` iterations:
+# a likelihood ratio that close to 1 does not distinguish the hyperparameters, and noisy targets
+# otherwise creep along a flat valley up to max_iter (scipy's relative criterion scales with
+# |log likelihood|, thousands of nats for nearly exact data).
+_FLAT_GAIN = 0.1
 
 
-def _flat_stop() -> Callable:
+def _flat_stop(window: int = 5) -> Callable:
     """An L-BFGS-B callback raising StopIteration once the likelihood is flat (see _FLAT_GAIN)."""
     seen: List[float] = []
 
     def callback(intermediate_result):
         seen.append(float(intermediate_result.fun))
-        if len(seen) > _FLAT_WINDOW and seen[-_FLAT_WINDOW - 1] - seen[-1] < _FLAT_GAIN:
+        if len(seen) > window and seen[-window - 1] - seen[-1] < _FLAT_GAIN:
             raise StopIteration
 
     return callback
@@ -88,7 +88,7 @@ def _single_threaded_blas():
 
 def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bounds: Sequence[float],
                       restarts: int, max_iter: int, random_state: Optional[int],
-                      start: Optional[np.ndarray] = None) -> Tuple[np.ndarray, float, int]:
+                      start: Optional[np.ndarray] = None, flat_window: int = 5) -> Tuple[np.ndarray, float, int]:
     """Minimise ``objective(theta, layout, *args)`` (a negative LML and its gradient).
 
     Parameters
@@ -109,6 +109,8 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
         Seed of the random starts.
     start : ndarray, optional
         A single start (clipped to the bounds) replacing the default ones.
+    flat_window : int, default 5
+        A start stops once this many iterations gained less than 0.1 nats.
 
     Returns
     -------
@@ -147,7 +149,7 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
     best = None
     with _single_threaded_blas():
         for x0 in starts:
-            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=_flat_stop(),
+            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=_flat_stop(flat_window),
                            options={"maxiter": int(max_iter), "maxfun": 3 * int(max_iter)})
             if best is None or res.fun < best.fun:
                 best = res
@@ -159,7 +161,8 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
 
 def fit_hyperparameters(layout: Any, objective: Callable, kernel: str, X: np.ndarray, Y: np.ndarray,
                         A: np.ndarray, noise_bounds: Sequence[float], restarts: int, max_iter: int,
-                        random_state: Optional[int], subset: Optional[int]) -> Tuple[np.ndarray, float, int]:
+                        random_state: Optional[int], subset: Optional[int],
+                        flat_window: int = 5) -> Tuple[np.ndarray, float, int]:
     """:func:`maximize_evidence` on a random subset of ``subset`` samples when there are more.
 
     The hyperparameters of the subset are used as they are: on the seed's
@@ -187,6 +190,8 @@ def fit_hyperparameters(layout: Any, objective: Callable, kernel: str, X: np.nda
         Seed of the random starts and of the subset.
     subset : int or None
         Samples of the search (None: all).
+    flat_window : int, default 5
+        See :func:`maximize_evidence`.
 
     Returns
     -------
@@ -199,8 +204,8 @@ def fit_hyperparameters(layout: Any, objective: Callable, kernel: str, X: np.nda
     N = X.shape[0]
     if subset is None or N <= int(subset):
         return maximize_evidence(layout, objective, (kernel, X, Y, A), noise_bounds, restarts, max_iter,
-                                 random_state)
+                                 random_state, flat_window=flat_window)
     rows = np.sort(np.random.default_rng(random_state).choice(N, int(subset), replace=False))
     theta, _, nit = maximize_evidence(layout, objective, (kernel, X[rows], Y[rows], A), noise_bounds, restarts,
-                                      max_iter, random_state)
+                                      max_iter, random_state, flat_window=flat_window)
     return theta, float(objective(theta, layout, kernel, X, Y, A)[0]), nit
