@@ -126,14 +126,6 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
         If no start gives a finite likelihood.
     """
     bounds, starts = _bounds_and_starts(layout, noise_bounds, restarts, random_state)
-    # a target component that is exactly zero (an algebraic row without input) has its optimal noise
-    # at the lower bound: start it there, else L-BFGS creeps there along a flat valley (200 iterations)
-    Y = np.abs(args[2])
-    zero = np.flatnonzero(Y.max(axis=0) <= 1e-12 * max(Y.max(), 1e-300))
-    for x0 in starts:
-        x0[len(x0) - Y.shape[1] + zero] = bounds[-1][0]
-    for i in len(starts[0]) - Y.shape[1] + zero:
-        bounds[i] = (bounds[i][0], bounds[i][0])
     if start is not None:
         starts = [np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])]
 
