@@ -402,7 +402,7 @@ def test_optimiser_stops_on_a_flat_likelihood():
     lay = IcmLayout(2, 2, 1, False)
     args = ("rbf", np.zeros((5, 2)), np.ones((5, 2)), np.eye(2))
     nits = []
-    for window in (5, 10 ** 6):
+    for window in (5, None):
         theta, _, nit = maximize_evidence(lay, objective, args, (1e-6, 10.0), 1, 200, 0, flat_window=window)
         assert abs(theta[0] - 0.3) < 1e-4
         nits.append(nit)

@@ -88,7 +88,7 @@ def _single_threaded_blas():
 
 def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bounds: Sequence[float],
                       restarts: int, max_iter: int, random_state: Optional[int],
-                      start: Optional[np.ndarray] = None, flat_window: int = 5) -> Tuple[np.ndarray, float, int]:
+                      start: Optional[np.ndarray] = None, flat_window: Optional[int] = 5) -> Tuple[np.ndarray, float, int]:
     """Minimise ``objective(theta, layout, *args)`` (a negative LML and its gradient).
 
     Parameters
@@ -109,8 +109,9 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
         Seed of the random starts.
     start : ndarray, optional
         A single start (clipped to the bounds) replacing the default ones.
-    flat_window : int, default 5
-        A start stops once this many iterations gained less than 0.1 nats.
+    flat_window : int or None, default 5
+        A start stops once this many iterations gained less than 0.1 nats
+        (None: only scipy's criteria and ``max_iter``).
 
     Returns
     -------
@@ -141,7 +142,7 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
     best = None
     with _single_threaded_blas():
         for x0 in starts:
-            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=_flat_stop(flat_window),
+            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=None if flat_window is None else _flat_stop(flat_window),
                            options={"maxiter": int(max_iter), "maxfun": 3 * int(max_iter)})
             if best is None or res.fun < best.fun:
                 best = res
@@ -154,7 +155,7 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
 def fit_hyperparameters(layout: Any, objective: Callable, kernel: str, X: np.ndarray, Y: np.ndarray,
                         A: np.ndarray, noise_bounds: Sequence[float], restarts: int, max_iter: int,
                         random_state: Optional[int], subset: Optional[int],
-                        flat_window: int = 5) -> Tuple[np.ndarray, float, int]:
+                        flat_window: Optional[int] = 5) -> Tuple[np.ndarray, float, int]:
     """:func:`maximize_evidence` on a random subset of ``subset`` samples when there are more.
 
     The hyperparameters of the subset are used as they are: on the seed's
@@ -182,7 +183,7 @@ def fit_hyperparameters(layout: Any, objective: Callable, kernel: str, X: np.nda
         Seed of the random starts and of the subset.
     subset : int or None
         Samples of the search (None: all).
-    flat_window : int, default 5
+    flat_window : int or None, default 5
         See :func:`maximize_evidence`.
 
     Returns
