@@ -306,9 +306,9 @@ class EffortGP(Estimator):
         if self.variant == "energy":
             slope = quadratic_energy(Xs, Ys, A, layout.storage, layout.hin)
         Ys = Ys - (mean + Xs @ slope.T) @ A.T
+        sub = (self.hyper_samples, 5) if self.variant == "energy" else (None, None)
         theta, value, nit = fit_hyperparameters(layout, objective, kernel, Xs, Ys, A, self.noise_bounds,
-                                                self.restarts, self.max_iter, self.random_state,
-                                                *((self.hyper_samples, 5) if self.variant == "energy" else (None, None)))
+                                                self.restarts, self.max_iter, self.random_state, *sub)
         self.posterior_ = conditioner(theta, layout, kernel, Xs, Ys, A)
         self.mean_, self.mean_slope_ = mean, slope
         self.theta_ = theta

@@ -88,7 +88,8 @@ def _single_threaded_blas():
 
 def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bounds: Sequence[float],
                       restarts: int, max_iter: int, random_state: Optional[int],
-                      start: Optional[np.ndarray] = None, flat_window: Optional[int] = 5) -> Tuple[np.ndarray, float, int]:
+                      start: Optional[np.ndarray] = None,
+                      flat_window: Optional[int] = 5) -> Tuple[np.ndarray, float, int]:
     """Minimise ``objective(theta, layout, *args)`` (a negative LML and its gradient).
 
     Parameters
@@ -142,7 +143,8 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
     best = None
     with _single_threaded_blas():
         for x0 in starts:
-            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=None if flat_window is None else _flat_stop(flat_window),
+            stop = None if flat_window is None else _flat_stop(flat_window)
+            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=stop,
                            options={"maxiter": int(max_iter), "maxfun": 3 * int(max_iter)})
             if best is None or res.fun < best.fun:
                 best = res
