@@ -337,3 +337,73 @@ def test_energy_gradient_five_components():
     fd = np.array([(energy_objective(th + e, lay, "rbf", X, Y, A)[0]
                     - energy_objective(th - e, lay, "rbf", X, Y, A)[0]) / 2e-6 for e in 1e-6 * np.eye(lay.size)])
     assert np.allclose(g, fd, rtol=1e-5, atol=1e-6 * np.abs(g).max())
+
+
+@pytest.mark.parametrize("structure", ["general", "separable", "singular"])
+def test_energy_likelihood_in_effort_space_against_dense(structure):
+    """The likelihood is evaluated in effort space for an invertible J - R (split into storage and
+    algebraic blocks when A^{-1} does not mix them, as for the pendulum's signed permutation) and in
+    target space for a singular one: value against the dense formula, gradient against differences."""
+    from phsym.identify.gp.energy import _effort_space
+    rng = np.random.default_rng(9)
+    N, d = 6, 4
+    X, Y = rng.normal(size=(N, d)), rng.normal(size=(N, d))
+    lay = EnergyLayout(d, (0, 1), (2, 3), 2, (0, 1, 2, 3), True)
+    if structure == "general":
+        A = rng.normal(size=(d, d))
+    elif structure == "separable":
+        A = np.zeros((d, d))
+        A[0, 1], A[1, 0], A[2, 3], A[3, 2] = 1.0, -2.0, 0.5, -1.0
+        A[2, 2] = -0.3
+    else:
+        A = rng.normal(size=(d, d))
+        A[3] = A[0] + A[1]
+    es = _effort_space(A, lay)
+    assert (es is None) == (structure == "singular")
+    assert structure == "singular" or (len(es[2]) == 2) == (structure == "separable")
+    th = 0.4 * rng.normal(size=lay.size)
+    f, g = energy_objective(th, lay, "rbf", X, Y, A)
+    fd = np.array([(energy_objective(th + e, lay, "rbf", X, Y, A)[0]
+                    - energy_objective(th - e, lay, "rbf", X, Y, A)[0]) / 2e-6 for e in 1e-6 * np.eye(lay.size)])
+    assert np.allclose(g, fd, rtol=1e-5, atol=1e-6 * np.abs(g).max())
+    ellH, s2, ellA, W, v, noise = lay.unpack(th)
+    Kz = np.zeros((d, N, d, N))
+    Kz[:2, :, :2, :] = s2 * rbf_hessian_blocks(X, X, ellH, np.array([0, 1]))
+    Kz[2:, :, 2:, :] = (W @ W.T + np.diag(v))[:, None, :, None] * (
+        kernel_matrix("rbf", X, X, ellA) + lay.linear_variance(th) * X @ X.T)[None, :, None, :]
+    Ak = np.kron(A, np.eye(N))
+    Sy = Ak @ Kz.reshape(d * N, d * N) @ Ak.T + np.kron(np.diag(noise), np.eye(N))
+    y = Y.T.ravel()
+    assert f == pytest.approx(0.5 * y @ np.linalg.solve(Sy, y) + 0.5 * np.linalg.slogdet(Sy)[1]
+                              + 0.5 * N * d * np.log(2 * np.pi), rel=1e-9)
+    post = energy_posterior(th, lay, "rbf", X, Y, A)       # conditioned the same way: at the training points
+    Kd = Kz.reshape(d * N, d * N)
+    cross = Kd @ Ak.T
+    assert np.allclose(post.mean(X), (cross @ np.linalg.solve(Sy, y)).reshape(d, N).T, atol=1e-9)
+    var = np.diag(Kd - cross @ np.linalg.solve(Sy, cross.T)).reshape(d, N).T
+    assert np.allclose(post.variance(X), var, atol=1e-9)
+
+
+def test_optimiser_stops_on_a_flat_likelihood():
+    """L-BFGS stops once a window of iterations gained < 0.1 nats (and not while it still gains)."""
+    from types import SimpleNamespace
+    from phsym.identify.gp.optimize import _flat_stop, maximize_evidence
+    cb = _flat_stop(5)
+    for f in (-10.0, -20.0, -20.05, -20.06, -20.07, -20.08):    # still gaining within the window
+        cb(SimpleNamespace(fun=f))
+    with pytest.raises(StopIteration):
+        cb(SimpleNamespace(fun=-20.09))
+
+    def objective(theta, layout, *args):        # steep in theta_0, a Rosenbrock valley worth < 0.1 nats
+        from scipy.optimize import rosen, rosen_der
+        g = np.zeros_like(theta)
+        g[0], g[1:3] = 10.0 * (theta[0] - 0.3), 1e-3 * rosen_der(theta[1:3])
+        return 5.0 * (theta[0] - 0.3) ** 2 + 1e-3 * rosen(theta[1:3]), g
+    lay = IcmLayout(2, 2, 1, False)
+    args = ("rbf", np.zeros((5, 2)), np.ones((5, 2)), np.eye(2))
+    nits = []
+    for window in (5, None):
+        theta, _, nit = maximize_evidence(lay, objective, args, (1e-6, 10.0), 1, 200, 0, flat_window=window)
+        assert abs(theta[0] - 0.3) < 1e-4
+        nits.append(nit)
+    assert nits[0] < 10 < nits[1]

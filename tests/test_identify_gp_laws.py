@@ -87,6 +87,12 @@ def test_learn_syntax():
     assert law.learn and law.key == "I" and law.expr == law.variable       # unit-conductance placeholder
     with pytest.raises(IdentificationError, match="DissipativeLawGP"):
         EffortGP.from_model(resistive)
+    # a storage and a dissipative law to learn together: refused, with the two-step route
+    joint = NET.format(law="H=learn").replace("R1 in c 1", "R1 in c I=learn")
+    for net, learn in ((joint, None), (joint.replace("H=learn", "H={q**2/2}"), ["C1"])):
+        with pytest.raises(IdentificationError, match=r"C1 and the dissipative law of R1 cannot be learned jointly"
+                                                      r".*current source.*DissipativeLawGP"):
+            EffortGP.from_model(phsym.parse(net), learn=learn)
     with pytest.raises(NetlistError):          # a value and a law
         phsym.parse(NET.format(law="1u H=learn"))
 

@@ -5,15 +5,16 @@ columns are differentiated.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import minimize
 
 from ...errors import IdentificationError
+from ..data import as_2d
 
-__all__ = ["DERIVATIVES", "estimate_derivative"]
+__all__ = ["DERIVATIVES", "estimate_derivative", "training_targets"]
 
 DERIVATIVES = ("central", "spline", "gp")
 _JITTER = 1e-9     # relative diagonal jitter of the GP in time
@@ -143,3 +144,47 @@ def _gp_derivative(t: np.ndarray, x: np.ndarray) -> np.ndarray:
         Ds = ts[:, None] - tw[None, :]
         out[start:start + step] = (-s2 * Ds / ell ** 2 * np.exp(-0.5 * Ds ** 2 / ell ** 2)) @ a
     return out * scale
+
+
+def training_targets(S: Any, X: Any, U: Any, Xdot: Any, t: Any, train_index: Any, derivative: str):
+    """Validated ``X, U, Xdot`` (derivatives estimated when not given, then the training rows) and the
+    targets ``E x' - B u``.
+
+    Parameters
+    ----------
+    S : StructureMatrices
+        The checked structure.
+    X, U : array_like
+        States and inputs.
+    Xdot : array_like or None
+        Derivatives (estimated from ``t`` with ``derivative`` when None).
+    t : array_like or None
+        Sample times.
+    train_index : array_like of int or None
+        Training rows, picked after the derivatives are estimated.
+    derivative : str
+        Method of :func:`estimate_derivative`.
+    """
+    X = as_2d(X, "X")
+    n = S.A.shape[0]
+    if X.shape[1] != n:
+        raise IdentificationError(f"X has {X.shape[1]} columns but the structure has {n} states")
+    U = as_2d(U, "U", n_samples=X.shape[0], ref="X")
+    if U.shape[1] != S.B.shape[1]:
+        raise IdentificationError(f"U has {U.shape[1]} columns but B has {S.B.shape[1]}")
+    if Xdot is None:
+        if t is None:
+            raise IdentificationError("give either Xdot or the sample times t to estimate it")
+        Xdot = estimate_derivative(t, X, derivative, columns=S.differential)
+    Xdot = as_2d(Xdot, "Xdot", n_samples=X.shape[0], ref="X")
+    if Xdot.shape[1] != n:
+        raise IdentificationError(f"Xdot has {Xdot.shape[1]} columns, expected {n}")
+    if train_index is not None:
+        idx = np.asarray(train_index)
+        try:
+            X, U, Xdot = X[idx], U[idx], Xdot[idx]
+        except IndexError as exc:
+            raise IdentificationError(f"train_index out of range: {exc}") from None
+    if X.shape[0] < 2:
+        raise IdentificationError("fitting needs at least 2 samples")
+    return X, U, Xdot, Xdot @ S.E.T - U @ S.B.T

@@ -11,6 +11,7 @@ assembled and factorised densely (``O((nN)^3)``).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -98,20 +99,25 @@ class EnergyLayout:
         return float(np.exp(theta[len(self.hin) + 1 + self.d])) if self.linear else None
 
 
-def _prior(layout: EnergyLayout, theta: np.ndarray, kernel: str, X: np.ndarray, grads: bool):
-    N, n = X.shape[0], layout.n
-    S, Al = np.array(layout.storage, int), np.array(layout.algebraic, int)
+def _prior_parts(layout: EnergyLayout, theta: np.ndarray, kernel: str, X: np.ndarray) -> dict:
+    """The factors of the prior: Hamiltonian Hessian blocks ``KH`` (s, N, s, N), ``s2``,
+    the algebraic task covariance ``BA``, kernel ``KA`` and its gradients ``dKA``, the noise."""
     ellH, s2, ellA, W, v, noise = layout.unpack(theta)
-    Kz = np.zeros((n, N, n, N))
-    out = {"noise": noise, "s2": s2, "W": W, "v": v}
-    KH = rbf_hessian_blocks(X[:, layout.hin], X[:, layout.hin], ellH, layout.local)
-    out["KH"] = KH
-    Kz[np.ix_(S, range(N), S, range(N))] = s2 * KH
-    if len(Al):
-        BA = W @ W.T + np.diag(v)
+    out = {"noise": noise, "s2": s2, "W": W, "v": v,
+           "KH": rbf_hessian_blocks(X[:, layout.hin], X[:, layout.hin], ellH, layout.local)}
+    if layout.algebraic:
         KA, dKA = gram_and_grads(kernel, X, ellA, layout.linear_variance(theta))
-        Kz[np.ix_(Al, range(N), Al, range(N))] = BA[:, None, :, None] * KA[None, :, None, :]
-        out.update(BA=BA, KA=KA, dKA=dKA)
+        out.update(BA=W @ W.T + np.diag(v), KA=KA, dKA=dKA)
+    return out
+
+
+def _prior(layout: EnergyLayout, theta: np.ndarray, kernel: str, X: np.ndarray):
+    """The prior covariance of the efforts ``K_z`` (n, N, n, N) and :func:`_prior_parts`."""
+    N, S, Al, out = X.shape[0], list(layout.storage), list(layout.algebraic), _prior_parts(layout, theta, kernel, X)
+    Kz = np.zeros((layout.n, N, layout.n, N))
+    Kz[np.ix_(S, range(N), S, range(N))] = out["s2"] * out["KH"]
+    if Al:
+        Kz[np.ix_(Al, range(N), Al, range(N))] = out["BA"][:, None, :, None] * out["KA"][None, :, None, :]
     return Kz, out
 
 
@@ -124,8 +130,7 @@ def _cholesky(Sig: np.ndarray) -> np.ndarray:
 
 
 def _cholesky_inverse(L: np.ndarray) -> np.ndarray:
-    """``(L L^T)^{-1}`` from the lower factor by LAPACK potri (measured: 4 ms against 11 ms for
-    ``cho_solve(cf, eye)`` at ``nN = 384``, one thread)."""
+    """``(L L^T)^{-1}`` from the lower factor by LAPACK potri (faster than trtri + gemm or potrs)."""
     inv, info = lapack.dpotri(L, lower=1)     # the lower triangle; the upper one stays 0 (L is clean)
     if info != 0:
         raise np.linalg.LinAlgError(f"potri failed ({info})")
@@ -135,8 +140,7 @@ def _cholesky_inverse(L: np.ndarray) -> np.ndarray:
 
 
 def _sandwich(M: np.ndarray, K: np.ndarray) -> np.ndarray:
-    """``out[i,b,k,c] = sum_{j,l} M[i,j] K[j,b,l,c] M[k,l]``: one matrix product and a batched one
-    (ten times faster than einsum for 5 components; einsum stays faster for 3 and fewer)."""
+    """``out[i,b,k,c] = sum_{j,l} M[i,j] K[j,b,l,c] M[k,l]`` (batched products from 4 components)."""
     n, N = K.shape[0], K.shape[1]
     if n <= 3:
         return np.einsum("ij,jblc,kl->ibkc", M, K, M)
@@ -144,9 +148,60 @@ def _sandwich(M: np.ndarray, K: np.ndarray) -> np.ndarray:
     return np.matmul(M, T).reshape(n, N, n, N)
 
 
+def _effort_space(A: np.ndarray, layout: EnergyLayout):
+    """:func:`_effort_space_of`, memoised (the optimiser evaluates hundreds of times)."""
+    return _effort_space_of(np.ascontiguousarray(A, float).tobytes(), A.shape, layout)
+
+
+@functools.lru_cache(maxsize=8)
+def _effort_space_of(key: bytes, shape: Tuple[int, int], layout: EnergyLayout):
+    """``A^{-1}`` (read-only), ``log|det A|`` and the diagonal blocks (component groups) of the
+    effort-space covariance, or None for a singular ``A``.
+
+    With ``A`` invertible, ``Sigma = (A ⊗ I)(K_z + C ⊗ I)(A ⊗ I)^T`` with
+    ``C = A^{-1} D A^{-T}``: the likelihood is evaluated on ``K_z + C ⊗ I``
+    and ``(A^{-1} ⊗ I) y`` without the two ``(A ⊗ I)`` products.  When every
+    column of ``A^{-1}`` lies in the storage or in the algebraic components
+    (the pendulum: ``A`` a signed permutation), ``C`` never couples them and
+    the covariance splits into the storage block and the algebraic one,
+    factorised separately (the cubic cost falls by ``(s / n)^3``).
+    """
+    A = np.frombuffer(key).reshape(shape)
+    if np.linalg.cond(A) > 1e8:
+        return None
+    Ainv = np.linalg.inv(A)
+    S, Al = list(layout.storage), list(layout.algebraic)
+    nz = np.abs(Ainv) > 1e-14 * np.abs(Ainv).max()
+    split = bool(Al) and all(not (nz[S, i].any() and nz[Al, i].any()) for i in range(A.shape[0]))
+    Ainv.setflags(write=False)
+    return Ainv, float(np.linalg.slogdet(A)[1]), [S, Al] if split else [list(range(A.shape[0]))]
+
+
+def _add_diagonal(K4: np.ndarray, C: np.ndarray) -> None:
+    """``K4 += C ⊗ I`` in place for ``K4`` of shape (n, N, n, N)."""
+    K4[:, np.arange(K4.shape[1]), :, np.arange(K4.shape[1])] += C
+
+
+def _block_terms(K4: np.ndarray, C: np.ndarray, y: np.ndarray):
+    """``(y^T Sig^{-1} y, log det Sig, Sig^{-1} y, 1/2 (alpha alpha^T - Sig^{-1}))`` for
+    ``Sig = K4 + C ⊗ I`` (``K4`` (k, N, k, N) is overwritten)."""
+    k, N = K4.shape[:2]
+    _add_diagonal(K4, C)
+    L = _cholesky(K4.reshape(k * N, k * N))
+    alpha = cho_solve((L, True), y)
+    G = _cholesky_inverse(L)
+    G -= np.outer(alpha, alpha)
+    G *= -0.5
+    return y @ alpha, 2.0 * np.sum(np.log(np.diag(L))), alpha, G.reshape(k, N, k, N)
+
+
 def energy_objective(theta: np.ndarray, layout: EnergyLayout, kernel: str, X: np.ndarray,
                      Y: np.ndarray, A: np.ndarray) -> Tuple[float, np.ndarray]:
     """Negative log marginal likelihood and its gradient.
+
+    Evaluated in effort space when ``A`` is invertible, on the storage and
+    algebraic blocks separately when they do not couple (see
+    :func:`_effort_space`), in target space otherwise.
 
     Parameters
     ----------
@@ -169,31 +224,49 @@ def energy_objective(theta: np.ndarray, layout: EnergyLayout, kernel: str, X: np
     grad : ndarray
     """
     N, n = Y.shape
-    Kz, p = _prior(layout, theta, kernel, X, grads=True)
-    Sig = _sandwich(A, Kz).reshape(n * N, n * N)
-    Sig[np.diag_indices_from(Sig)] += np.repeat(p["noise"], N)
-    L = _cholesky(Sig)
-    y = Y.T.ravel()
-    alpha = cho_solve((L, True), y)
-    lml = -0.5 * y @ alpha - np.sum(np.log(np.diag(L))) - 0.5 * n * N * _LOG2PI
-    G = 0.5 * (np.outer(alpha, alpha) - _cholesky_inverse(L))
-    G4 = G.reshape(n, N, n, N)
-    Gz = _sandwich(A.T, G4)
     S, Al = np.array(layout.storage, int), np.array(layout.algebraic, int)
-    GS = Gz[np.ix_(S, range(N), S, range(N))]
+    es = _effort_space(A, layout)
+    if es is not None and len(es[2]) == 2:          # separate storage and algebraic blocks
+        (Ainv, logdet_a, _), p = es, _prior_parts(layout, theta, kernel, X)
+        noise = p["noise"]
+        C, yz = (Ainv * noise) @ Ainv.T, (Y @ Ainv.T).T
+        fit_s, ld_s, _, GS = _block_terms(p["s2"] * p["KH"], C[np.ix_(S, S)], yz[S].ravel())
+        KA4 = p["BA"][:, None, :, None] * p["KA"][None, :, None, :]
+        fit_a, ld_a, _, GA = _block_terms(KA4, C[np.ix_(Al, Al)], yz[Al].ravel())
+        quad, logdet = fit_s + fit_a, ld_s + ld_a
+        T = np.zeros((n, n))
+        T[np.ix_(S, S)] = np.einsum("ibjb->ij", GS)
+        T[np.ix_(Al, Al)] = np.einsum("ibjb->ij", GA)
+    else:
+        Kz, p = _prior(layout, theta, kernel, X)
+        noise = p["noise"]
+        if es is None:
+            Ainv, logdet_a = None, 0.0
+            Kz = _sandwich(A, Kz)
+            C, y = np.diag(noise), Y.T.ravel()
+        else:
+            Ainv, logdet_a, _ = es
+            C, y = (Ainv * noise) @ Ainv.T, (Y @ Ainv.T).T.ravel()
+        quad, logdet, _, G4 = _block_terms(Kz, C, y)
+        Gz = G4 if es is not None else _sandwich(A.T, G4)
+        GS = Gz[np.ix_(S, range(N), S, range(N))]
+        GA = Gz[np.ix_(Al, range(N), Al, range(N))] if len(Al) else None
+        T = np.einsum("ibjb->ij", G4)
+    lml = -0.5 * quad - 0.5 * logdet - N * logdet_a - 0.5 * n * N * _LOG2PI
     Xh = X[:, layout.hin]
     parts = [p["s2"] * rbf_hessian_contract(Xh, Xh, layout.unpack(theta)[0], layout.local, GS),
              [p["s2"] * np.sum(GS * p["KH"])]]
     if len(Al):
-        GA = Gz[np.ix_(Al, range(N), Al, range(N))]
         GKA = np.tensordot(p["BA"], GA, axes=([0, 1], [0, 2]))
         GBA = np.tensordot(GA, p["KA"], axes=([1, 3], [0, 1]))
-        GBA = 0.5 * (GBA + GBA.T)
-        dKA = p["dKA"]
+        GBA, dKA = 0.5 * (GBA + GBA.T), p["dKA"]
         parts += [dKA.reshape(len(dKA), -1) @ GKA.ravel(), (2.0 * GBA @ p["W"]).ravel(), np.diag(GBA) * p["v"]]
     else:
         parts += [np.zeros(layout.d + int(layout.linear))]
-    parts.append(np.einsum("ibib->i", G4) * p["noise"])
+    if Ainv is None:
+        parts.append(np.diag(T) * noise)
+    else:                   # dC / d log noise_i = noise_i c_i c_i^T, c_i the columns of A^{-1}
+        parts.append(np.einsum("ai,ab,bi->i", Ainv, T, Ainv) * noise)
     return -float(lml), -np.concatenate(parts)
 
 
@@ -216,7 +289,10 @@ class EnergyPosterior:
     beta : ndarray, shape (n, N)
         ``(A ⊗ I)^T Sigma^{-1} y``.
     chol : tuple
-        Cholesky factor of the data covariance.
+        Cholesky factor of the data covariance (of the effort-space
+        covariance ``K_z + C ⊗ I`` when ``effort_space``).
+    effort_space : bool
+        ``chol`` factorises the effort-space covariance (``A`` invertible).
     """
 
     layout: EnergyLayout
@@ -226,6 +302,7 @@ class EnergyPosterior:
     A: np.ndarray
     beta: np.ndarray
     chol: tuple
+    effort_space: bool = False
 
     def _cross(self, Xs: np.ndarray) -> np.ndarray:
         """``Cov(z(Xs), z(X))`` as (n, M, n, N)."""
@@ -324,7 +401,9 @@ class EnergyPosterior:
             Variance of ``A z`` instead of ``z``.
         """
         n, M, N = self.layout.n, Xs.shape[0], self.X.shape[0]
-        Kc = np.einsum("jmlb,il->jmib", self._cross(Xs), self.A)      # Cov(z(Xs), y)
+        Kc = self._cross(Xs)                                           # Cov(z(Xs), z)
+        if not self.effort_space:
+            Kc = np.einsum("jmlb,il->jmib", Kc, self.A)                # Cov(z(Xs), y)
         if transformed:
             Kc = np.einsum("kj,jmib->kmib", self.A, Kc)
         Kc = Kc.reshape(n * M, n * N)
@@ -356,10 +435,16 @@ def energy_posterior(theta: np.ndarray, layout: EnergyLayout, kernel: str, X: np
     EnergyPosterior
     """
     N, n = Y.shape
-    Kz, p = _prior(layout, theta, kernel, X, grads=False)
-    Sig = _sandwich(A, Kz).reshape(n * N, n * N)
-    Sig[np.diag_indices_from(Sig)] += np.repeat(p["noise"], N)
-    cf = cho_factor(Sig, lower=True)
-    alpha = cho_solve(cf, Y.T.ravel()).reshape(n, N)
-    beta = A.T @ alpha
-    return EnergyPosterior(layout, np.asarray(theta, float), kernel, X, A, beta, cf)
+    Kz, p = _prior(layout, theta, kernel, X)
+    es = _effort_space(A, layout)
+    if es is None:
+        Sig = _sandwich(A, Kz)
+        _add_diagonal(Sig, np.diag(p["noise"]))
+        cf = cho_factor(Sig.reshape(n * N, n * N), lower=True)
+        beta = A.T @ cho_solve(cf, Y.T.ravel()).reshape(n, N)
+    else:                   # as the likelihood: (A ⊗ I)^T Sigma^{-1} y = (K_z + C ⊗ I)^{-1} (A^{-1} ⊗ I) y
+        Ainv = es[0]
+        _add_diagonal(Kz, (Ainv * p["noise"]) @ Ainv.T)
+        cf = cho_factor(Kz.reshape(n * N, n * N), lower=True)
+        beta = cho_solve(cf, (Y @ Ainv.T).T.ravel()).reshape(n, N)
+    return EnergyPosterior(layout, np.asarray(theta, float), kernel, X, A, beta, cf, es is not None)

@@ -147,6 +147,8 @@ def rbf_hessian_blocks(X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, dims: np
         Only with ``with_grads``.
     """
     dims = np.asarray(dims, dtype=int)
+    if not with_grads:
+        return _rbf_hessian_only(X1, X2, ell, dims)
     Delta = X1[:, None, :] - X2[None, :, :]
     S = (Delta / ell) ** 2
     k = np.exp(-0.5 * S.sum(axis=2))
@@ -156,8 +158,6 @@ def rbf_hessian_blocks(X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, dims: np
     inv2 = 1.0 / ell[dims] ** 2
     M = eye[None, None] * inv2[None, None, None, :] - A[:, :, :, None] * A[:, :, None, :]  # (N1,N2,s,s)
     K = np.transpose(k[:, :, None, None] * M, (2, 0, 3, 1))
-    if not with_grads:
-        return K
     d = X1.shape[1]
     dK = np.empty((d,) + K.shape)
     for q in range(d):
@@ -170,6 +170,27 @@ def rbf_hessian_blocks(X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, dims: np
         dq = k[:, :, None, None] * (S[:, :, q, None, None] * M + extra)
         dK[q] = np.transpose(dq, (2, 0, 3, 1))
     return K, dK
+
+
+def _rbf_hessian_only(X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, dims: np.ndarray) -> np.ndarray:
+    """:func:`rbf_hessian_blocks` without gradients, written block by block into a C-ordered
+    (s, N1, s, N2) array (the likelihood reshapes it to a matrix without a copy); symmetric
+    blocks are computed once."""
+    a = [(X1[:, q, None] - X2[None, :, q]) / ell[q] for q in range(X1.shape[1])]
+    k = np.exp(-0.5 * sum(x * x for x in a))
+    s = len(dims)
+    A = [a[q] * (k / ell[q]) for q in dims]                        # k a_i with a_i = Delta_i / l_i^2
+    B = [a[q] / ell[q] for q in dims]
+    K = np.empty((s, X1.shape[0], s, X2.shape[0]))
+    for i in range(s):
+        for j in range(i, s):
+            blk = -A[i] * B[j]
+            if i == j:
+                blk += k / ell[dims[i]] ** 2
+            K[i, :, j, :] = blk
+            if j != i:
+                K[j, :, i, :] = blk
+    return K
 
 
 def rbf_hessian_contract(X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, dims: np.ndarray,

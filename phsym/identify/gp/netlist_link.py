@@ -46,13 +46,13 @@ def structure_from_model(model: Any, learn: Optional[Sequence[str]] = None, x_op
     """
     from ...structure.linearize import descriptor_matrices
 
+    marked = [el.name for el in model.netlist.elements if el.law is not None and el.law.learn]
     resistive = [el.name for el in model.netlist.elements if el.law is not None and el.law.learn and el.law.key != "H"]
     if resistive:
-        raise IdentificationError(f"the dissipative law of {', '.join(resistive)} is to be learned: EffortGP needs "
-                                  "a constant R; learn it with phsym.identify.gp.DissipativeLawGP (port_samples) "
-                                  "once the other laws are known")
+        storages = list(dict.fromkeys(str(el) for el in list(learn or []) + marked if el not in resistive))
+        raise IdentificationError(_joint_message(resistive, storages))
     if not learn:
-        learn = [el.name for el in model.netlist.elements if el.law is not None and el.law.learn]
+        learn = marked
         if not learn:
             raise IdentificationError("no element to learn: name them (learn=[...]) or write H=learn in the netlist")
     S = model.structure
@@ -79,6 +79,21 @@ def structure_from_model(model: Any, learn: Optional[Sequence[str]] = None, x_op
                                       f"{', '.join(sorted(by_element))}{hint}")
         storage.append(names.index(state))
     return {"E": dm.E, "J": dm.J, "R": dm.R, "B": dm.B, "names": names, "storage": storage}
+
+
+def _joint_message(resistive: Sequence[str], storages: Sequence[str]) -> str:
+    """Why a dissipative law cannot be learned by EffortGP, and the route that works."""
+    res = ", ".join(resistive)
+    if not storages:
+        return (f"the dissipative law of {res} is to be learned: EffortGP needs a constant R; learn it with "
+                "phsym.identify.gp.DissipativeLawGP (port_samples) once the other laws are known")
+    return (f"{', '.join(storages)} and the dissipative law of {res} cannot be learned jointly: in EffortGP's "
+            "form E x' = (J - R) z(x) + B u with constant R the port variable of a nonlinear resistor would be "
+            "one effort in both its own law and the network equations, so no effort fits the data.  Learn in "
+            f"two steps: (1) learn {', '.join(storages)} with EffortGP on a copy of the netlist where {res} is "
+            "replaced by a source driven by its measured port variable (current source for I=learn, voltage "
+            f"source for V=learn; that data column becomes an input); (2) put the learned law(s) into the "
+            f"netlist and learn {res} with phsym.identify.gp.DissipativeLawGP from port_samples")
 
 
 def element_law(gp: Any, element_state: str, variable: str) -> str:

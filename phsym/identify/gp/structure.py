@@ -2,6 +2,7 @@
 validation, the differential / algebraic split and what is identifiable."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, List
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from ...errors import IdentificationError, PhsymWarning
 
-__all__ = ["StructureMatrices", "UnidentifiableEffortWarning", "check_structure"]
+__all__ = ["StructureMatrices", "UnidentifiableEffortWarning", "check_structure", "warn_if_singular"]
 
 
 class UnidentifiableEffortWarning(PhsymWarning):
@@ -110,3 +111,18 @@ def check_structure(E: Any, J: Any, R: Any, B: Any, tol: float = 1e-10) -> Struc
     differential = [j for j in range(n) if np.any(E[:, j] != 0.0)]
     algebraic = [j for j in range(n) if j not in differential]
     return StructureMatrices(E, J, R, B, A, differential, algebraic, null)
+
+
+def warn_if_singular(S: StructureMatrices) -> None:
+    """Issue :class:`UnidentifiableEffortWarning` if ``J - R`` is singular.
+
+    Parameters
+    ----------
+    S : StructureMatrices
+        Checked structure.
+    """
+    if S.null.shape[1]:
+        warnings.warn(UnidentifiableEffortWarning(
+            f"J - R is singular (rank {S.A.shape[0] - S.null.shape[1]} of {S.A.shape[0]}): the effort "
+            f"components along its null space {np.round(S.null.T, 6).tolist()} are not informed by the "
+            "data; predict returns the prior there", S.null), stacklevel=3)
