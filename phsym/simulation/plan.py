@@ -241,7 +241,7 @@ class RunPlan:
         out = {"h": self.h, "fs": self.fs, "scheme": self.scheme, "engine": self.loop.KIND,
                "x0": x0_desc or desc, "values": dict(self.values), "key": self.loop.key,
                "compiled": self.loop.compiled, "wall_time": wall, "compile_time": self.loop.compile_time,
-               "failed_steps": int(np.count_nonzero(A.FL)), "align": align}
+               "failed_steps": int(np.count_nonzero(A.FL)) if self.loop.KIND == "newton" else 0, "align": align}
         if self.summary.active:
             out["active"] = list(self.summary.active)
         sub = dict(getattr(self.loop, "subdivided", {}))
@@ -252,7 +252,9 @@ class RunPlan:
                 f"{self.summary.name}: Newton needed sub-steps on {len(sub)} step(s): {first}"
                 + (" ..." if len(sub) > 5 else "") + "; result.info['subdivided'] lists them"), stacklevel=3)
         out.update(info or {})
-        return SimulationResult(self.model, self.summary, (np.arange(N + 1) - lead) * self.h, A.X, U, A.Y, A.Hh,
+        h = self.h
+        grid = lambda: (np.arange(N + 1) - lead) * h      # noqa: E731  (built when asked for: most runs never do)
+        return SimulationResult(self.model, self.summary, grid, A.X, U, A.Y, A.Hh,
                                 A.Pd, A.Ps, A.IT, A.FL, A.E if rec else None, self.probe_vector, out)
 
     # ---------------------------------------------------------- serialisation
