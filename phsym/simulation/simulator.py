@@ -19,7 +19,8 @@ from ..structure.linear import LinearPHS
 from ..structure.linearize import descriptor_matrices
 from .initial import dc_solution, initial_from_ic, state_scales
 from .engine import NewtonLoop
-from .linear import LinearEngine
+from .linear import DENSE_LIMIT, LinearEngine
+from .linplan import linear_template
 from .plan import ModelSummary, RunPlan
 from .plancache import FixedParts
 from .result import SimulationResult
@@ -114,6 +115,7 @@ class Simulator:
             self._gen = generate(model.structure, symbols, self.scheme, source=model.netlist.file or model.name)
         self._plans: Dict[tuple, RunPlan] = {}
         self._fixed: Optional[FixedParts] = None
+        self._summary: Optional[ModelSummary] = None
 
     @property
     def key(self) -> Optional[str]:
@@ -160,18 +162,37 @@ class Simulator:
             loop = NewtonLoop(g.key, g.n_v, g.n_u, g.n_e, model.states, g.unknowns, p, state_scales(S, values),
                               self.tol, self.maxit, flag, module=g.module)
         else:
-            d = descriptor_matrices(S, values, sparse=True)
-            n, u0 = S.size, S.block("u").start
-            Ce = sps.csr_matrix((np.ones(len(d.kept)), (d.kept, np.arange(len(d.kept)))), shape=(n, len(d.kept)))
-            Cu = sps.csr_matrix((np.ones(S.n_u), (np.arange(u0, n), np.arange(S.n_u))), shape=(n, S.n_u))
-            loop = LinearEngine(d.E, d.J, d.R, d.Q, d.B, self.h, get_scheme(self.scheme), self.linear_solver,
-                                efforts=(Ce @ d.Q, Cu), feedthrough=(d.S, d.N)).loop()
-        summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
-                               [p.label for p in model.probes], model.netlist.file,
-                               [S.branches[d.branch].name for d in S.dissipative if d.active])
+            loop = self._linear_loop(values, Jn, fixed.J_constant)
+        if self._summary is None:       # names only: the same for every parameter set
+            self._summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
+                                         [p.label for p in model.probes], model.netlist.file,
+                                         [S.branches[d.branch].name for d in S.dissipative if d.active])
+        summary = self._summary
         resolver = lambda label: fixed.probe(label, values, Jn)      # noqa: E731
         return RunPlan(summary, self.fs, self.scheme, loop, waves, x_ic, desc, by_name, self.record_efforts,
                      {p.label: resolver(p.label) for p in model.probes}, resolver, model)
+
+    def _linear_loop(self, values, Jn, J_constant: bool):
+        """The linear loop at ``values``: small models through the per-structure
+        :class:`~phsym.simulation.linplan.LinearTemplate` (dense numpy), others through scipy.sparse."""
+        S, scheme = self.model.structure, get_scheme(self.scheme)
+        n, u0 = S.size, S.block("u").start
+        tpl = None
+        if self.linear_solver == "dense" or (self.linear_solver == "auto" and S.n_x + S.n_w + S.n_lambda <= DENSE_LIMIT):
+            tpl = linear_template(S, values.keys())
+        if tpl is not None:
+            E, J, R, Q, B, N, kept = tpl.matrices(values, Jn, J_constant)
+            Ce = np.zeros((n, kept.size))
+            Ce[kept, np.arange(kept.size)] = 1.0
+            Cu = np.zeros((n, S.n_u))
+            Cu[np.arange(u0, n), np.arange(S.n_u)] = 1.0
+            return LinearEngine(E, J, R, Q, B, self.h, scheme, self.linear_solver, efforts=(Ce @ Q, Cu),
+                                feedthrough=(np.zeros((S.n_u, S.n_u)), N)).loop()
+        d = descriptor_matrices(S, values, sparse=True)
+        Ce = sps.csr_matrix((np.ones(len(d.kept)), (d.kept, np.arange(len(d.kept)))), shape=(n, len(d.kept)))
+        Cu = sps.csr_matrix((np.ones(S.n_u), (np.arange(u0, n), np.arange(S.n_u))), shape=(n, S.n_u))
+        return LinearEngine(d.E, d.J, d.R, d.Q, d.B, self.h, scheme, self.linear_solver,
+                            efforts=(Ce @ d.Q, Cu), feedthrough=(d.S, d.N)).loop()
 
     def _numeric_plan(self, params) -> RunPlan:
         lin: LinearPHS = self.model
