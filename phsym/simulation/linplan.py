@@ -27,8 +27,11 @@ from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import sympy as sp
 
-from ..errors import StructureError
+from ..common.schemes import Scheme
+from ..errors import SimulationError, StructureError
 from ..structure.dirac import Structure
+from ..structure.discrete import ThetaStep, solve_step
+from .linear_loops import DenseLinearLoop
 
 __all__ = ["LinearTemplate", "linear_template"]
 
@@ -132,6 +135,56 @@ class LinearTemplate:
         E = np.diag((np.arange(n) < S.n_x).astype(float))[kk]
         return (E, Jd[kk], np.diag(Rdiag[k]), Q[kk], Jd[np.ix_(k, self.u_idx)],
                 Jd[np.ix_(self.u_idx, self.u_idx)], k)
+
+    def loop(self, values: Mapping[sp.Symbol, float], Jn, J_constant: bool, h: float, scheme: Scheme,
+             inputs: int) -> DenseLinearLoop:
+        """The dense loop at ``values``: the fused matrices of
+        :meth:`~phsym.simulation.linear.LinearEngine._dense_loop` from the
+        matrices of :meth:`matrices`, written for this special case (``E``
+        selects the states, ``R`` is diagonal, no input feedthrough but
+        ``N``, efforts recorded), without the general path's generality.
+
+        Parameters
+        ----------
+        values : mapping of sympy.Symbol to float
+            Parameter values.
+        Jn : scipy.sparse matrix
+            ``J`` at ``values``.
+        J_constant : bool
+            Whether ``J`` has no parameter.
+        h : float
+            Step size.
+        scheme : Scheme
+            Time-stepping scheme.
+        inputs : int
+            Input rule code of the compiled loop.
+        """
+        E, J, R, Q, B, N, kept = self.matrices(values, Jn, J_constant)
+        nk, nd, m = kept.size, self.S.n_x, self.u_idx.size
+        th = float(scheme.theta)
+        A = (J - R) @ Q
+        Sx = np.eye(nk, nd)                       # the states come first and are always kept
+        Sv = np.hstack([th * Sx, np.eye(nk)[:, nd:]])
+        M = np.hstack([np.eye(nk, nd) / h - th * A[:, :nd], -A[:, nd:]])
+        st = ThetaStep(M, A[:, :nd], B, Sx, Sv, np.arange(nd), np.arange(nd, nk), float(h), scheme)
+        try:
+            V, _ = solve_step(st)                 # v = V z, z = (x_k, ubar)
+        except StructureError as exc:
+            raise SimulationError(exc.message) from None
+        Xi = np.hstack([Sx, np.zeros((nk, m))]) + Sv @ V
+        G = V[:nd].copy()
+        G[:, :nd] += np.eye(nd)
+        Yc = (B.T @ Q) @ Xi
+        Yc[:, nd:] -= N                           # y = B^T Q xi_theta + (S - N) ubar, S = 0
+        Rk = np.diag(R)
+        nz = np.flatnonzero(Rk)
+        Wc = Q[nz] @ Xi
+        QE = Q.T @ E
+        Qh = 0.5 * (QE[:nd, :nd] + QE[:nd, :nd].T)
+        Ec = np.zeros((self.S.size, nd + m))
+        Ec[kept] = Q @ Xi
+        Ec[self.u_idx, nd + np.arange(m)] += 1.0
+        return DenseLinearLoop(G, Yc, Wc, Rk[nz], Qh, Ec, inputs)
 
 
 def linear_template(S: Structure, symbols: Sequence[sp.Symbol]) -> Optional[LinearTemplate]:

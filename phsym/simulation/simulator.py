@@ -19,7 +19,7 @@ from ..structure.linear import LinearPHS
 from ..structure.linearize import descriptor_matrices
 from .initial import dc_solution, initial_from_ic, state_scales
 from .engine import NewtonLoop
-from .linear import DENSE_LIMIT, LinearEngine
+from .linear import DENSE_LIMIT, INPUT_CODE, LinearEngine
 from .linplan import linear_template
 from .plan import ModelSummary, RunPlan
 from .plancache import FixedParts
@@ -181,13 +181,7 @@ class Simulator:
         if self.linear_solver == "dense" or (self.linear_solver == "auto" and S.n_x + S.n_w + S.n_lambda <= DENSE_LIMIT):
             tpl = linear_template(S, values.keys())
         if tpl is not None:
-            E, J, R, Q, B, N, kept = tpl.matrices(values, Jn, J_constant)
-            Ce = np.zeros((n, kept.size))
-            Ce[kept, np.arange(kept.size)] = 1.0
-            Cu = np.zeros((n, S.n_u))
-            Cu[np.arange(u0, n), np.arange(S.n_u)] = 1.0
-            return LinearEngine(E, J, R, Q, B, self.h, scheme, self.linear_solver, efforts=(Ce @ Q, Cu),
-                                feedthrough=(np.zeros((S.n_u, S.n_u)), N)).loop()
+            return tpl.loop(values, Jn, J_constant, self.h, scheme, INPUT_CODE[scheme.inputs])
         d = descriptor_matrices(S, values, sparse=True)
         Ce = sps.csr_matrix((np.ones(len(d.kept)), (d.kept, np.arange(len(d.kept)))), shape=(n, len(d.kept)))
         Cu = sps.csr_matrix((np.ones(S.n_u), (np.arange(u0, n), np.arange(S.n_u))), shape=(n, S.n_u))
