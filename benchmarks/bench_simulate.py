@@ -138,11 +138,16 @@ def _first(path, u_expr, env):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+SKIP_FIRST = False
+
+
 def first_sample(netlist_text, u_expr):
     """Wall time from spawning a fresh process to the first sample of ``phsym.simulate(file)``
     (interpreter start included, interpreter exit not): cold
     (empty caches), warm (numba cache and snapshot), warm with the
     ahead-of-time extension (Newton models).  Best of 2 cold / 3 warm runs."""
+    if SKIP_FIRST:
+        return float("nan"), (float("nan"), False), float("nan")
     cold, warm, aot = [], [], []
     for rep in range(2):
         with tempfile.TemporaryDirectory() as d:
@@ -301,7 +306,11 @@ def main(argv=None):
                     help="only time N cold and warm first samples of the clipper (fresh caches each)")
     ap.add_argument("--only", default="rlc,clipper,chain50,chain1000",
                     help="comma-separated cases (default: rlc,clipper,chain50,chain1000)")
+    ap.add_argument("--no-first-sample", action="store_true",
+                    help="skip the fresh-process first-sample timings (steps/s only)")
     a = ap.parse_args(argv)
+    global SKIP_FIRST
+    SKIP_FIRST = a.no_first_sample
     q = a.quick
     if a.first_sample:
         repeat_first_sample(a.first_sample)
