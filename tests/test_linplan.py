@@ -62,3 +62,22 @@ def test_negative_value_is_reported_through_the_template():
     model = phsym.load(ROOT / "netlists" / "rlc.cir")
     with pytest.raises(phsym.errors.PhsymError):
         phsym.Simulator(model, 48000.0).run(duration=1e-3, params={"R": -1.0})
+
+
+def test_compiled_balance_summary_is_the_result_property():
+    """The one-pass kernel a sweep uses gives the float of SimulationResult.max_balance_error."""
+    from phsym.codegen.kernels import balance_summary
+    from phsym.simulation.sweep_exec import _max_balance
+    model = phsym.load(ROOT / "netlists" / "rlc.cir")
+    for method in ("midpoint", "backward_euler"):        # exact balance, and numerical dissipation
+        res = phsym.Simulator(model, 48000.0, method).run(duration=2e-3, params={"R": 21.0})
+        assert _max_balance(res) == res.max_balance_error
+    rng = np.random.default_rng(3)
+    H, Pd, Ps = rng.standard_normal(11), rng.standard_normal(10), rng.standard_normal(10)
+    mb, scale = balance_summary(H, Pd, Ps, 0.1)
+    bal = (H[1:] - H[:-1]) / 0.1 + Pd - Ps
+    assert mb == np.max(np.abs(bal))
+    assert scale == max(np.max(np.abs(np.diff(H)) / 0.1), np.max(np.abs(Pd)), np.max(np.abs(Ps)))
+    assert balance_summary(np.zeros(3), np.zeros(2), np.zeros(2), 0.1) == (0.0, 1.0)
+    Pd[4] = np.nan
+    assert np.isnan(balance_summary(H, Pd, Ps, 0.1)[0])
