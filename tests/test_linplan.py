@@ -81,3 +81,35 @@ def test_compiled_balance_summary_is_the_result_property():
     assert balance_summary(np.zeros(3), np.zeros(2), np.zeros(2), 0.1) == (0.0, 1.0)
     Pd[4] = np.nan
     assert np.isnan(balance_summary(H, Pd, Ps, 0.1)[0])
+
+
+def test_batched_sweep_is_bit_identical_to_single_runs():
+    """A sweep of a small linear model builds all plans in one stack; every run equals
+    the same run made alone, and a set with no passive meaning fails alone."""
+    model = phsym.load(ROOT / "netlists" / "rlc.cir")
+    R = [5.0, 10.0, -1.0, 47.0, 220.0]
+    C = [1e-6, 2.2e-6, 1e-6, 4.7e-7, 1e-5]
+    sim = phsym.Simulator(model, 48000.0)
+    assert sim.batched
+    for executor in ("serial", "threads"):
+        res = phsym.sweep(model, 48000.0, {"R": R, "C": C}, duration=2e-3, executor=executor,
+                          outputs=["v(b)", "q_C1"])
+        assert list(res.failures) == [2]
+        for i in (0, 1, 3, 4):
+            one = sim.run(duration=2e-3, params={"R": R[i], "C": C[i]})
+            assert np.array_equal(res["v(b)"][i, 1:], one["v(b)"])
+            assert np.array_equal(res["q_C1"][i], one["q_C1"])
+            assert res.balance[i] == one.max_balance_error
+    plans = sim.plans([{"R": 5.0}, {"R": -2.0}, {"R": 9.0}])
+    assert isinstance(plans[1], phsym.errors.PhsymError)
+    lone = sim.plan({"R": 9.0}).loop
+    for k in ARRAYS:
+        assert np.array_equal(getattr(plans[2].loop, k), getattr(lone, k)), k
+
+
+def test_sweep_grid_when_the_first_run_fails():
+    model = phsym.load(ROOT / "netlists" / "rlc.cir")
+    res = phsym.sweep(model, 48000.0, {"R": [-1.0, 10.0]}, duration=1e-3, executor="serial")
+    one = phsym.Simulator(model, 48000.0).run(duration=1e-3, params={"R": 10.0})
+    assert list(res.failures) == [0] and np.array_equal(res.t, one.t)
+    assert np.array_equal(res["v(b)"][1, 1:], one["v(b)"]) and np.isnan(res["v(b)"][0]).all()

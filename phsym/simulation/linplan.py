@@ -30,7 +30,7 @@ import sympy as sp
 from ..common.schemes import Scheme
 from ..errors import SimulationError, StructureError
 from ..structure.dirac import Structure
-from ..structure.discrete import ThetaStep, solve_step
+from ..structure.discrete import ThetaStep, singular_step
 from .linear_loops import DenseLinearLoop
 
 __all__ = ["LinearTemplate", "linear_template"]
@@ -136,22 +136,27 @@ class LinearTemplate:
         return (E, Jd[kk], np.diag(Rdiag[k]), Q[kk], Jd[np.ix_(k, self.u_idx)],
                 Jd[np.ix_(self.u_idx, self.u_idx)], k)
 
-    def loop(self, values: Mapping[sp.Symbol, float], Jn, J_constant: bool, h: float, scheme: Scheme,
-             inputs: int) -> DenseLinearLoop:
-        """The dense loop at ``values``: the fused matrices of
-        :meth:`~phsym.simulation.linear.LinearEngine._dense_loop` from the
-        matrices of :meth:`matrices`, written for this special case (``E``
-        selects the states, ``R`` is diagonal, no input feedthrough but
-        ``N``, efforts recorded), without the general path's generality.
+    def loops(self, values_list: Sequence[Mapping[sp.Symbol, float]], J_of: Callable, J_constant: bool,
+              h: float, scheme: Scheme, inputs: int) -> List[object]:
+        """The dense loops of many parameter sets at once: per set a
+        :class:`DenseLinearLoop` or the exception that set raises.
+
+        The fused matrices of
+        :meth:`~phsym.simulation.linear.LinearEngine._dense_loop`, written
+        for this special case (``E`` selects the states, ``R`` is diagonal,
+        no input feedthrough but ``N``, efforts recorded) and computed on
+        stacks of matrices (numpy's stacked ``matmul`` and ``solve`` treat
+        every matrix of a stack as on its own, so a set gives the same
+        floats alone or in a stack: a single run is a stack of one).
 
         Parameters
         ----------
-        values : mapping of sympy.Symbol to float
-            Parameter values.
-        Jn : scipy.sparse matrix
-            ``J`` at ``values``.
+        values_list : sequence of mapping of sympy.Symbol to float
+            Parameter values per set.
+        J_of : callable(values) -> scipy.sparse matrix
+            ``J`` at a parameter set.
         J_constant : bool
-            Whether ``J`` has no parameter.
+            Whether ``J`` has no parameter (sets then share one stack).
         h : float
             Step size.
         scheme : Scheme
@@ -159,32 +164,62 @@ class LinearTemplate:
         inputs : int
             Input rule code of the compiled loop.
         """
-        E, J, R, Q, B, N, kept = self.matrices(values, Jn, J_constant)
+        out: List[object] = [None] * len(values_list)
+        groups: dict = {}
+        for r, values in enumerate(values_list):
+            try:
+                E, J, R, Q, B, N, kept = self.matrices(values, J_of(values), J_constant)
+            except StructureError as exc:
+                out[r] = exc
+                continue
+            Rk = np.diag(R)
+            key = (kept.tobytes(), np.flatnonzero(Rk).tobytes(), r if not J_constant else -1)
+            groups.setdefault(key, (E, J, B, N, kept, []))[5].append((r, Rk, Q))
+        for E, J, B, N, kept, members in groups.values():
+            self._stack(E, J, B, N, kept, members, h, scheme, inputs, out)
+        return out
+
+    def _stack(self, E, J, B, N, kept, members, h, scheme, inputs, out) -> None:
         nk, nd, m = kept.size, self.S.n_x, self.u_idx.size
         th = float(scheme.theta)
-        A = (J - R) @ Q
+        idx = [r for r, _, _ in members]
+        Rk = np.stack([rk for _, rk, _ in members])
+        Q = np.stack([q for _, _, q in members])
+        A = (J - Rk[:, :, None] * np.eye(nk)) @ Q
         Sx = np.eye(nk, nd)                       # the states come first and are always kept
         Sv = np.hstack([th * Sx, np.eye(nk)[:, nd:]])
-        M = np.hstack([np.eye(nk, nd) / h - th * A[:, :nd], -A[:, nd:]])
-        st = ThetaStep(M, A[:, :nd], B, Sx, Sv, np.arange(nd), np.arange(nd, nk), float(h), scheme)
-        try:
-            V, _ = solve_step(st)                 # v = V z, z = (x_k, ubar)
-        except StructureError as exc:
-            raise SimulationError(exc.message) from None
+        M = np.concatenate([np.eye(nk, nd) / h - th * A[:, :, :nd], -A[:, :, nd:]], axis=2)
+        K = np.concatenate([A[:, :, :nd], np.broadcast_to(B, (len(idx),) + B.shape)], axis=2)
+        # rows scaled to unit maximum, singular steps refused: structure.discrete.solve_step, per set
+        scale = np.max(np.abs(M), axis=2) if nk else np.ones((len(idx), 0))
+        good = []
+        for g, r in enumerate(idx):
+            st = ThetaStep(M[g], K[g, :, :nd], B, Sx, Sv, np.arange(nd), np.arange(nd, nk), float(h), scheme)
+            try:
+                singular_step(st, scale[g])
+            except StructureError as exc:
+                out[r] = SimulationError(exc.message)
+                continue
+            good.append(g)
+        if not good:
+            return
+        g = np.array(good)
+        V = np.linalg.solve(M[g] / scale[g][:, :, None], K[g] / scale[g][:, :, None])
+        Q, Rk = Q[g], Rk[g]
         Xi = np.hstack([Sx, np.zeros((nk, m))]) + Sv @ V
-        G = V[:nd].copy()
-        G[:, :nd] += np.eye(nd)
+        G = V[:, :nd].copy()
+        G[:, :, :nd] += np.eye(nd)
         Yc = (B.T @ Q) @ Xi
-        Yc[:, nd:] -= N                           # y = B^T Q xi_theta + (S - N) ubar, S = 0
-        Rk = np.diag(R)
-        nz = np.flatnonzero(Rk)
-        Wc = Q[nz] @ Xi
-        QE = Q.T @ E
-        Qh = 0.5 * (QE[:nd, :nd] + QE[:nd, :nd].T)
-        Ec = np.zeros((self.S.size, nd + m))
-        Ec[kept] = Q @ Xi
-        Ec[self.u_idx, nd + np.arange(m)] += 1.0
-        return DenseLinearLoop(G, Yc, Wc, Rk[nz], Qh, Ec, inputs)
+        Yc[:, :, nd:] -= N                        # y = B^T Q xi_theta + (S - N) ubar, S = 0
+        nz = np.flatnonzero(Rk[0])
+        Wc = Q[:, nz] @ Xi
+        QE = np.swapaxes(Q, 1, 2) @ E
+        Qh = 0.5 * (QE[:, :nd, :nd] + np.swapaxes(QE[:, :nd, :nd], 1, 2))
+        Ec = np.zeros((len(good), self.S.size, nd + m))
+        Ec[:, kept] = Q @ Xi
+        Ec[:, self.u_idx, nd + np.arange(m)] += 1.0
+        for j, gi in enumerate(good):
+            out[idx[gi]] = DenseLinearLoop(G[j], Yc[j], Wc[j], Rk[j, nz], Qh[j], Ec[j], inputs)
 
 
 def linear_template(S: Structure, symbols: Sequence[sp.Symbol]) -> Optional[LinearTemplate]:
