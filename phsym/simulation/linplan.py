@@ -84,6 +84,7 @@ class LinearTemplate:
             fns = [[_function(Hm[a, b], symbols) for b in range(len(idx))] for a in range(len(idx))]
             self.hessians.append((idx, list(st.elements), fns))
         self._Jd: Optional[np.ndarray] = None
+        self._layouts: dict = {}
 
     @staticmethod
     def _at(fn: Tuple[Callable, List[sp.Symbol]], values: Mapping[sp.Symbol, float]) -> float:
@@ -126,15 +127,23 @@ class LinearTemplate:
                 Rdiag[S.n_x + j] = D
         Q = np.eye(n)
         for idx, elements, fns in self.hessians:
-            block = np.array([[self._at(fn, values) for fn in row] for row in fns])
-            if not np.all(np.isfinite(block)):
+            block = [[self._at(fn, values) for fn in row] for row in fns]
+            if not all(np.isfinite(v) for row in block for v in row):
                 raise StructureError(f"energy of {', '.join(elements)} has no finite Hessian", elements)
-            Q[np.ix_(idx, idx)] = block
-        k = np.flatnonzero(keep)
-        kk = np.ix_(k, k)
-        E = np.diag((np.arange(n) < S.n_x).astype(float))[kk]
-        return (E, Jd[kk], np.diag(Rdiag[k]), Q[kk], Jd[np.ix_(k, self.u_idx)],
-                Jd[np.ix_(self.u_idx, self.u_idx)], k)
+            if len(idx) == 1:
+                Q[idx[0], idx[0]] = block[0][0]
+            else:
+                Q[np.ix_(idx, idx)] = block
+        lay = self._layouts.get(keep.tobytes()) if J_constant else None
+        if lay is None:         # what depends on the kept variables only (and on J)
+            k = np.flatnonzero(keep)
+            kk = np.ix_(k, k)
+            lay = (k, kk, np.diag((np.arange(n) < S.n_x).astype(float))[kk], Jd[kk], Jd[np.ix_(k, self.u_idx)],
+                   Jd[np.ix_(self.u_idx, self.u_idx)])
+            if J_constant:
+                self._layouts[keep.tobytes()] = lay
+        k, kk, E, Jk, B, N = lay
+        return E, Jk, np.diag(Rdiag[k]), Q[kk], B, N, k
 
     def loops(self, values_list: Sequence[Mapping[sp.Symbol, float]], J_of: Callable, J_constant: bool,
               h: float, scheme: Scheme, inputs: int) -> List[object]:
