@@ -138,11 +138,16 @@ def _first(path, u_expr, env):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+SKIP_FIRST = False
+
+
 def first_sample(netlist_text, u_expr):
     """Wall time from spawning a fresh process to the first sample of ``phsym.simulate(file)``
     (interpreter start included, interpreter exit not): cold
     (empty caches), warm (numba cache and snapshot), warm with the
     ahead-of-time extension (Newton models).  Best of 2 cold / 3 warm runs."""
+    if SKIP_FIRST:
+        return float("nan"), (float("nan"), False), float("nan")
     cold, warm, aot = [], [], []
     for rep in range(2):
         with tempfile.TemporaryDirectory() as d:
@@ -194,14 +199,14 @@ def bench_rlc(T):
     u = np.sin(2 * np.pi * 1000 * t)
     sim = Simulator(m, FS, "midpoint", record_efforts=False)
     sim.run(u={"V1": u[:10]})
-    tp, res = best_of(lambda: sim.run(u={"V1": u}))
+    tp, res = best_of(lambda: sim.run(u={"V1": u}), repeat=7)      # 20 ms each: best of 7 on a shared machine
     iq, ip = m.states.index("q_C1"), m.states.index("phi_L1")
     A = np.array([[0, 1 / L], [-1 / C, -R / L]])
     B = np.array([[0.0], [1.0]])
     Ad, Bd = midpoint_matrices(A, B, 1 / FS)
     X = np.zeros((N + 1, 2))
     linear_hand(Ad, Bd, u[:10, None].copy(), X[:10])
-    th, _ = best_of(lambda: linear_hand(Ad, Bd, u[:, None].copy(), X))
+    th, _ = best_of(lambda: linear_hand(Ad, Bd, u[:, None].copy(), X), repeat=7)
     ours = np.column_stack([res.x[:, iq], res.x[:, ip]])
     assert np.allclose(ours, X, atol=1e-12 * np.abs(X).max())
     Ts = min(T, 0.05)
@@ -263,12 +268,12 @@ def chain_matrices(n, m=4.0, k=4.0, c=1.0):
     return A, B
 
 
-def bench_chain(n, T):
+def bench_chain(n, T, solver="auto"):
     m = phsym.parse(chain_netlist(n))
     N = int(T * FS)
     t = np.arange(N + 1) / FS
     U = np.column_stack([np.sin(2 * np.pi * 5 * t), 0.5 * np.ones_like(t)])
-    sim = Simulator(m, FS, "midpoint", record_efforts=False)
+    sim = Simulator(m, FS, "midpoint", record_efforts=False, linear_solver=solver)
     sim.run(u=U[:10])
     tp, res = best_of(lambda: sim.run(u=U), repeat=2)
     A, B = chain_matrices(n)
@@ -288,7 +293,8 @@ def bench_chain(n, T):
     ref = solve_ivp(f, (0, Ts), np.zeros(2 * n), method="DOP853", rtol=1e-12, atol=1e-16, t_eval=t[:ns + 1]).y.T
     err = np.max(np.abs(ours[:ns + 1] - ref))
     ti, rtol, _ = matched_ivp(f, np.zeros(2 * n), Ts, t[:ns + 1], err, ref, method="RK45")
-    cold, warm, aot = first_sample(chain_netlist(n), "{'F1': 1.0, 'F2': 0.5}")
+    cold, warm, aot = first_sample(chain_netlist(n), "{'F1': 1.0, 'F2': 0.5}") if solver == "auto" else \
+        (float("nan"), (float("nan"), False), float("nan"))
     return dict(model=f"{n}-cell chain ({2 * n} states, midpoint, {res.info['engine']})", steps=N, phsym=N / tp,
                 hand=hand, ivp=ns / ti, ivp_note=f"RK45 rtol={rtol:g}", cold=cold, warm=warm, aot=aot, err=err)
 
@@ -301,13 +307,18 @@ def main(argv=None):
                     help="only time N cold and warm first samples of the clipper (fresh caches each)")
     ap.add_argument("--only", default="rlc,clipper,chain50,chain1000",
                     help="comma-separated cases (default: rlc,clipper,chain50,chain1000)")
+    ap.add_argument("--no-first-sample", action="store_true",
+                    help="skip the fresh-process first-sample timings (steps/s only)")
     a = ap.parse_args(argv)
+    global SKIP_FIRST
+    SKIP_FIRST = a.no_first_sample
     q = a.quick
     if a.first_sample:
         repeat_first_sample(a.first_sample)
         return
     every = {"rlc": (bench_rlc, (2.0 if q else 20.0,)), "clipper": (bench_clipper, (1.0,)),
-             "chain50": (bench_chain, (50, 0.5 if q else 2.0)), "chain1000": (bench_chain, (1000, 0.05 if q else 0.25))}
+             "chain50": (bench_chain, (50, 0.5 if q else 2.0)),
+             "chain50dense": (bench_chain, (50, 0.5 if q else 2.0, "dense")), "chain1000": (bench_chain, (1000, 0.05 if q else 0.25))}
     names = [n.strip() for n in a.only.split(",") if n.strip()]
     unknown = set(names) - set(every)
     if unknown:

@@ -10,6 +10,7 @@ model of the same shape; parameter changes never recompile.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import List
 
 from .cache import cache_key, load_module
@@ -43,6 +44,7 @@ def unrolled_linear(nx: int, nu: int, nw: int, ne: int, inputs: int):
     return _MODS[key_t]
 
 
+@lru_cache(maxsize=64)       # a sweep asks once per parameter set; the text depends on the sizes only
 def unrolled_source(nx: int, nu: int, nw: int, ne: int, inputs: int):
     """Source and cache key of the unrolled module (without importing numba).
 

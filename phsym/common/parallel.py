@@ -27,11 +27,18 @@ def single_blas_thread():
     oversubscribes the cores, and on a busy machine its spinning threads made
     the small dense solves of a linear plan 3x slower (measured, 2 cores).
     """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            return contextlib.nullcontext()
+        _CONTROLLER = ThreadpoolController()      # scanning the loaded libraries costs 2 ms: once
+    return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+#: threadpoolctl's view of the loaded BLAS libraries (built on first use).
+_CONTROLLER = None
 
 
 def is_dask_client(executor: Any) -> bool:

@@ -65,7 +65,8 @@ class RunArrays:
     E: np.ndarray
 
     @classmethod
-    def allocate(cls, N: int, x_init: np.ndarray, n_u: int, n_e: int, rec: bool) -> "RunArrays":
+    def allocate(cls, N: int, x_init: np.ndarray, n_u: int, n_e: int, rec: bool,
+                 counters: bool = True) -> "RunArrays":
         """Arrays for ``N`` steps; ``X[0] = x_init``.
 
         Parameters
@@ -78,13 +79,20 @@ class RunArrays:
             Number of ports and size of the effort vector.
         rec : bool
             Record the efforts of every step.
+        counters : bool
+            Allocate ``IT`` and ``FL`` for the loop to write; ``False``
+            (linear loops: no Newton) gives read-only zero views instead,
+            which cost no memory.
         """
         # every entry is written by the compiled loop (failed runs raise), so
         # skip zero-filling tens of MB on long runs
         X = np.empty((N + 1, x_init.shape[0]))
         X[0] = x_init
-        return cls(X, np.empty((N, n_u)), np.empty(N + 1), np.empty(N), np.empty(N),
-                   np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64),
+        if counters:
+            IT, FL = np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
+        else:
+            IT = FL = np.broadcast_to(np.zeros(1, dtype=np.int64), (N,))
+        return cls(X, np.empty((N, n_u)), np.empty(N + 1), np.empty(N), np.empty(N), IT, FL,
                    np.zeros((N, n_e)) if rec else np.zeros((1, max(n_e, 1))))
 
 

@@ -101,7 +101,7 @@ class DenseLinearLoop:
         """
         N = U.shape[0] - 1
         rec = bool(rec) and self.n_e > 0
-        A = RunArrays.allocate(N, x, U.shape[1], self.n_e, rec)
+        A = RunArrays.allocate(N, x, U.shape[1], self.n_e, rec, counters=False)
         A.Hh[0] = 0.5 * x @ (self.Q @ x)
         args = (self.G, self.Yc, self.Wc, self.pw, self.Q, self.Ec, A.X, A.Y, A.Hh, A.Pd, A.Ps, A.E, rec)
         call = plain_call
@@ -119,7 +119,10 @@ class DenseLinearLoop:
 
             def steps(k0, k1):
                 call(mod.run, aot.LINEAR_TYPES, x, U, int(k0), int(k1), *args)
-                bad = np.flatnonzero(~np.isfinite(A.Hh[k0 + 1:k1 + 1]))
+                Hk = A.Hh[k0 + 1:k1 + 1]
+                if np.isfinite(Hk.sum()):      # finite sum: every entry finite (no boolean temporary)
+                    return -1
+                bad = np.flatnonzero(~np.isfinite(Hk))
                 return int(k0 + bad[0]) if bad.size else -1
         else:
             from ..codegen import kernels      # numba: only when this loop runs
@@ -252,7 +255,7 @@ class SparseLinearLoop:
         from ..codegen import kernels      # numba: only when this loop runs
         N = U.shape[0] - 1
         rec = bool(rec) and self.n_e > 0
-        A = RunArrays.allocate(N, x, U.shape[1], self.n_e, rec)
+        A = RunArrays.allocate(N, x, U.shape[1], self.n_e, rec, counters=False)
         A.Hh[0] = self.energy(x)
         c = self.csr
         args = (*c["K"], *c["Ku"], *c["L"], *c["U"], self.perm_r, self.perm_c, *c["Ox"], *c["Ov"], *c["Ou"],

@@ -63,7 +63,8 @@ class SimulationResult:
     names : ModelSummary
         Names of states, inputs, outputs and declared probes.
     t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts : ndarray
-        The arrays listed under Attributes (built by the simulator).
+        The arrays listed under Attributes (built by the simulator); ``t``
+        may be a callable returning the grid (built when first asked for).
     probe_vector : callable(label) -> ndarray
         ``signal = efforts @ probe_vector(label)`` for signal labels.
     info : dict
@@ -74,10 +75,9 @@ class SimulationResult:
                  probe_vector: Callable[[str], np.ndarray], info: Dict):
         self.model = model
         self.names = names
-        self.t = t
+        self._t = t
         self.x = x
         self.u = u
-        self.t_step = t[1:]
         self.y = y
         self.H = H
         self.P_diss = P_diss
@@ -94,6 +94,18 @@ class SimulationResult:
         for kind, labels in (("x", n.states), ("u", n.inputs), ("y", n.outputs)):
             for i, label in enumerate(labels):
                 self._lookup.set(label, (kind, i))
+
+    @property
+    def t(self) -> np.ndarray:
+        """Time grid ``t_0 .. t_N`` (built on first use when the run gave it as a callable)."""
+        if callable(self._t):
+            self._t = self._t()
+        return self._t
+
+    @property
+    def t_step(self) -> np.ndarray:
+        """End times of the steps, ``t[1:]``."""
+        return self.t[1:]
 
     @property
     def balance(self) -> np.ndarray:

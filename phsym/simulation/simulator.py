@@ -14,12 +14,13 @@ import scipy.sparse as sps
 
 from ..codegen.newton import generate
 from ..common.schemes import get_scheme
-from ..errors import SimulationError, SimulationInputError
+from ..errors import PhsymError, SimulationError, SimulationInputError
 from ..structure.linear import LinearPHS
 from ..structure.linearize import descriptor_matrices
 from .initial import dc_solution, initial_from_ic, state_scales
 from .engine import NewtonLoop
-from .linear import LinearEngine
+from .linear import DENSE_LIMIT, INPUT_CODE, LinearEngine
+from .linplan import linear_template
 from .plan import ModelSummary, RunPlan
 from .plancache import FixedParts
 from .result import SimulationResult
@@ -114,6 +115,8 @@ class Simulator:
             self._gen = generate(model.structure, symbols, self.scheme, source=model.netlist.file or model.name)
         self._plans: Dict[tuple, RunPlan] = {}
         self._fixed: Optional[FixedParts] = None
+        self._summary: Optional[ModelSummary] = None
+        self._tpl = False       # the linear template, looked up on first use
 
     @property
     def key(self) -> Optional[str]:
@@ -144,9 +147,65 @@ class Simulator:
             self._fixed = FixedParts(self.model.structure)
         return self._fixed
 
-    def _model_plan(self, params) -> RunPlan:
+    def _template(self):
+        """The linear template of this simulator's model when its plans use it (else ``None``)."""
+        if self.engine != "linear" or isinstance(self.model, LinearPHS):
+            return None
+        if self._tpl is False:
+            S = self.model.structure
+            dense = self.linear_solver == "dense" or (self.linear_solver == "auto"
+                                                      and S.n_x + S.n_w + S.n_lambda <= DENSE_LIMIT)
+            self._tpl = linear_template(S, self.model.parameter_values().keys()) if dense else None
+        return self._tpl
+
+    @property
+    def batched(self) -> bool:
+        """Whether :meth:`plans` builds the plans of many parameter sets at once (small linear models)."""
+        return self._template() is not None and self._fixed_parts().J_constant
+
+    def plans(self, rows: Sequence[Mapping[str, float]]) -> list:
+        """The plans of many parameter sets: per set a :class:`RunPlan` or the error building it raised.
+
+        Small linear models build the loop matrices of all sets at once
+        (:meth:`~phsym.simulation.linplan.LinearTemplate.loops`); each plan
+        holds the numbers :meth:`plan` gives for its set (a run from either
+        is bit-identical).
+
+        Parameters
+        ----------
+        rows : sequence of mapping of str to float
+            Parameter overrides by name, one mapping per set.
+        """
+        out: list = [None] * len(rows)
+        tpl = self._template()
+        if not self.batched:
+            for i, row in enumerate(rows):
+                try:
+                    out[i] = self._model_plan(row) if not isinstance(self.model, LinearPHS) else self.plan(row)
+                except (PhsymError, ArithmeticError, ValueError) as exc:
+                    out[i] = exc
+            return out
+        fixed, scheme = self._fixed_parts(), get_scheme(self.scheme)
+        sets = []
+        for i, row in enumerate(rows):
+            try:
+                sets.append((i, row, self.model.parameter_values(row)))
+            except (PhsymError, ArithmeticError, ValueError) as exc:
+                out[i] = exc
+        loops = tpl.loops([v for _, _, v in sets], fixed.J, True, self.h, scheme, INPUT_CODE[scheme.inputs])
+        for (i, row, values), loop in zip(sets, loops):
+            try:
+                if isinstance(loop, Exception):
+                    raise loop
+                out[i] = self._model_plan(row, values, loop)
+            except (PhsymError, ArithmeticError, ValueError) as exc:
+                out[i] = exc
+        return out
+
+    def _model_plan(self, params, values=None, loop=None) -> RunPlan:
         model, S = self.model, self.model.structure
-        values = model.parameter_values(params)
+        if values is None:
+            values = model.parameter_values(params)
         by_name = {name: float(values[sym]) for name, sym in model.parameter_symbols.items()}
         x_ic, done = initial_from_ic(S, values)
         desc = ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
@@ -154,24 +213,40 @@ class Simulator:
         waves = fixed.waveforms(values)
         Jn = fixed.J(values)
         flag = self.on_error == "flag"
-        if self.engine == "newton":
+        if loop is not None:
+            pass
+        elif self.engine == "newton":
             g = self._gen
             p = np.array([values[s] for s in g.parameters], dtype=float)
             loop = NewtonLoop(g.key, g.n_v, g.n_u, g.n_e, model.states, g.unknowns, p, state_scales(S, values),
                               self.tol, self.maxit, flag, module=g.module)
         else:
-            d = descriptor_matrices(S, values, sparse=True)
-            n, u0 = S.size, S.block("u").start
-            Ce = sps.csr_matrix((np.ones(len(d.kept)), (d.kept, np.arange(len(d.kept)))), shape=(n, len(d.kept)))
-            Cu = sps.csr_matrix((np.ones(S.n_u), (np.arange(u0, n), np.arange(S.n_u))), shape=(n, S.n_u))
-            loop = LinearEngine(d.E, d.J, d.R, d.Q, d.B, self.h, get_scheme(self.scheme), self.linear_solver,
-                                efforts=(Ce @ d.Q, Cu), feedthrough=(d.S, d.N)).loop()
-        summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
-                               [p.label for p in model.probes], model.netlist.file,
-                               [S.branches[d.branch].name for d in S.dissipative if d.active])
+            loop = self._linear_loop(values, Jn, fixed.J_constant)
+        if self._summary is None:       # names only: the same for every parameter set
+            self._summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
+                                         [p.label for p in model.probes], model.netlist.file,
+                                         [S.branches[d.branch].name for d in S.dissipative if d.active])
+        summary = self._summary
         resolver = lambda label: fixed.probe(label, values, Jn)      # noqa: E731
         return RunPlan(summary, self.fs, self.scheme, loop, waves, x_ic, desc, by_name, self.record_efforts,
                      {p.label: resolver(p.label) for p in model.probes}, resolver, model)
+
+    def _linear_loop(self, values, Jn, J_constant: bool):
+        """The linear loop at ``values``: small models through the per-structure
+        :class:`~phsym.simulation.linplan.LinearTemplate` (dense numpy), others through scipy.sparse."""
+        S, scheme = self.model.structure, get_scheme(self.scheme)
+        n, u0 = S.size, S.block("u").start
+        tpl = self._template()
+        if tpl is not None:
+            loop = tpl.loops([values], lambda v: Jn, J_constant, self.h, scheme, INPUT_CODE[scheme.inputs])[0]
+            if isinstance(loop, Exception):
+                raise loop
+            return loop
+        d = descriptor_matrices(S, values, sparse=True)
+        Ce = sps.csr_matrix((np.ones(len(d.kept)), (d.kept, np.arange(len(d.kept)))), shape=(n, len(d.kept)))
+        Cu = sps.csr_matrix((np.ones(S.n_u), (np.arange(u0, n), np.arange(S.n_u))), shape=(n, S.n_u))
+        return LinearEngine(d.E, d.J, d.R, d.Q, d.B, self.h, scheme, self.linear_solver,
+                            efforts=(Ce @ d.Q, Cu), feedthrough=(d.S, d.N)).loop()
 
     def _numeric_plan(self, params) -> RunPlan:
         lin: LinearPHS = self.model

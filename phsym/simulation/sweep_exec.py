@@ -124,6 +124,16 @@ def _grid_signal(res, label: str) -> np.ndarray:
     return np.concatenate([[np.nan], arr])        # a step quantity: none at t[0]
 
 
+def _max_balance(res) -> float:
+    """``res.max_balance_error``, the same float, from one compiled pass (numpy's
+    expression where a value is not finite, for its NaN semantics)."""
+    from ..codegen.kernels import balance_summary      # numba: the run's loop has loaded it already
+    mb, scale = balance_summary(res.H, res.P_diss, res.P_supplied, float(res.info["h"]))
+    if not np.isfinite(mb):
+        return res.max_balance_error
+    return float(mb / scale)
+
+
 def default_outputs(res) -> List[str]:
     """The probes of a run when it has any, else its port outputs."""
     if res.names.probes and res.efforts is not None:
@@ -131,7 +141,7 @@ def default_outputs(res) -> List[str]:
     return list(res.names.outputs)
 
 
-def run_one(sim, spec: ModelSpec, index: int, params: Dict[str, float]) -> RunRecord:
+def run_one(sim, spec: ModelSpec, index: int, params: Dict[str, float], plan=None) -> RunRecord:
     """Run one parameter set; any error becomes the record's ``error``.
 
     Parameters
@@ -144,13 +154,22 @@ def run_one(sim, spec: ModelSpec, index: int, params: Dict[str, float]) -> RunRe
         Run number.
     params : dict of str to float
         Parameter values.
+    plan : RunPlan or Exception, optional
+        The plan of ``params`` built beforehand (:meth:`Simulator.plans`), or
+        the error building it raised.
     """
     rec = RunRecord(index)
     try:
-        res = sim.run(u=spec.u, duration=spec.duration, x0=spec.x0, params=params)
+        if isinstance(plan, Exception):
+            raise plan
+        if plan is not None and not (isinstance(spec.x0, str) and spec.x0.strip().lower() == "dc"):
+            res = plan.run(spec.u, spec.duration, spec.x0)      # what sim.run does with this plan
+        else:
+            res = sim.run(u=spec.u, duration=spec.duration, x0=spec.x0, params=params)
         rec.signals = {lab: _grid_signal(res, lab) for lab in (spec.outputs or default_outputs(res))}
-        rec.t = res.t
-        rec.balance = res.max_balance_error
+        if index == 0:          # one grid per sweep (SweepResult rebuilds it the same way otherwise)
+            rec.t = res.t
+        rec.balance = _max_balance(res)
         it = res.iterations
         rec.it_max = float(np.max(it, initial=0))
         rec.it_mean = float(np.mean(it)) if it.size else 0.0
@@ -206,8 +225,9 @@ def run_chunk(spec: ModelSpec, indices: Sequence[int], names: Sequence[str],
     except (PhsymError, OSError, ValueError) as exc:        # the model does not build here: every run says so
         return [_portable(RunRecord(int(i), error=exc)) for i in indices]
     with single_blas_thread():       # the workers are the parallelism
-        return [_portable(run_one(sim, spec, int(i), dict(zip(names, map(float, row)))))
-                for i, row in zip(indices, rows)]
+        sets = [dict(zip(names, map(float, row))) for row in rows]
+        plans = sim.plans(sets) if getattr(sim, "batched", False) else [None] * len(sets)
+        return [_portable(run_one(sim, spec, int(i), p, plan)) for i, p, plan in zip(indices, sets, plans)]
 
 
 # ------------------------------------------------------------ main side
@@ -236,8 +256,10 @@ def _in_process(sim, spec: ModelSpec, names, values, progress: Progress, pool: O
                 threads: int) -> List[RunRecord]:
     n = values.shape[0]
     rows = [dict(zip(names, map(float, values[i]))) for i in range(n)]
+    # small linear models: every plan at once (stacked numpy), so the runs carry only their stepping
+    plans = sim.plans(rows) if getattr(sim, "batched", False) else [None] * n
     out: List[Optional[RunRecord]] = [None] * n
-    out[0] = run_one(sim, spec, 0, rows[0])     # compiles or loads the loop once, before the threads
+    out[0] = run_one(sim, spec, 0, rows[0], plans[0])     # compiles or loads the loop once, before the threads
     done = 1
     if progress:
         progress(done, n)
@@ -246,13 +268,14 @@ def _in_process(sim, spec: ModelSpec, names, values, progress: Progress, pool: O
     own = pool is None and threads > 1
     if pool is None and not own:
         for i in range(1, n):
-            out[i] = run_one(sim, spec, i, rows[i])
+            out[i] = run_one(sim, spec, i, rows[i], plans[i])
+            plans[i] = None       # memory: a plan holds its loop's matrices
             if progress:
                 progress(i + 1, n)
         return out       # type: ignore[return-value]
     ex = ThreadPoolExecutor(max_workers=threads) if own else pool
     try:
-        futs = [ex.submit(run_one, sim, spec, i, rows[i]) for i in range(1, n)]
+        futs = [ex.submit(run_one, sim, spec, i, rows[i], plans[i]) for i in range(1, n)]
         for f in as_completed(futs):
             rec = f.result()
             out[rec.index] = rec

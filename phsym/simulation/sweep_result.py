@@ -60,8 +60,13 @@ class SweepResult:
         self.values = np.asarray(values, dtype=float)
         self.info = dict(info)
         good = [r for r in records if r.error is None]
-        self.t = good[0].t if good else np.zeros(0)
         labels = list(good[0].signals) if good else []
+        self.t = np.zeros(0)
+        if good:
+            first = next((r.t for r in good if r.t is not None), None)
+            # the run's grid, computed as RunPlan.run does ((k - 0) * h with h = 1 / fs)
+            m = len(good[0].signals[labels[0]]) if labels else 0
+            self.t = first if first is not None else np.arange(m) * (1.0 / float(info["fs"]))
         n, m = len(records), self.t.shape[0]
         self.signals: Dict[str, np.ndarray] = {lab: np.full((n, m), np.nan) for lab in labels}
         for r in good:

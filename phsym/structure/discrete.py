@@ -27,7 +27,7 @@ explicit Euler ``theta = 0``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 import scipy.linalg as sla
@@ -36,7 +36,7 @@ import scipy.sparse as sps
 from ..common.schemes import Scheme
 from ..errors import StructureError
 
-__all__ = ["ThetaStep", "theta_step", "solve_step", "state_transition"]
+__all__ = ["ThetaStep", "theta_step", "solve_step", "singular_step", "state_transition"]
 
 Matrix = Union[np.ndarray, sps.spmatrix]
 
@@ -147,17 +147,37 @@ def solve_step(step: ThetaStep):
     # rows scaled to unit maximum first: physical units make rows differ by
     # many orders of magnitude, and only then is a tiny pivot a singularity
     scale = np.max(np.abs(M), axis=1)
+    Ms, lu = M / scale[:, None], singular_step(step, scale, M)
+    # numpy's solve, not lu_solve with the factors: OpenBLAS's threaded getrs costs 0.4 ms on a
+    # 3 x 3 system when the other core is busy (15 us here); a sweep builds a plan per parameter set
+    return np.linalg.solve(Ms, K / scale[:, None]), (lu[0], lu[1], scale)
+
+
+def singular_step(step: ThetaStep, scale: np.ndarray, M: Optional[np.ndarray] = None):
+    """LU factors of the row-scaled step matrix, or a :class:`StructureError` when it is singular.
+
+    Parameters
+    ----------
+    step : ThetaStep
+        The step (its ``M`` is used when ``M`` is not given).
+    scale : numpy.ndarray
+        Row scales (the largest magnitude of each row of ``M``).
+    M : numpy.ndarray, optional
+        Dense ``M``.
+    """
+    M = (step.M.toarray() if sps.issparse(step.M) else step.M) if M is None else M
+    if M.shape[0] == 0:
+        return (M, np.zeros(0, dtype=np.int32))
     if not np.all(np.isfinite(scale)) or np.any(scale == 0):
         raise StructureError(f"singular step matrix of the {step.scheme.name} scheme (an empty or non-finite row)")
-    Ms = M / scale[:, None]
     try:
-        lu = sla.lu_factor(Ms, check_finite=True)
+        lu = sla.lu_factor(M / scale[:, None], check_finite=True)
     except (ValueError, sla.LinAlgError) as exc:
         raise StructureError(f"singular step matrix of the {step.scheme.name} scheme: {exc}") from None
-    if np.min(np.abs(np.diag(lu[0])), initial=np.inf) <= 1e-14 * Ms.shape[0]:
+    if np.min(np.abs(np.diag(lu[0])), initial=np.inf) <= 1e-14 * M.shape[0]:
         raise StructureError(f"singular step matrix of the {step.scheme.name} scheme (a constraint of "
                              "index > 1 it cannot resolve?)")
-    return sla.lu_solve(lu, K / scale[:, None]), (lu[0], lu[1], scale)
+    return lu
 
 
 def state_transition(step: ThetaStep):

@@ -1,0 +1,251 @@
+"""The numbers of a small linear model at a parameter set, without sympy or scipy.sparse.
+
+A sweep or a fit of a linear model builds a plan per parameter set.  The
+general path (:func:`~phsym.structure.linearize.descriptor_matrices` and
+:class:`~phsym.simulation.linear.LinearEngine` on ``scipy.sparse`` matrices,
+slopes and Hessians evaluated by sympy) costs milliseconds of Python per
+set for a 3-state circuit, almost all of it fixed cost of sparse matrices
+and symbolic evaluation.  :class:`LinearTemplate` does the symbolic work
+once per structure: each dissipative slope and each storage Hessian becomes
+a lambdified function of its parameters, and the index sets of the
+descriptor form are kept; a parameter set then costs a few small dense
+numpy operations.  The matrices are those of ``descriptor_matrices`` (same
+formulas; values agree to round-off), and every run of a simulator, single
+or in a sweep, goes through the same path, so sweeps stay bit-identical to
+single runs.
+
+Used for the dense linear solver (up to
+:data:`~phsym.simulation.linear.DENSE_LIMIT` unknowns); models it does not
+cover (state-dependent or multiport laws, non-quadratic storages) keep the
+general path.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Callable, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+import sympy as sp
+
+from ..common.schemes import Scheme
+from ..errors import SimulationError, StructureError
+from ..structure.dirac import Structure
+from ..structure.discrete import ThetaStep, singular_step
+from .linear_loops import DenseLinearLoop
+
+__all__ = ["LinearTemplate", "linear_template"]
+
+_TEMPLATES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _function(expr, symbols: frozenset) -> Tuple[Callable, List[sp.Symbol]]:
+    """``(f, params)``: ``expr`` as a function of the parameter symbols it contains."""
+    expr = sp.sympify(expr)
+    params = sorted((s for s in expr.free_symbols if s in symbols), key=str)
+    return sp.lambdify(params, expr, "math"), params
+
+
+class LinearTemplate:
+    """Parameter-free layout and compiled parameter maps of a linear structure.
+
+    Parameters
+    ----------
+    S : Structure
+        A linear structure (quadratic storages, linear one-port laws).
+    symbols : frozenset of sympy.Symbol
+        The parameter symbols (those of ``model.parameter_values``).
+
+    Raises
+    ------
+    NotImplementedError
+        A structure the template does not cover (use the general path).
+    """
+
+    def __init__(self, S: Structure, symbols: frozenset):
+        if any(d.coupled or d.reads for d in S.dissipative) or not all(st.is_quadratic for st in S.storages):
+            raise NotImplementedError("multiport, state-dependent law or non-quadratic storage")
+        self.S = S
+        self.n = S.n_x + S.n_w + S.n_lambda
+        self.u_idx = np.arange(S.block("u").start, S.block("u").stop)
+        at0 = {x: 0 for x in S.states}
+        self.slopes = []
+        for d in S.dissipative:
+            D = sp.diff(d.z, d.w).xreplace(at0).xreplace({d.w: 0})
+            if D.free_symbols - symbols:
+                raise NotImplementedError(f"slope of {d.element} depends on {D.free_symbols - symbols}")
+            self.slopes.append((d.element, d.effort_out) + _function(D, symbols))
+        pos = {x: i for i, x in enumerate(S.states)}
+        self.hessians = []
+        for st in S.storages:
+            idx = np.array([pos[x] for x in st.states], dtype=np.int64)
+            Hm = sp.hessian(st.hamiltonian, st.states)
+            if Hm.free_symbols - symbols:
+                raise NotImplementedError(f"energy of {st.elements} is not quadratic in its states")
+            fns = [[_function(Hm[a, b], symbols) for b in range(len(idx))] for a in range(len(idx))]
+            self.hessians.append((idx, list(st.elements), fns))
+        self._Jd: Optional[np.ndarray] = None
+        self._layouts: dict = {}
+
+    @staticmethod
+    def _at(fn: Tuple[Callable, List[sp.Symbol]], values: Mapping[sp.Symbol, float]) -> float:
+        f, params = fn
+        return float(f(*(float(values[p]) for p in params)))
+
+    def matrices(self, values: Mapping[sp.Symbol, float], Jn, J_constant: bool):
+        """Dense ``(E, J, R, Q, B, N, kept)`` of the descriptor form at ``values``
+        (see :func:`~phsym.structure.linearize.descriptor_matrices`).
+
+        Parameters
+        ----------
+        values : mapping of sympy.Symbol to float
+            Parameter values.
+        Jn : scipy.sparse matrix
+            ``J`` at ``values``.
+        J_constant : bool
+            Whether ``J`` is the same for every parameter set (its dense
+            form is then kept).
+        """
+        S, n = self.S, self.n
+        if self._Jd is None or not J_constant:
+            Jd = Jn.toarray()
+            if J_constant:
+                self._Jd = Jd
+        Jd = self._Jd if J_constant else Jd
+        keep = np.ones(n, dtype=bool)
+        Rdiag = np.zeros(n)
+        for j, (element, effort_out, *fn) in enumerate(self.slopes):
+            D = self._at(fn, values)
+            if not np.isfinite(D) or D < 0:
+                raise StructureError(f"dissipative law of {element} has slope {D} at the operating point",
+                                     [element])
+            if effort_out:
+                if D <= 1e-300:          # open port: its effort is frozen, drop it
+                    keep[S.n_x + j] = False
+                else:
+                    Rdiag[S.n_x + j] = 1.0 / D
+            else:
+                Rdiag[S.n_x + j] = D
+        Q = np.eye(n)
+        for idx, elements, fns in self.hessians:
+            block = [[self._at(fn, values) for fn in row] for row in fns]
+            if not all(np.isfinite(v) for row in block for v in row):
+                raise StructureError(f"energy of {', '.join(elements)} has no finite Hessian", elements)
+            if len(idx) == 1:
+                Q[idx[0], idx[0]] = block[0][0]
+            else:
+                Q[np.ix_(idx, idx)] = block
+        lay = self._layouts.get(keep.tobytes()) if J_constant else None
+        if lay is None:         # what depends on the kept variables only (and on J)
+            k = np.flatnonzero(keep)
+            kk = np.ix_(k, k)
+            lay = (k, kk, np.diag((np.arange(n) < S.n_x).astype(float))[kk], Jd[kk], Jd[np.ix_(k, self.u_idx)],
+                   Jd[np.ix_(self.u_idx, self.u_idx)])
+            if J_constant:
+                self._layouts[keep.tobytes()] = lay
+        k, kk, E, Jk, B, N = lay
+        return E, Jk, np.diag(Rdiag[k]), Q[kk], B, N, k
+
+    def loops(self, values_list: Sequence[Mapping[sp.Symbol, float]], J_of: Callable, J_constant: bool,
+              h: float, scheme: Scheme, inputs: int) -> List[object]:
+        """The dense loops of many parameter sets at once: per set a
+        :class:`DenseLinearLoop` or the exception that set raises.
+
+        The fused matrices of
+        :meth:`~phsym.simulation.linear.LinearEngine._dense_loop`, written
+        for this special case (``E`` selects the states, ``R`` is diagonal,
+        no input feedthrough but ``N``, efforts recorded) and computed on
+        stacks of matrices (numpy's stacked ``matmul`` and ``solve`` treat
+        every matrix of a stack as on its own, so a set gives the same
+        floats alone or in a stack: a single run is a stack of one).
+
+        Parameters
+        ----------
+        values_list : sequence of mapping of sympy.Symbol to float
+            Parameter values per set.
+        J_of : callable(values) -> scipy.sparse matrix
+            ``J`` at a parameter set.
+        J_constant : bool
+            Whether ``J`` has no parameter (sets then share one stack).
+        h : float
+            Step size.
+        scheme : Scheme
+            Time-stepping scheme.
+        inputs : int
+            Input rule code of the compiled loop.
+        """
+        out: List[object] = [None] * len(values_list)
+        groups: dict = {}
+        for r, values in enumerate(values_list):
+            try:
+                E, J, R, Q, B, N, kept = self.matrices(values, J_of(values), J_constant)
+            except StructureError as exc:
+                out[r] = exc
+                continue
+            Rk = np.diag(R)
+            key = (kept.tobytes(), np.flatnonzero(Rk).tobytes(), r if not J_constant else -1)
+            groups.setdefault(key, (E, J, B, N, kept, []))[5].append((r, Rk, Q))
+        for E, J, B, N, kept, members in groups.values():
+            self._stack(E, J, B, N, kept, members, h, scheme, inputs, out)
+        return out
+
+    def _stack(self, E, J, B, N, kept, members, h, scheme, inputs, out) -> None:
+        nk, nd, m = kept.size, self.S.n_x, self.u_idx.size
+        th = float(scheme.theta)
+        idx = [r for r, _, _ in members]
+        Rk = np.stack([rk for _, rk, _ in members])
+        Q = np.stack([q for _, _, q in members])
+        A = (J - Rk[:, :, None] * np.eye(nk)) @ Q
+        Sx = np.eye(nk, nd)                       # the states come first and are always kept
+        Sv = np.hstack([th * Sx, np.eye(nk)[:, nd:]])
+        M = np.concatenate([np.eye(nk, nd) / h - th * A[:, :, :nd], -A[:, :, nd:]], axis=2)
+        K = np.concatenate([A[:, :, :nd], np.broadcast_to(B, (len(idx),) + B.shape)], axis=2)
+        # rows scaled to unit maximum, singular steps refused: structure.discrete.solve_step, per set
+        scale = np.max(np.abs(M), axis=2) if nk else np.ones((len(idx), 0))
+        good = []
+        for g, r in enumerate(idx):
+            st = ThetaStep(M[g], K[g, :, :nd], B, Sx, Sv, np.arange(nd), np.arange(nd, nk), float(h), scheme)
+            try:
+                singular_step(st, scale[g])
+            except StructureError as exc:
+                out[r] = SimulationError(exc.message)
+                continue
+            good.append(g)
+        if not good:
+            return
+        g = np.array(good)
+        V = np.linalg.solve(M[g] / scale[g][:, :, None], K[g] / scale[g][:, :, None])
+        Q, Rk = Q[g], Rk[g]
+        Xi = np.hstack([Sx, np.zeros((nk, m))]) + Sv @ V
+        G = V[:, :nd].copy()
+        G[:, :, :nd] += np.eye(nd)
+        Yc = (B.T @ Q) @ Xi
+        Yc[:, :, nd:] -= N                        # y = B^T Q xi_theta + (S - N) ubar, S = 0
+        nz = np.flatnonzero(Rk[0])
+        Wc = Q[:, nz] @ Xi
+        QE = np.swapaxes(Q, 1, 2) @ E
+        Qh = 0.5 * (QE[:, :nd, :nd] + np.swapaxes(QE[:, :nd, :nd], 1, 2))
+        Ec = np.zeros((len(good), self.S.size, nd + m))
+        Ec[:, kept] = Q @ Xi
+        Ec[:, self.u_idx, nd + np.arange(m)] += 1.0
+        for j, gi in enumerate(good):
+            out[idx[gi]] = DenseLinearLoop(G[j], Yc[j], Wc[j], Rk[j, nz], Qh[j], Ec[j], inputs)
+
+
+def linear_template(S: Structure, symbols: Sequence[sp.Symbol]) -> Optional[LinearTemplate]:
+    """The template of ``S`` (built once per structure and symbol set), or ``None`` when it does not apply.
+
+    Parameters
+    ----------
+    S : Structure
+        A linear structure.
+    symbols : sequence of sympy.Symbol
+        The parameter symbols.
+    """
+    key = frozenset(symbols)
+    memo = _TEMPLATES.setdefault(S, {})
+    if key not in memo:
+        try:
+            memo[key] = LinearTemplate(S, key)
+        except NotImplementedError:
+            memo[key] = None
+    return memo[key]

@@ -1,0 +1,115 @@
+"""The per-structure linear template (phsym.simulation.linplan) against the general path.
+
+The template builds the dense loop of a small linear model without sympy or
+scipy.sparse per parameter set; its matrices must be those of the general
+path (descriptor_matrices + LinearEngine on scipy.sparse) to round-off, for
+models with algebraic variables, gyrators and parameter overrides, and a run
+through it must match the closed-form series RLC.
+"""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import phsym
+from phsym.simulation import simulator as simmod
+from phsym.simulation.linplan import linear_template
+
+ROOT = Path(__file__).resolve().parents[1]
+ARRAYS = ("G", "Yc", "Wc", "pw", "Q", "Ec")
+
+
+@pytest.mark.parametrize("name,params", [("rlc", {"R": 33.0, "C": 2.2e-6}), ("c_parallel_v", None),
+                                         ("loudspeaker_gyrator", None), ("transformer", None)])
+@pytest.mark.parametrize("method", ["midpoint", "backward_euler"])
+def test_template_loop_equals_general_path(monkeypatch, name, params, method):
+    model = phsym.load(ROOT / "netlists" / f"{name}.cir")
+    assert linear_template(model.structure, model.parameter_values().keys()) is not None
+    fast = phsym.Simulator(model, 48000.0, method).plan(params).loop
+    monkeypatch.setattr(simmod, "linear_template", lambda *a: None)
+    slow = phsym.Simulator(model, 48000.0, method).plan(params).loop
+    for k in ARRAYS:
+        a, b = getattr(fast, k), getattr(slow, k)
+        assert a.shape == b.shape, k
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(b).max(initial=0.0)), err_msg=k)
+
+
+def test_template_run_matches_closed_form_rlc():
+    """Midpoint on the series RLC is the bilinear map of the ODE: compare 2000 steps with it."""
+    model = phsym.load(ROOT / "netlists" / "rlc.cir")
+    R, L, C, fs = 47.0, 1e-3, 1e-6, 48000.0
+    N = 2000
+    u = np.sin(2 * np.pi * 1000 * np.arange(N + 1) / fs)
+    res = phsym.Simulator(model, fs).run(u={"V1": u}, params={"R": R})
+    A = np.array([[0.0, 1 / L], [-1 / C, -R / L]])          # x = (q_C1, phi_L1)
+    B = np.array([0.0, 1.0])
+    h = 1 / fs
+    Mi = np.linalg.inv(np.eye(2) - 0.5 * h * A)
+    Ad, Bd = Mi @ (np.eye(2) + 0.5 * h * A), Mi @ (h * B)
+    x = np.zeros(2)
+    X = [x]
+    for k in range(N):
+        x = Ad @ x + Bd * 0.5 * (u[k] + u[k + 1])
+        X.append(x)
+    X = np.array(X)
+    ours = np.column_stack([res["q_C1"], res["phi_L1"]])
+    for j in range(2):
+        np.testing.assert_allclose(ours[:, j], X[:, j], rtol=0, atol=1e-10 * np.abs(X[:, j]).max())
+    assert res.max_balance_error < 1e-10
+
+
+def test_negative_value_is_reported_through_the_template():
+    model = phsym.load(ROOT / "netlists" / "rlc.cir")
+    with pytest.raises(phsym.errors.PhsymError):
+        phsym.Simulator(model, 48000.0).run(duration=1e-3, params={"R": -1.0})
+
+
+def test_compiled_balance_summary_is_the_result_property():
+    """The one-pass kernel a sweep uses gives the float of SimulationResult.max_balance_error."""
+    from phsym.codegen.kernels import balance_summary
+    from phsym.simulation.sweep_exec import _max_balance
+    model = phsym.load(ROOT / "netlists" / "rlc.cir")
+    for method in ("midpoint", "backward_euler"):        # exact balance, and numerical dissipation
+        res = phsym.Simulator(model, 48000.0, method).run(duration=2e-3, params={"R": 21.0})
+        assert _max_balance(res) == res.max_balance_error
+    rng = np.random.default_rng(3)
+    H, Pd, Ps = rng.standard_normal(11), rng.standard_normal(10), rng.standard_normal(10)
+    mb, scale = balance_summary(H, Pd, Ps, 0.1)
+    bal = (H[1:] - H[:-1]) / 0.1 + Pd - Ps
+    assert mb == np.max(np.abs(bal))
+    assert scale == max(np.max(np.abs(np.diff(H)) / 0.1), np.max(np.abs(Pd)), np.max(np.abs(Ps)))
+    assert balance_summary(np.zeros(3), np.zeros(2), np.zeros(2), 0.1) == (0.0, 1.0)
+    Pd[4] = np.nan
+    assert np.isnan(balance_summary(H, Pd, Ps, 0.1)[0])
+
+
+def test_batched_sweep_is_bit_identical_to_single_runs():
+    """A sweep of a small linear model builds all plans in one stack; every run equals
+    the same run made alone, and a set with no passive meaning fails alone."""
+    model = phsym.load(ROOT / "netlists" / "rlc.cir")
+    R = [5.0, 10.0, -1.0, 47.0, 220.0]
+    C = [1e-6, 2.2e-6, 1e-6, 4.7e-7, 1e-5]
+    sim = phsym.Simulator(model, 48000.0)
+    assert sim.batched
+    for executor in ("serial", "threads"):
+        res = phsym.sweep(model, 48000.0, {"R": R, "C": C}, duration=2e-3, executor=executor,
+                          outputs=["v(b)", "q_C1"])
+        assert list(res.failures) == [2]
+        for i in (0, 1, 3, 4):
+            one = sim.run(duration=2e-3, params={"R": R[i], "C": C[i]})
+            assert np.array_equal(res["v(b)"][i, 1:], one["v(b)"])
+            assert np.array_equal(res["q_C1"][i], one["q_C1"])
+            assert res.balance[i] == one.max_balance_error
+    plans = sim.plans([{"R": 5.0}, {"R": -2.0}, {"R": 9.0}])
+    assert isinstance(plans[1], phsym.errors.PhsymError)
+    lone = sim.plan({"R": 9.0}).loop
+    for k in ARRAYS:
+        assert np.array_equal(getattr(plans[2].loop, k), getattr(lone, k)), k
+
+
+def test_sweep_grid_when_the_first_run_fails():
+    model = phsym.load(ROOT / "netlists" / "rlc.cir")
+    res = phsym.sweep(model, 48000.0, {"R": [-1.0, 10.0]}, duration=1e-3, executor="serial")
+    one = phsym.Simulator(model, 48000.0).run(duration=1e-3, params={"R": 10.0})
+    assert list(res.failures) == [0] and np.array_equal(res.t, one.t)
+    assert np.array_equal(res["v(b)"][1, 1:], one["v(b)"]) and np.isnan(res["v(b)"][0]).all()
