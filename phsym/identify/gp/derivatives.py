@@ -81,8 +81,8 @@ def estimate_derivative(t: np.ndarray, X: np.ndarray, method: str = "central",
         elif name == "spline":
             out[:, j] = _spline_derivative(t, x)
         else:
-            from .optimize import _single_threaded_blas     # 60 x 60 solves: threads cost 10x
-            with _single_threaded_blas():
+            from ...common.parallel import single_blas_thread     # 60 x 60 solves: threads cost 10x
+            with single_blas_thread():
                 out[:, j] = _gp_derivative(t, x)
     return out
 

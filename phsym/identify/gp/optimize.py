@@ -1,12 +1,12 @@
 """Maximising the log marginal likelihood: bounds, starts, L-BFGS-B with restarts."""
 from __future__ import annotations
 
-import contextlib
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy.optimize import minimize
 
+from ...common.parallel import single_blas_thread
 from ...errors import IdentificationError
 from .icm import IcmLayout
 
@@ -72,20 +72,6 @@ def _flat_stop(window: int = 5) -> Callable:
     return callback
 
 
-@contextlib.contextmanager
-def _single_threaded_blas():
-    """BLAS threads cost far more than they save on the small matrices of one
-    likelihood evaluation (tenfold on two cores); limit them when threadpoolctl
-    (optional) is installed."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
-
-
 def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bounds: Sequence[float],
                       restarts: int, max_iter: int, random_state: Optional[int],
                       start: Optional[np.ndarray] = None,
@@ -141,7 +127,7 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
         return f, g
 
     best = None
-    with _single_threaded_blas():
+    with single_blas_thread():
         for x0 in starts:
             stop = None if flat_window is None else _flat_stop(flat_window)
             res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=stop,

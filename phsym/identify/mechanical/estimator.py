@@ -18,7 +18,7 @@ from ..warnings import UnidentifiableParameterWarning
 from .network import network_netlist
 from .lm import levenberg_marquardt
 from .maps import DISCRETISATIONS, discretise, midpoint_c2d
-from .starts import converted, initial_estimates
+from .starts import converted, initial_estimates, race
 from .oe import OutputError, simulate_positions
 from .param import Parametrisation
 
@@ -229,22 +229,22 @@ class MechanicalEstimator(Estimator):
             raise IdentificationError("no finite initial estimate (data without excitation?)")
         par = Parametrisation(n, m, Lfix)
         start_costs = {}
-        for name, (M0, D0, K0, L0) in cands.items():      # keep the start the data like best
-            th = par.pack(M0, D0, K0, L0)
+        for name, cand in cands.items():
+            th = par.pack(*cand)
             with np.errstate(all="ignore"):
                 cs = {k: float(np.sum(OutputError(par, U, Y, h, k, C).residuals(th) ** 2)) for k in kinds}
-            cs = {k: (c if np.isfinite(c) else np.inf) for k, c in cs.items()}
-            start_costs[name] = (min(cs.values()), th, cs)
-        start = min(start_costs, key=lambda k: start_costs[k][0])
-        theta0 = start_costs[start][1]
-        # the model that fits the start best first: the other one then starts from its optimum
-        kinds = sorted(kinds, key=lambda k: start_costs[start][2][k])
-        par.pack(*cands[start])          # L[0, 0] normalisation of the start kept
+            cs = {k: c for k, c in cs.items() if np.isfinite(c)}
+            if cs:
+                start_costs[name] = (cand, cs)
+        if not start_costs:
+            raise IdentificationError("no initial estimate gives a finite output error")
+        # the start lowest after one step; its model first, the other one then starts from its optimum
+        start, first, theta, n_evals = race(start_costs, par, lambda k: OutputError(par, U, Y, h, k, C))
+        kinds = sorted(kinds, key=lambda k: k != first)
         M0, D0, K0, L0 = cands[start]
+        theta0 = par.pack(M0, D0, K0, L0)
         hist: Dict[str, List] = {"cost": [], "stage": []}
         results = {}
-        theta = theta0
-        n_evals = 0
         n_iter: Dict[str, int] = {}
         for kind in kinds:
             oe = OutputError(par, U, Y, h, kind, C)

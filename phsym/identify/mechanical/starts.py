@@ -1,18 +1,20 @@
 """Initial estimates of ``(M, D, K[, L])`` and conversions between the two discrete models."""
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
 from ...errors import IdentificationError
 from .equation_error import equation_error, natural_frequencies, noise_band
+from .lm import levenberg_marquardt
 from .maps import discretise
+from .oe import OutputError
 from .param import Parametrisation
 from .subspace import moesp
 from .zoh_start import arx_zoh, d2c_second_order, tustin_second_order
 
-__all__ = ["initial_estimates", "converted"]
+__all__ = ["initial_estimates", "converted", "race"]
 
 
 def initial_estimates(spec: Union[str, Mapping[str, Any]], n: int, u: np.ndarray, qpos: np.ndarray, h: float,
@@ -125,3 +127,46 @@ def _spd(A: np.ndarray) -> np.ndarray:
     A = 0.5 * (A + A.T)
     w, V = np.linalg.eigh(A)
     return (V * np.maximum(w, 1e-8 * max(abs(w).max(), 1e-300))) @ V.T
+
+
+def race(starts: Mapping[str, Tuple[Tuple[np.ndarray, ...], Dict[str, float]]], par: Parametrisation,
+         model: Callable[[str], OutputError]) -> Tuple[str, str, np.ndarray, int]:
+    """The start to refine: the one lowest after one Gauss-Newton step, not at the start.
+
+    A start's cost says little about the basin it lies in: on the 8-DOF
+    system at h = 0.001 the ARX + d2c start fitted the data better than the
+    equation-error start but needed 49 Levenberg-Marquardt iterations (6
+    from the other), and at h = 0.05 the best-fitting start of one model
+    converged to a local minimum ten times above the others'.  One step from
+    each start (in the model that fits it best) ranked them right in every
+    case examined, for one normal-equation evaluation per start.
+
+    Parameters
+    ----------
+    starts : mapping
+        ``{name: ((M, D, K, L), {kind: cost at the start})}``, finite costs only.
+    par : Parametrisation
+        The parameter map (packing a start sets its normalisation: the
+        winner is packed again last).
+    model : callable
+        ``kind -> OutputError`` of that discretisation.
+
+    Returns
+    -------
+    tuple
+        ``(name, kind, theta after the step, residual evaluations used)``.
+    """
+    best = None
+    evals = 0
+    for name, (cand, costs) in starts.items():
+        kind = min(costs, key=costs.get)
+        oe = model(kind)
+        with np.errstate(all="ignore"):
+            sol = levenberg_marquardt(oe.residuals, None, par.pack(*cand), max_iter=1, normal=oe.normal_equations)
+        evals += oe.n_evals
+        if np.isfinite(sol["cost"]) and (best is None or sol["cost"] < best[3]):
+            best = (name, kind, sol["x"], sol["cost"])
+    if best is None:
+        raise IdentificationError("no start gives a finite output error")
+    par.pack(*starts[best[0]][0])
+    return best[0], best[1], best[2], evals
