@@ -230,3 +230,33 @@ def test_undamped_modes_take_the_direct_sums():
     assert np.all(np.isfinite(A))
     assert np.abs(A - J.T @ J).max() <= 1e-10 * np.abs(J.T @ J).max()
     assert np.abs(g - J.T @ r).max() <= 1e-10 * np.abs(J.T @ r).max()
+
+
+def test_race_refines_the_start_lowest_after_one_step():
+    """On Rosenbrock's valley the start with the lower cost lies far along the valley and the
+    other one just off it near the minimum: one Gauss-Newton step ranks them the other way round."""
+    from phsym.identify.mechanical.starts import race
+
+    class Valley:
+        n_evals = 0
+
+        def residuals(self, th):
+            Valley.n_evals += 1
+            return np.array([10.0 * (th[1] - th[0] ** 2), 1.0 - th[0]])
+
+        def normal_equations(self, th):
+            J = np.array([[-20.0 * th[0], 10.0], [-1.0, 0.0]])
+            return J.T @ J, J.T @ self.residuals(th)
+
+    class Pack:
+        def pack(self, *cand):
+            return np.array(cand, dtype=float)
+
+    along, near = (-1.2, 1.44), (1.0, 1.3)
+    oe = Valley()
+    cost = {s: 0.5 * float(np.sum(oe.residuals(np.array(s)) ** 2)) for s in (along, near)}
+    assert cost[along] < cost[near]
+    name, kind, theta, evals = race({"along": (along, {"zoh": cost[along]}), "near": (near, {"zoh": cost[near]})},
+                                    Pack(), lambda k: oe)
+    assert (name, kind) == ("near", "zoh") and evals > 0
+    assert 0.5 * np.sum(oe.residuals(theta) ** 2) < 1e-3 * cost[along]
