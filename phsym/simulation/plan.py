@@ -21,7 +21,6 @@ from ..errors import SignalError, SimulationError, SimulationInputError, Simulat
 from ..netlist.shapes import evaluate_shape
 from .engine import RECORD_LIMIT, NewtonLoop
 from .linear_loops import DenseLinearLoop, SparseLinearLoop
-from .portstart import port_start
 from .result import SimulationResult
 from .signals import check_align, check_steps, grid_points, initial_state, input_array
 
@@ -131,6 +130,7 @@ class RunPlan:
         self.vectors: Dict[str, np.ndarray] = dict(probe_vectors or {})
         self.resolver = resolver
         self.model = summary if model is None else model
+        self.port_start_needed: Optional[bool] = None
 
     # ----------------------------------------------------------------- inputs
     def _waveform(self, i: int, t: np.ndarray) -> Optional[np.ndarray]:
@@ -156,7 +156,10 @@ class RunPlan:
             ``t_k = k h`` (see :func:`~phsym.simulation.signals.check_align`).
         """
         key = None
-        if u is None and duration is not None and not any(isinstance(w, Exception) for w in self.waveforms):
+        # reuse the last waveform-driven grid (a sweep's runs share it); an invalid duration is
+        # left to grid_points, which names the error
+        plain = isinstance(duration, (int, float, np.integer, np.floating)) and not isinstance(duration, bool)
+        if u is None and plain and np.isfinite(duration) and not any(isinstance(w, Exception) for w in self.waveforms):
             key = (tuple(None if w is None else (w[0], tuple(np.asarray(w[1], float).tolist()))
                          for w in self.waveforms), float(duration), self.fs, align)
             hit = _LAST_INPUTS[0]
@@ -249,8 +252,8 @@ class RunPlan:
         n_e = getattr(self.loop, "n_e", 0)
         rec = self.record_efforts
         rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
-        if start is None and getattr(self.loop, "unknowns", None) and hasattr(self.model, "structure"):
-            start = port_start(self.model.structure, self.values, x, U[0])    # laws singular at zero only
+        if start is None and getattr(self.loop, "unknowns", None):
+            start = self._port_start(x, U[0])
         try:
             A, wall = self.loop.run(x, U, self.h, rec, progress, chunk, carry=self.loop.carry(start) if start else None)
         except SimulationError as exc:
@@ -277,6 +280,29 @@ class RunPlan:
                                 A.Pd, A.Ps, A.IT, A.FL, A.E if rec else None, self.probe_vector, out)
 
     # ---------------------------------------------------------- serialisation
+    def _structure(self, load: bool):
+        """The model's structure; from the netlist file of a stored plan only when ``load``."""
+        if hasattr(self.model, "structure"):
+            return self.model.structure
+        return self.summary.full_model().structure if load and self.summary.path is not None else None
+
+    def needs_port_start(self) -> bool:
+        """Whether Newton's first step needs the port variables the initial state implies
+        (a law singular at zero port variables: see :mod:`.portstart`)."""
+        if self.port_start_needed is None:
+            S = self._structure(False)
+            if S is None or not getattr(self.loop, "unknowns", None):
+                return False
+            from .portstart import singular_at_zero      # sympy: not on the warm-start path
+            self.port_start_needed = singular_at_zero(S, self.values)
+        return self.port_start_needed
+
+    def _port_start(self, x: np.ndarray, u0: np.ndarray) -> Optional[Dict[str, float]]:
+        if not self.needs_port_start():
+            return None
+        from .portstart import port_start
+        return port_start(self._structure(True), self.values, x, u0)
+
     @property
     def serialisable(self) -> bool:
         """Whether :meth:`to_arrays` describes the plan completely (no invalid waveform)."""
@@ -292,7 +318,7 @@ class RunPlan:
                 "inputs": s.inputs,
                 "outputs": s.outputs, "probes": [p.label for p in s.probes], "fs": self.fs,
                 "scheme": self.scheme, "x_ic_desc": self.x_ic_desc, "values": self.values,
-                "record_efforts": self.record_efforts, "loop": loop_meta,
+                "record_efforts": self.record_efforts, "loop": loop_meta, "port_start": self.needs_port_start(),
                 "waveforms": [None if w is None else [w[0], np.asarray(w[1], float).tolist()]
                               for w in self.waveforms]}
         arrays = {"x_ic": self.x_ic, **{f"loop_{k}": v for k, v in loop_arrays.items()}}
@@ -320,6 +346,8 @@ class RunPlan:
         summary = ModelSummary(meta["name"], meta["states"], meta["inputs"], meta["outputs"], probes, meta["path"],
                                meta.get("active", ()))
         waves = [None if w is None else (w[0], np.asarray(w[1], float)) for w in meta["waveforms"]]
-        return cls(summary, meta["fs"], meta["scheme"], loop, waves, arrays["x_ic"], meta["x_ic_desc"],
+        plan = cls(summary, meta["fs"], meta["scheme"], loop, waves, arrays["x_ic"], meta["x_ic_desc"],
                    meta["values"], meta["record_efforts"],
                    {p: arrays[f"probe_{i}"] for i, p in enumerate(probes)})
+        plan.port_start_needed = bool(meta.get("port_start", False))
+        return plan

@@ -19,7 +19,7 @@ import sympy as sp
 
 from ..structure.dirac import Structure
 
-__all__ = ["port_start"]
+__all__ = ["port_start", "singular_at_zero"]
 
 _FUNCTIONS: "weakref.WeakKeyDictionary[Structure, Optional[Callable]]" = weakref.WeakKeyDictionary()
 
@@ -28,7 +28,16 @@ def _by_name(expr: sp.Basic, values: Mapping[str, float]) -> sp.Basic:
     return expr.xreplace({s: values[s.name] for s in expr.free_symbols if s.name in values})
 
 
-def _singular_at_zero(S: Structure, values: Mapping[str, float]) -> bool:
+def singular_at_zero(S: Structure, values: Mapping[str, float]) -> bool:
+    """Whether a dissipative law is not finite at zero port variables.
+
+    Parameters
+    ----------
+    S : Structure
+        The structure.
+    values : mapping of str to float
+        Parameter values by name.
+    """
     zero = {d.w: 0 for d in S.dissipative}
     for d in S.dissipative:
         z0 = _by_name(sp.sympify(d.z).xreplace(zero), values)
@@ -61,7 +70,7 @@ def port_start(S: Structure, values: Mapping[str, float], x0: np.ndarray,
         ``{port variable name: value}``; None when every law is finite at zero.
     """
     if S not in _FUNCTIONS:
-        if not S.dissipative or not _singular_at_zero(S, values):
+        if not S.dissipative or not singular_at_zero(S, values):
             _FUNCTIONS[S] = None
         else:
             blocks = [v.block for v in S.variables]
