@@ -97,7 +97,7 @@ class SimulationResult:
 
     @property
     def t(self) -> np.ndarray:
-        """Time grid ``t_0 .. t_N`` (built on first use when the run gave it as a callable)."""
+        """Time grid of the ``N + 1`` states, from ``t[0]`` (built on first use when the run gave it as a callable)."""
         if callable(self._t):
             self._t = self._t()
         return self._t
