@@ -115,3 +115,20 @@ def test_current_sense_needs_a_zero_volt_source():
     r = phsym.simulate(m, 1e3, duration=2e-3)
     assert r["v(b)"][-1] == pytest.approx(1.0, rel=1e-9) and r["v(c)"][-1] == pytest.approx(2.0, rel=1e-9)
     assert r["i(AM)"][-1] == pytest.approx(2e-3, rel=1e-9)
+
+
+def test_opamp_output_resistance_against_nodal_analysis():
+    """Inverting amplifier with finite gain and an output resistance into a load: the output from
+    the two nodal equations solved here; the output resistance dissipates (balance exact)."""
+    A, r1, r2, ro, rl, va = 1e3, 1e3, 10e3, 200.0, 1e3, 0.1
+    G = np.array([[-1 / r1 - 1 / r2, 1 / r2],                           # node n
+                  [1 / r2 - A / ro, -1 / r2 - 1 / ro - 1 / rl]])       # node out, e = -A v_n
+    vn, vout = np.linalg.solve(G, [-va / r1, 0.0])
+    m, r = _run(f"V1 a 0 DC {va}\nR1 a n {r1}\nR2 n out {r2}\nU1 0 n out opamp gain={A} rout={ro}\n"
+                f"RL out 0 {rl}\n.probe v(out) v(n)\n", fs=1e3, T=3e-3)
+    assert r["v(out)"][-1] == pytest.approx(vout, rel=1e-10)
+    assert r["v(n)"][-1] == pytest.approx(vn, rel=1e-10)
+    assert abs(vout) < 0.995 * va * r2 / r1                              # loaded: below the ideal gain
+    assert r.max_balance_error < 1e-12
+    i_ro = r["i(U1.ro)"][-1]
+    assert r.P_diss[-1] >= ro * i_ro ** 2 * (1 - 1e-12)                 # the output resistance dissipates

@@ -18,7 +18,7 @@ from typing import Optional
 
 import sympy as sp
 
-from .base import P_SOURCE_ACROSS, P_SOURCE_THROUGH, Contribution, Dissipation
+from .base import P_LINEAR, P_SOURCE_ACROSS, P_SOURCE_THROUGH, Contribution, Dissipation
 from .component import Component, Value, register
 from .element import DATUM
 
@@ -101,12 +101,14 @@ class VCCS(_Controlled):
 
 @register
 class OpAmp(_Controlled):
-    """Operational amplifier ``NAME in+ in- out opamp [gain=1e6] [vsat=..]``.
+    """Operational amplifier ``NAME in+ in- out opamp [gain=1e6] [vsat=..] [rout=..]``.
 
     The output is a voltage source from ``out`` to the datum: ``v(out) =
     gain (v(in+) - v(in-))``, or ``vsat tanh(gain (v(in+) - v(in-)) / vsat)``
     with output rails ``+-vsat``; the inputs draw no current (branch
-    ``NAME.sense``).  A large gain approximates the ideal op-amp (virtual
+    ``NAME.sense``).  With ``rout`` the source drives ``out`` through an
+    output resistance (branch ``NAME.ro`` from the internal node ``NAME#o``),
+    which dissipates.  A large gain approximates the ideal op-amp (virtual
     short between the inputs): with negative feedback the closed-loop gain
     differs from the ideal one by about ``1 / (gain * feedback factor)``.
     Active, as :class:`VCVS`.
@@ -117,13 +119,20 @@ class OpAmp(_Controlled):
     >>> m = phsym.parse("V1 a 0 1\\nR1 a n 1k\\nR2 n out 10k\\nU1 0 n out opamp\\nRL out 0 10k\\n")
     >>> [d.element for d in m.structure.dissipative if d.active]
     ['U1']
+
+    Open loop into a load: the output resistance divides the source voltage.
+
+    >>> m = phsym.parse("V1 a 0 DC 0.1\\nU1 a 0 out opamp gain=10 rout=100\\nRL out 0 300\\n.probe v(out)\\n")
+    >>> round(float(phsym.simulate(m, 1e3, duration=2e-3)["v(out)"][-1]), 9)    # 1 V * 300 / 400
+    0.75
     """
 
     kind = "opamp"
     keywords = ("opamp",)
     terminals = ("in+", "in-", "out")
     values = (Value("gain", "", "open-loop gain", default=1e6, check="positive"),
-              Value("vsat", "V", "output rail (symmetric; no rails when absent)", check="positive", optional=True))
+              Value("vsat", "V", "output rail (symmetric; no rails when absent)", check="positive", optional=True),
+              Value("rout", "ohm", "output resistance (none when absent)", check="positive", optional=True))
     summary = "op-amp: output voltage source of gain (v+ - v-), optional rails (active)"
 
     def contribute(self) -> Contribution:
@@ -131,7 +140,15 @@ class OpAmp(_Controlled):
         gain = self.value("gain")
         vsat: Optional[sp.Expr] = self.spec.values.get("vsat")
         law = gain * _S if vsat is None else vsat * sp.tanh(gain * _S / vsat)
-        return self._ports((o, DATUM), (p, n), "through", law, P_SOURCE_ACROSS)
+        rout: Optional[sp.Expr] = self.spec.values.get("rout")
+        if rout is None:
+            return self._ports((o, DATUM), (p, n), "through", law, P_SOURCE_ACROSS)
+        inner = f"{self.name}#o"
+        out = self._ports((inner, DATUM), (p, n), "through", law, P_SOURCE_ACROSS)
+        br = self.branch("dissipation", P_LINEAR, nodes=(inner, o), suffix=".ro")
+        out.branches.append(br)
+        out.dissipations.append(Dissipation(br.name, br.name, "through", rout * _I, _I, True))
+        return out
 
 
 @register
