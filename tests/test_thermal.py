@@ -106,5 +106,8 @@ def test_entropy_flow_source_and_errors():
     np.testing.assert_allclose(b["supplied"], 0.01, rtol=1e-12)
     with pytest.raises(NetlistError, match="0 K"):
         phsym.parse("TH1 a 0 heat_capacity C=2\nG1 a 0 heat_transfer G=1\n")
+    with pytest.raises(NetlistError, match="not above 0 K") as exc:
+        phsym.parse("TH1 a 0 heat_capacity C=2 IC=-5\nTA a 0 temperature DC 300\n")
+    assert exc.value.location.line == 1 and "kelvin" in str(exc.value)
     with pytest.raises(SimulationError, match="no heat capacity"):
         entropy_balance(phsym.simulate(phsym.parse("V1 a 0 DC 1\nR1 a 0 1\n"), 10.0, duration=0.1))

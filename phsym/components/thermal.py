@@ -79,6 +79,14 @@ class HeatCapacity(_Grounded):
         """Never: the temperature grows exponentially with the entropy."""
         return False
 
+    def contribute(self) -> Contribution:
+        ic = self.spec.ic
+        if ic is not None and sp.sympify(ic).is_number and not sp.sympify(ic) > 0:
+            raise NetlistError(f"{self.name}: initial temperature IC={ic} is not above 0 K",
+                               self.spec.arg_locations.get("ic", self.spec.location),
+                               hint="temperatures are absolute, in kelvin (20 °C is IC=293.15)")
+        return super().contribute()
+
 
 def _thermal_nodes(device: Device, *nodes: str) -> None:
     """Thermal ports are referenced to 0 K: a terminal at the datum is an error."""

@@ -158,7 +158,7 @@ def _sensed(target: ElementSpec, kind: str, reader: ElementSpec, loc) -> Element
     if not zero:
         raise NetlistError(f"{reader.kind} '{reader.name}' reads the current of '{target.name}', which is not "
                            "a 0 V source", loc,
-                           hint=f"put a 0 V source in series as the ammeter (Vsense a b 0) and name it here")
+                           hint="put a 0 V source in series as the ammeter (Vsense a b 0) and name it here")
     return dataclasses.replace(target, kind=kind, waveform=None)
 
 
