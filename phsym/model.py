@@ -121,6 +121,11 @@ class Model:
         return {name: float(p.default) for name, p in self.netlist.parameters.items()}
 
     @property
+    def controls(self) -> List[str]:
+        """Names of the parameters marked ``control`` (``.param pos=0.5 control``): a run can drive them with signals."""
+        return [name for name, p in self.netlist.parameters.items() if p.control]
+
+    @property
     def parameter_symbols(self) -> Dict[str, sp.Symbol]:
         """Parameter name -> sympy symbol."""
         return {name: p.symbol for name, p in self.netlist.parameters.items()}

@@ -51,7 +51,7 @@ PUBLIC = '@njit(cache=True, error_model="numpy")'
 RUN_DECORATOR = '@njit(cache=True, error_model="numpy", nogil=True)'
 
 #: Arguments of every generated ``run`` (the sensitivity variant appends more).
-RUN_ARGS = ("x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, IT, FL, E, rec_e, info, "
+RUN_ARGS = ("x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, Pc, IT, FL, E, rec_e, info, "
             "F, Jm, piv, d, vp, wt, ub, e, y, vold")
 SENS_ARGS = "Sx, Yo, DY, want, Fx, Fp, Sv, Gv, Gx, Gp, yo"
 
@@ -78,6 +78,8 @@ class GeneratedStep:
         Canonical scheme name.
     source : str
         The module's Python source.
+    controls : list of str
+        Parameters driven by signals (columns ``n_u + j`` of ``U``).
     """
 
     module: object
@@ -91,6 +93,7 @@ class GeneratedStep:
     explicit_w: List[str] = field(default_factory=list)
     scheme: str = ""
     source: str = ""
+    controls: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -105,12 +108,15 @@ class SensitivityCode:
         Number of outputs and of free parameters.
     legend : list of str
         Header lines describing outputs and free parameters.
+    step : list of str
+        Lines inside the time loop after a converged step (8 spaces).
     """
 
     functions: List[str]
     n_y: int
     n_f: int
     legend: List[str]
+    step: List[str] = field(default_factory=list)
 
 
 def input_expression(scheme: str, i: str = "i") -> str:
@@ -203,41 +209,6 @@ def _newton(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, 
     return L
 
 
-def _sensitivities(nx: int, nv: int, ny: int, nf: int) -> List[str]:
-    """Differentiate the converged step (inside ``for k``, 8 spaces)."""
-    a, b = " " * 8, " " * 12
-    L = [f"{a}outs(x, v, ub, p, xs, h, yo, Gv, Gx, Gp)",
-         f"{a}for r in range({ny}):",
-         f"{a}    Yo[k, r] = yo[r]",
-         f"{a}if want:"]
-    if nv:
-        L += [f"{b}resjac(x, v, ub, p, xs, h, F, Jm)       # Jacobian at the converged step"]
-        if nv > 1:
-            L += [f"{b}if not lu_factor(Jm, piv):", f"{b}    info[0] = k", f"{b}    info[1] = 3",
-                  f"{b}    info[2] = 0", f"{b}    return k"]
-        L += [f"{b}sens(x, v, ub, p, xs, h, Fx, Fp)",
-              f"{b}for c in range(Sx.shape[1]):",
-              f"{b}    for i in range({nv}):",
-              f"{b}        s = Fp[i, c] if c < {nf} else 0.0",
-              f"{b}        for j in range({nx}):",
-              f"{b}            s += Fx[i, j] * Sx[j, c]",
-              f"{b}        d[i] = -s"]
-        L += ([f"{b}    d[0] = d[0] / Jm[0, 0]"] if nv == 1 else [f"{b}    lu_solve(Jm, piv, d)"])
-        L += [f"{b}    for i in range({nv}):", f"{b}        Sv[i, c] = d[i]"]
-    L += [f"{b}for r in range({ny}):",
-          f"{b}    for c in range(Sx.shape[1]):",
-          f"{b}        s = Gp[r, c] if c < {nf} else 0.0"]
-    if nv:
-        L += [f"{b}        for i in range({nv}):", f"{b}            s += Gv[r, i] * Sv[i, c]"]
-    L += [f"{b}        for j in range({nx}):",
-          f"{b}            s += Gx[r, j] * Sx[j, c]",
-          f"{b}        DY[k, r, c] = s"]
-    if nv:
-        L += [f"{b}for j in range({nx}):", f"{b}    for c in range(Sx.shape[1]):",
-              f"{b}        Sx[j, c] += Sv[j, c]"]
-    return L
-
-
 def _legend(eq: StepEquations, parameters: Sequence[sp.Symbol]) -> List[str]:
     S = eq.S
     L = ["Parameters p[i]:"] + [f"    p[{i}] = {s}" for i, s in enumerate(parameters)]
@@ -250,8 +221,19 @@ def _legend(eq: StepEquations, parameters: Sequence[sp.Symbol]) -> List[str]:
     return L
 
 
+def _control_lines(cols: Sequence[Tuple[int, int]], value: str, indent: str) -> List[str]:
+    """``p[c] = value`` for each control ``(c, column of U)``; ``value`` has ``{j}`` for the column.
+
+    A control is held at its step value (the scheme's input rule) while
+    Newton solves the step, so the step's own power balance is that of a
+    fixed parameter; the energy jumps at the samples, where the value
+    changes, are the control's power (``P_control``, in ``P_supplied``).
+    """
+    return [f"{indent}p[{c}] = {value.format(j=j)}" for c, j in cols]
+
+
 def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: str, source: str,
-                  sens: Optional[SensitivityCode] = None) -> str:
+                  sens: Optional[SensitivityCode] = None, controls: Sequence[int] = ()) -> str:
     """Python source of a step module (see the module docstring).
 
     Parameters
@@ -266,6 +248,10 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
         What the module was generated from (netlist file or model name).
     sens : SensitivityCode, optional
         Sensitivity functions and sizes; ``None`` for a simulation module.
+    controls : sequence of int
+        Indices in ``p`` of the parameters driven by signals: column
+        ``n_u + j`` of ``U`` sets ``p[controls[j]]`` at every step (see
+        :func:`_control_lines`).
     """
     S = eq.S
     nx, nu, ne, nv = S.n_x, S.n_u, S.size, len(eq.V)
@@ -285,6 +271,9 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     doc = [f'"""Generated by phsym {__version__} (phsym.codegen.newton) from {source}: {what}the '
            f'{scheme} step, {nx} states, {nv} Newton unknowns, divided-difference threshold {DD_THRESHOLD:g}.',
            "Do not edit: phsym rewrites it from the netlist.", ""] + _legend(eq, parameters)
+    if controls:
+        doc += ["Controls (set from U[:, n_u + j] at every step):"] + \
+               [f"    p[{c}] <- U[:, {nu + j}]" for j, c in enumerate(controls)]
     if sens:
         doc += sens.legend
     L = doc + ['"""', "import math", "from numba import njit"]
@@ -320,12 +309,18 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     R = ["", "", RUN_DECORATOR, f"def run({args}):",
          f"{a}# work arrays come from the caller: np.zeros/np.ones inside the loop",
          f"{a}# would compile their numpy overloads, about 0.7 s of cold start"]
-    R += jconsts + [ln[4:] for ln in energy] + [f"{a}Hh[k0] = hh",
+    cols = [(c, nu + j) for j, c in enumerate(controls)]
+    # a control in H: its change between samples is work done on the storages (P_control)
+    c_in_H = bool({sp.Symbol(f"p_{c}", real=True) for c in controls} & Hexpr.free_symbols)
+    R += jconsts + _control_lines(cols, "U[k0, {j}]", a) + [ln[4:] for ln in energy] + [f"{a}Hh[k0] = hh",
                                       f"{a}# v and vold (the predictor's history) persist across calls, so a run in",
                                       f"{a}# chunks (progress bars) steps exactly like one call",
                                       f"{a}for k in range(k0, k1):",
                                       f"{b}for i in range({nu}):",
                                       f"{b}    ub[i] = {input_expression(scheme)}"]
+    R += _control_lines(cols, input_expression(scheme, "{j}"), b)
+    if c_in_H:
+        R += energy + [f"{b}ha = hh"]
     if nv:
         c = b + "    "
         # info[3] counts the solved steps behind v (up to 2): the first step
@@ -360,10 +355,14 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
           f"{b}    ps += y[i] * ub[i]", f"{b}Ps[k] = ps - pact", f"{b}if rec_e:", f"{b}    for i in range({ne}):",
           f"{b}        E[k, i] = e[i]"]
     if sens:
-        R += _sensitivities(nx, nv, sens.n_y, sens.n_f)
+        R += sens.step
     R += [f"{b}for i in range({nx}):", f"{b}    x[i] += v[i]", f"{b}    X[k + 1, i] = x[i]"]
     R += [f"{b}if info[3] < 2:", f"{b}    info[3] += 1"]
-    R += energy + [f"{b}Hh[k + 1] = hh",
+    R += energy
+    if c_in_H:
+        R += [f"{b}hb = hh"] + _control_lines(cols, "U[k + 1, {j}]", b) + energy
+        R += [f"{b}pc = ((hh - hb) + (ha - Hh[k])) / h", f"{b}Pc[k] = pc", f"{b}Ps[k] += pc"]
+    R += [f"{b}Hh[k + 1] = hh",
                    f"{b}if not math.isfinite(hh):",
                    f"{b}    info[0] = k",
                    f"{b}    info[1] = 4",
@@ -388,7 +387,8 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
 _MEMO: "Optional[weakref.WeakKeyDictionary]" = None
 
 
-def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source: str = "") -> GeneratedStep:
+def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source: str = "",
+             controls: Sequence[sp.Symbol] = (), derived: Optional[Dict[sp.Symbol, sp.Expr]] = None) -> GeneratedStep:
     """Generate, write to the cache and import the step module of ``scheme`` (memoised per structure).
 
     Parameters
@@ -402,20 +402,31 @@ def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source:
         ``discrete_gradient``, ``midpoint`` or ``backward_euler``.
     source : str
         Netlist file or model name, for the module header.
+    controls : sequence of sympy.Symbol
+        Parameters driven by signals during a run (columns of ``U`` after
+        the inputs, in this order).
+    derived : dict of sympy.Symbol to sympy.Expr, optional
+        Parameters computed from controls (``.param b={2*pos}``) as
+        expressions of the independent parameters: the step evaluates them
+        from ``p`` at every step instead of reading their own entry.
     """
     scheme = get_scheme(scheme, ("discrete_gradient", "midpoint", "backward_euler")).name
     global _MEMO
     if _MEMO is None:
         _MEMO = weakref.WeakKeyDictionary()
     memo = _MEMO.setdefault(S, {})
-    mkey = (scheme, tuple(parameters), source)
+    derived = dict(derived or {})
+    mkey = (scheme, tuple(parameters), source, tuple(controls), tuple(sorted(map(str, derived))))
     if mkey not in memo:
         _, psub = parameter_array(parameters)
+        psub.update({d: sp.sympify(e).xreplace(psub) for d, e in derived.items()})
+        index = {s: i for i, s in enumerate(parameters)}
         eq = step_equations(S, scheme, psub)
-        body = module_source(eq, parameters, scheme, source)
+        body = module_source(eq, parameters, scheme, source, controls=[index[c] for c in controls])
         key = cache_key(body, scheme)
         memo[mkey] = GeneratedStep(load_module(body, key), key, list(parameters), eq.names, S.n_x, len(eq.V),
-                                   S.size, S.n_u, [S.dissipative[j].element for j in eq.explicit], scheme, body)
+                                   S.size, S.n_u, [S.dissipative[j].element for j in eq.explicit], scheme, body,
+                                   [str(c) for c in controls])
     return memo[mkey]
 
 

@@ -116,7 +116,7 @@ class SensitivityStep:
         Sx = np.ascontiguousarray(S0, dtype=float).copy()
         info = np.zeros(4, dtype=np.int64)
         z = np.zeros
-        sim = (z((N + 1, self.n_x)), z((N, self.n_u)), z(N + 1), z(N), z(N), z(N, np.int64), z(N, np.int64),
+        sim = (z((N + 1, self.n_x)), z((N, self.n_u)), z(N + 1), z(N), z(N), z(N), z(N, np.int64), z(N, np.int64),
                z((1, me)), False, info)
         work = (z(m), z((m, m)), z(m, np.int64), z(m), z(m), np.ones(m), z(mu), z(me), z(mu), z(m))
         sens = (Sx, Yo, DY, bool(want), z((m, max(self.n_x, 1))), z((m, max(nf, 1))), z((m, max(ns, 1))),
@@ -188,7 +188,42 @@ def build_sensitivity(model, free: Sequence[str], outputs: Sequence[str], scheme
                                                         for f, s in zip(free, free_syms)]
     legend += ["Outputs yo[i] (rows of Gv, Gx, Gp):"] + [f"    yo[{i}] = {lab}" for i, lab in enumerate(outputs)]
     body = module_source(eq, params, scheme, model.netlist.file or model.name,
-                         SensitivityCode(funcs, ny, nf, legend))
+                         SensitivityCode(funcs, ny, nf, legend, _sensitivities(S.n_x, len(eq.V), ny, nf)))
     key = cache_key(body, "sensitivity", scheme)
     mod = load_module(body, key)
     return SensitivityStep(mod, key, params, list(free), list(outputs), eq.names, scheme, nx, nv, S.n_u, S.size)
+
+
+def _sensitivities(nx: int, nv: int, ny: int, nf: int) -> List[str]:
+    """Differentiate the converged step (inside ``for k``, 8 spaces)."""
+    a, b = " " * 8, " " * 12
+    L = [f"{a}outs(x, v, ub, p, xs, h, yo, Gv, Gx, Gp)",
+         f"{a}for r in range({ny}):",
+         f"{a}    Yo[k, r] = yo[r]",
+         f"{a}if want:"]
+    if nv:
+        L += [f"{b}resjac(x, v, ub, p, xs, h, F, Jm)       # Jacobian at the converged step"]
+        if nv > 1:
+            L += [f"{b}if not lu_factor(Jm, piv):", f"{b}    info[0] = k", f"{b}    info[1] = 3",
+                  f"{b}    info[2] = 0", f"{b}    return k"]
+        L += [f"{b}sens(x, v, ub, p, xs, h, Fx, Fp)",
+              f"{b}for c in range(Sx.shape[1]):",
+              f"{b}    for i in range({nv}):",
+              f"{b}        s = Fp[i, c] if c < {nf} else 0.0",
+              f"{b}        for j in range({nx}):",
+              f"{b}            s += Fx[i, j] * Sx[j, c]",
+              f"{b}        d[i] = -s"]
+        L += ([f"{b}    d[0] = d[0] / Jm[0, 0]"] if nv == 1 else [f"{b}    lu_solve(Jm, piv, d)"])
+        L += [f"{b}    for i in range({nv}):", f"{b}        Sv[i, c] = d[i]"]
+    L += [f"{b}for r in range({ny}):",
+          f"{b}    for c in range(Sx.shape[1]):",
+          f"{b}        s = Gp[r, c] if c < {nf} else 0.0"]
+    if nv:
+        L += [f"{b}        for i in range({nv}):", f"{b}            s += Gv[r, i] * Sv[i, c]"]
+    L += [f"{b}        for j in range({nx}):",
+          f"{b}            s += Gx[r, j] * Sx[j, c]",
+          f"{b}        DY[k, r, c] = s"]
+    if nv:
+        L += [f"{b}for j in range({nx}):", f"{b}    for c in range(Sx.shape[1]):",
+              f"{b}        Sx[j, c] += Sv[j, c]"]
+    return L

@@ -48,7 +48,7 @@ class ParamTable:
         self.defaults: Dict[sp.Symbol, float] = {}
 
     def add(self, name: str, default: float, location: Optional[Location],
-            expression: Optional[sp.Expr] = None) -> sp.Symbol:
+            expression: Optional[sp.Expr] = None, control: bool = False) -> sp.Symbol:
         key = name.lower()
         if key in self.params:
             first = self.params[key]
@@ -57,7 +57,7 @@ class ParamTable:
                                location, hint="parameter and element names are case-insensitive; "
                                               "rename one of them")
         symbol = sp.Symbol(name, real=True)
-        self.params[key] = Parameter(name, symbol, float(default), expression, location)
+        self.params[key] = Parameter(name, symbol, float(default), expression, location, control)
         self.defaults[symbol] = float(default)
         return symbol
 
@@ -227,16 +227,18 @@ def expand_derived(parameters: Mapping[str, Parameter], keep: Sequence[str] = ()
     return out
 
 
-def resolve_global_params(defs: List[Tuple[Word, Word, Statement]], table: ParamTable,
+def resolve_global_params(defs: List[Tuple[Word, Word, Statement, bool]], table: ParamTable,
                           names: NameTable) -> None:
     """Define all ``.param`` parameters (any order; detects cycles).
 
-    ``defs`` holds (name word, value word, statement) triples.  On return the
-    parameters are in ``table`` and their symbols in ``names``.
+    ``defs`` holds (name word, value word, statement, control flag)
+    tuples.  On return the parameters are in ``table`` and their symbols in
+    ``names``.  A control must be a number: a run replaces it by a signal,
+    which a definition in terms of other parameters could not follow.
     """
     seen: Dict[str, Tuple[Word, Statement]] = {}
     symbols: Dict[str, sp.Symbol] = {}
-    for name, _value, stmt in defs:
+    for name, _value, stmt, _control in defs:
         key = name.text.lower()
         if key in seen:
             first_name, first_stmt = seen[key]
@@ -250,8 +252,14 @@ def resolve_global_params(defs: List[Tuple[Word, Word, Statement]], table: Param
         symbols[key] = sp.Symbol(name.text, real=True)
         names.set(name.text, symbols[key])
     exprs: Dict[str, sp.Expr] = {}
-    for name, value, stmt in defs:
+    controls = set()
+    for name, value, stmt, control in defs:
         exprs[name.text.lower()] = word_expr(value, stmt, names)
+        if control:
+            controls.add(name.text.lower())
+            if exprs[name.text.lower()].free_symbols:
+                raise NetlistError(f"control '{name.text}' is defined by other parameters", stmt.loc(value),
+                                   hint="a control takes a number (its value when no signal drives it)")
     by_symbol = {s: k for k, s in symbols.items()}
     deps = {k: [by_symbol[s] for s in sorted(e.free_symbols, key=str) if s in by_symbol]
             for k, e in exprs.items()}
@@ -264,8 +272,8 @@ def resolve_global_params(defs: List[Tuple[Word, Word, Statement]], table: Param
                            hint="a parameter cannot depend on itself, directly or indirectly") from None
     for key in order:
         name, stmt = seen[key]
-        value_word = next(v for n, v, s in defs if n is name)
+        value_word = next(d[1] for d in defs if d[0] is name)
         loc = stmt.loc(value_word)
         expr = exprs[key]
         val = table.evaluate(expr, loc, name.text)
-        table.add(name.text, val, stmt.loc(name), expr if expr.free_symbols else None)
+        table.add(name.text, val, stmt.loc(name), expr if expr.free_symbols else None, control=key in controls)

@@ -245,14 +245,20 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
                 raise NetlistError(".param defines nothing", stmt.loc(stmt.head),
                                    hint=".param name=value [name2=value2 ...]")
             for it in stmt.items:
+                if isinstance(it, Word) and it.kind == "word" and it.text.lower() == "control":
+                    if not param_defs or param_defs[-1][2] is not stmt or param_defs[-1][3]:
+                        raise NetlistError("'control' must follow the name=value it marks", stmt.loc(it),
+                                           hint=".param pos=0.5 control  (a run can then drive pos)")
+                    param_defs[-1] = param_defs[-1][:3] + (True,)
+                    continue
                 if not isinstance(it, Assign):
                     raise NetlistError("expected name=value in .param", stmt.loc(it),
-                                       hint=".param name=value [name2=value2 ...]")
+                                       hint=".param name=value [control] [name2=value2 ...]")
                 if not (it.key.text[0].isalpha() or it.key.text[0] == "_") \
                         or it.key.text.startswith("__"):
                     raise NetlistError(f"invalid parameter name '{it.key.text}'", stmt.loc(it),
                                        hint="parameter names start with a letter")
-                param_defs.append((it.key, it.value, stmt))
+                param_defs.append((it.key, it.value, stmt, False))
         elif head == ".model":
             model_stmts.append(stmt)
         elif head == ".probe":

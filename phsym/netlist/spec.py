@@ -40,6 +40,9 @@ class Parameter:
         When a user overrides ``a`` but not ``b``, ``b`` follows ``a``.
     location : Location or None
         Where it was defined.
+    control : bool
+        Marked ``control`` on its ``.param`` card: a run may drive it with a
+        signal (``Simulator.run(controls=...)``).
     """
 
     name: str
@@ -47,6 +50,7 @@ class Parameter:
     default: float
     expression: Optional[sp.Expr] = None
     location: Optional[Location] = None
+    control: bool = False
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "of a WAV file is the default --fs and its length the default duration; "
                         "inputs not given follow their netlist waveform")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="parameter override")
+    p.add_argument("--control", action="append", default=[], metavar="NAME=SPEC",
+                   help="drive a control parameter (.param NAME=VALUE control) during the run: an "
+                        "expression in t (0.5+0.4*sin(2*pi*2*t)), a number, FILE.wav[:CHANNEL] or "
+                        "FILE.csv:COLUMN, sampled as the inputs are")
     p.add_argument("--method", default="auto",
                    help="auto, discrete_gradient, midpoint or backward_euler (default auto)")
     p.add_argument("--x0", default=None, help="initial state: 'dc' for the DC operating point, 'ic' for "
@@ -192,6 +196,10 @@ def run(args: argparse.Namespace) -> int:
     if sampled and not args.duration:
         duration = None         # file inputs give the length
     u = {k: input_source(v, fs) if isinstance(v, str) else v for k, v in u.items()}
+    cspecs = _pairs(args.control, "control")
+    if any(_WAV.match(v) or ".csv:" in v.lower() for v in cspecs.values()):
+        sampled = True          # a file control is a sampled signal, as a file input is
+    controls = {k: input_source(v, fs) for k, v in cspecs.items()}
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
     steps = int(round(duration * fs)) if duration else None
     bar = None
@@ -201,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         res = simulate(args.file, fs, u=u or None, duration=duration, x0=x0, params=params or None,
                        method=args.method, progress=bar, align="samples" if sampled else "grid",
+                       controls=controls or None,
                        **deck.simulator_options())
     finally:
         if bar is not None:

@@ -49,6 +49,9 @@ class RunArrays:
     ----------
     X, Y, Hh, Pd, Ps : ndarray
         States, outputs, energy, dissipated and supplied power.
+    Pc : ndarray
+        Power of the controls on the storages (part of ``Ps``; zeros unless
+        a control changes H).
     IT, FL : ndarray of int64
         Newton iterations and status flags per step.
     E : ndarray
@@ -60,6 +63,7 @@ class RunArrays:
     Hh: np.ndarray
     Pd: np.ndarray
     Ps: np.ndarray
+    Pc: np.ndarray
     IT: np.ndarray
     FL: np.ndarray
     E: np.ndarray
@@ -92,7 +96,7 @@ class RunArrays:
             IT, FL = np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
         else:
             IT = FL = np.broadcast_to(np.zeros(1, dtype=np.int64), (N,))
-        return cls(X, np.empty((N, n_u)), np.empty(N + 1), np.empty(N), np.empty(N), IT, FL,
+        return cls(X, np.empty((N, n_u)), np.empty(N + 1), np.empty(N), np.empty(N), np.zeros(N), IT, FL,
                    np.zeros((N, n_e)) if rec else np.zeros((1, max(n_e, 1))))
 
 
@@ -232,10 +236,12 @@ class NewtonLoop:
         v, inf, ws = self.carry() if carry is None else carry
         vold = ws[-1]
         self.subdivided = {}
+        # controls (columns of U after the inputs) overwrite their entries of p at every step
+        p = self.p.copy() if U.shape[1] > self.n_u else self.p
 
         def compiled(xx, vv, UU, hh, k0, k1, AA, flag=False):
-            return call(self.module.run, types, xx, vv, UU, self.p, self.xs, float(hh), int(k0), int(k1),
-                        self.tol, self.maxit, flag, AA.X, AA.Y, AA.Hh, AA.Pd, AA.Ps, AA.IT, AA.FL, AA.E,
+            return call(self.module.run, types, xx, vv, UU, p, self.xs, float(hh), int(k0), int(k1),
+                        self.tol, self.maxit, flag, AA.X, AA.Y, AA.Hh, AA.Pd, AA.Ps, AA.Pc, AA.IT, AA.FL, AA.E,
                         bool(rec), inf, *ws)
 
         def steps(k0, k1):
@@ -284,7 +290,7 @@ class NewtonLoop:
             return False
         A.X[k + 1] = x
         A.Hh[k + 1] = acc.H_end
-        A.Pd[k], A.Ps[k] = acc.Pd / h, acc.Ps / h
+        A.Pd[k], A.Ps[k], A.Pc[k] = acc.Pd / h, acc.Ps / h, acc.Pc / h
         A.Y[k] = acc.Y[:A.Y.shape[1]] / h
         if rec:
             A.E[k] = acc.E[:A.E.shape[1]] / h

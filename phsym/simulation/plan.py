@@ -58,14 +58,18 @@ class ModelSummary:
     active : list of str
         Branches of the controlled sources' outputs (their power is
         ``SimulationResult.P_active``).
+    controls : list of str
+        Parameters a run can drive with signals (``.param pos=0.5 control``).
     """
 
     def __init__(self, name: str, states: Sequence[str], inputs: Sequence[str], outputs: Sequence[str],
-                 probes: Sequence[str], path: Optional[str], active: Sequence[str] = ()):
+                 probes: Sequence[str], path: Optional[str], active: Sequence[str] = (),
+                 controls: Sequence[str] = ()):
         self.name, self.states, self.inputs, self.outputs = name, list(states), list(inputs), list(outputs)
         self.probes = [_Probe(p) for p in probes]
         self.path = path
         self.active = list(active)
+        self.controls = list(controls)
         self._model = None
 
     def full_model(self):
@@ -175,6 +179,35 @@ class RunPlan:
             _LAST_INPUTS[0] = (key, U.copy())
         return U
 
+    def control_rows(self, controls, n_points: int, align: str = "grid") -> Optional[np.ndarray]:
+        """The control rows of a run, ``(n_points, n_c)``, or ``None`` for a plan without controls.
+
+        Parameters
+        ----------
+        controls : dict or None
+            Control name -> array of the run's samples, scalar or
+            callable(t); controls not given hold their parameter value.
+        n_points : int
+            Rows of the run's input array.
+        align : {"grid", "samples"}
+            As for the inputs: ``"samples"`` arrays hold one value per
+            output sample, the first held for the step before ``t = 0``.
+        """
+        names = self.summary.controls
+        if not names:
+            if controls:
+                raise SimulationInputError(
+                    f"{self.summary.name} has no control parameters to drive ({', '.join(map(str, controls))}): "
+                    "mark one on its card, .param pos=0.5 control, and run the Newton engine")
+            return None
+        if controls is not None and not isinstance(controls, Mapping):
+            raise SimulationInputError(f"controls= takes a dict name -> signal (controls: {', '.join(names)})")
+        held = lambda i, t: np.full(t.shape, self.values[names[i]])      # noqa: E731
+        if check_align(align) == "grid":
+            return input_array(names, controls, n_points, self.h, held, what="control")
+        C = input_array(names, controls, n_points - 1, self.h, held, what="control")
+        return np.vstack([C[:1], C])
+
     def stream(self, x0=None, signals: Optional[Sequence[str]] = None, dc=None):
         """A :class:`~phsym.simulation.stream.Stream` of this plan (block processing).
 
@@ -213,7 +246,7 @@ class RunPlan:
     # -------------------------------------------------------------------- run
     def run(self, u=None, duration: Optional[float] = None, x0=None, progress=None, chunk: int = 0,
             x0_desc: Optional[str] = None, info: Optional[dict] = None, align: str = "grid",
-            start: Optional[Mapping[str, float]] = None) -> SimulationResult:
+            start: Optional[Mapping[str, float]] = None, controls=None) -> SimulationResult:
         """Simulate (see :meth:`phsym.simulation.Simulator.run`).
 
         Parameters
@@ -243,9 +276,14 @@ class RunPlan:
         start : mapping of str to float, optional
             Newton's start for the first step: port variables and
             multipliers by name (a DC solution's), the others from zero.
+        controls : dict, optional
+            Signals of the control parameters by name (see :meth:`control_rows`).
         """
         U = self.inputs(u, duration, align)
         N = check_steps(U, self.fs, duration)
+        C = self.control_rows(controls, U.shape[0], align)
+        if C is not None:
+            U = np.hstack([U, C])
         lead = 1 if align == "samples" else 0
         names = self.summary.states
         x, desc = initial_state(self.x_ic, self.x_ic_desc, names, x0)
@@ -253,7 +291,7 @@ class RunPlan:
         rec = self.record_efforts
         rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
         if start is None and getattr(self.loop, "unknowns", None):
-            start = self._port_start(x, U[0])
+            start = self._port_start(x, U[0, :len(self.summary.inputs)])
         try:
             A, wall = self.loop.run(x, U, self.h, rec, progress, chunk, carry=self.loop.carry(start) if start else None)
         except SimulationError as exc:
@@ -276,8 +314,11 @@ class RunPlan:
         out.update(info or {})
         h = self.h
         grid = lambda: (np.arange(N + 1) - lead) * h      # noqa: E731  (built when asked for: most runs never do)
-        return SimulationResult(self.model, self.summary, grid, A.X, U, A.Y, A.Hh,
-                                A.Pd, A.Ps, A.IT, A.FL, A.E if rec else None, self.probe_vector, out)
+        n_u = len(self.summary.inputs)
+        ctl = {name: U[:, n_u + j] for j, name in enumerate(self.summary.controls)} if C is not None else None
+        return SimulationResult(self.model, self.summary, grid, A.X, U[:, :n_u] if C is not None else U, A.Y, A.Hh,
+                                A.Pd, A.Ps, A.IT, A.FL, A.E if rec else None, self.probe_vector, out,
+                                controls=ctl, P_control=A.Pc if C is not None else None)
 
     # ---------------------------------------------------------- serialisation
     def _structure(self, load: bool):
@@ -314,7 +355,8 @@ class RunPlan:
             raise SimulationInputError(f"{self.summary.name}: a netlist waveform is invalid; nothing to store")
         loop_meta, loop_arrays = self.loop.to_arrays()
         s = self.summary
-        meta = {"format": FORMAT, "name": s.name, "path": s.path, "active": s.active, "states": s.states,
+        meta = {"format": FORMAT, "name": s.name, "path": s.path, "active": s.active, "controls": s.controls,
+                "states": s.states,
                 "inputs": s.inputs,
                 "outputs": s.outputs, "probes": [p.label for p in s.probes], "fs": self.fs,
                 "scheme": self.scheme, "x_ic_desc": self.x_ic_desc, "values": self.values,
@@ -344,7 +386,7 @@ class RunPlan:
             loop_meta, {k[5:]: v for k, v in arrays.items() if k.startswith("loop_")})
         probes: List[str] = list(meta["probes"])
         summary = ModelSummary(meta["name"], meta["states"], meta["inputs"], meta["outputs"], probes, meta["path"],
-                               meta.get("active", ()))
+                               meta.get("active", ()), meta.get("controls", ()))
         waves = [None if w is None else (w[0], np.asarray(w[1], float)) for w in meta["waveforms"]]
         plan = cls(summary, meta["fs"], meta["scheme"], loop, waves, arrays["x_ic"], meta["x_ic_desc"],
                    meta["values"], meta["record_efforts"],

@@ -69,10 +69,15 @@ class SimulationResult:
         ``signal = efforts @ probe_vector(label)`` for signal labels.
     info : dict
         Run description (see Attributes).
+    controls : dict of str to ndarray, optional
+        The control signals of the run on the grid (``N + 1`` samples).
+    P_control : ndarray (N,), optional
+        Power the controls did on the storages per step (part of ``P_supplied``).
     """
 
     def __init__(self, model, names, t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts,
-                 probe_vector: Callable[[str], np.ndarray], info: Dict):
+                 probe_vector: Callable[[str], np.ndarray], info: Dict,
+                 controls: Optional[Dict[str, np.ndarray]] = None, P_control: Optional[np.ndarray] = None):
         self.model = model
         self.names = names
         self._t = t
@@ -87,6 +92,8 @@ class SimulationResult:
         self.efforts = efforts
         self._probe_vector = probe_vector
         self.info = info
+        self.controls: Dict[str, np.ndarray] = dict(controls or {})
+        self._P_control = P_control
         self._balance: Optional[np.ndarray] = None
         self._cache: Dict[str, np.ndarray] = {}
         n = names
@@ -125,6 +132,20 @@ class SimulationResult:
             out -= self[f"v({b})"] * self[f"i({b})"]
         return out
 
+    @property
+    def P_control(self) -> np.ndarray:
+        """Power the control signals did on the storages per step, part of :attr:`P_supplied`
+        (zeros without controls, and when no control enters H).
+
+        A control is held at its step value while a step is solved; where it
+        enters H, ``H`` jumps between ``H(x_k, c_k)`` and ``H(x_k, c_k+1/2)``
+        at each sample, and that work, ``(H(x_k+1, c_k+1) - H(x_k+1,
+        c_k+1/2) + H(x_k, c_k+1/2) - H(x_k, c_k)) / h``, is this term.
+        """
+        if self._P_control is None:
+            return np.zeros(self.P_diss.shape[0])
+        return self._P_control
+
     # ----------------------------------------------------------- scales
     @property
     def power_scale(self) -> float:
@@ -144,8 +165,8 @@ class SimulationResult:
     def labels(self) -> List[str]:
         """Names accepted by ``res[...]`` (any signal label is accepted too)."""
         n = self.names
-        return list(n.states) + list(n.inputs) + list(n.outputs) + [p.label for p in n.probes] + \
-            ["H", "P_diss", "P_supplied", "balance"]
+        return list(n.states) + list(n.inputs) + list(self.controls) + list(n.outputs) + \
+            [p.label for p in n.probes] + ["H", "P_diss", "P_supplied", "balance"] + (["P_control"] if self.controls else [])
 
     def _probe(self, label: str) -> np.ndarray:
         if self.efforts is None:
@@ -158,8 +179,10 @@ class SimulationResult:
         if key in self._lookup:
             kind, i = self._lookup[key]
             return {"x": self.x, "u": self.u, "y": self.y}[kind][:, i]
-        if key in ("H", "P_diss", "P_supplied", "balance", "t", "t_step", "iterations"):
+        if key in ("H", "P_diss", "P_supplied", "P_control", "balance", "t", "t_step", "iterations"):
             return getattr(self, key)
+        if key in self.controls:
+            return self.controls[key]
         if "(" in key and key.endswith(")"):
             val = self._probe(key)
             self._cache[key] = val
@@ -183,6 +206,9 @@ class SimulationResult:
             d[s] = self.u[:, i]
         for i, s in enumerate(self.names.outputs):
             d[s] = self.y[:, i]
+        d.update(self.controls)
+        if self.controls:
+            d["P_control"] = self.P_control
         if self.efforts is not None:
             d.update(self.probes)
         return d
@@ -198,6 +224,7 @@ class SimulationResult:
             cols[s] = self.x[:, i]
         for i, s in enumerate(self.names.inputs):
             cols[s] = self.u[:, i]
+        cols.update(self.controls)
         for i, s in enumerate(self.names.outputs):
             cols[s] = pad(self.y[:, i])
         if self.efforts is not None:
@@ -205,6 +232,8 @@ class SimulationResult:
         cols["H"] = self.H
         cols["P_diss"] = pad(self.P_diss)
         cols["P_supplied"] = pad(self.P_supplied)
+        if self.controls:
+            cols["P_control"] = pad(self.P_control)
         cols["balance"] = pad(self.balance)
         return cols
 

@@ -32,7 +32,7 @@ def _with_includes(path, text: bytes) -> bytes:
 def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float] = None, x0=None,
              params: Optional[Mapping[str, float]] = None, method: str = "auto",
              progress: Optional[Callable[[int, int], None]] = None, warm_start: bool = True,
-             align: str = "grid", **options) -> SimulationResult:
+             align: str = "grid", controls: Optional[Mapping[str, object]] = None, **options) -> SimulationResult:
     """Simulate a model, a netlist file or a saved LinearPHS in one call.
 
     A netlist file simulated before (same text, rate, method and options, no
@@ -68,6 +68,10 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
         How input arrays map to steps (see :meth:`Simulator.run`):
         ``"samples"`` for sampled signals such as WAV files (``N`` samples
         in, ``N`` step values out, aligned).
+    controls : dict, optional
+        Signals of the netlist's control parameters by name (see
+        :meth:`Simulator.run`); a run with controls builds the model (their
+        values are checked against the elements' domains).
     **options
         Passed to :class:`~phsym.simulation.Simulator`.
 
@@ -87,7 +91,7 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
     dc = isinstance(x0, str) and x0.strip().lower() == "dc"
     # a DC start is part of the snapshot when the netlist's own waveforms give the first input
     eligible = (warm_start and is_file and Path(model).suffix.lower() != ".json" and not params
-                and not (dc and u is not None))
+                and not (dc and u is not None) and not controls)
     key = None
     if eligible:
         try:
@@ -108,7 +112,7 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
     if is_file:
         model = load(model)
     sim = Simulator(model, fs, method, **options)
-    res = sim.run(u=u, duration=duration, x0=x0, params=params, progress=progress, align=align)
+    res = sim.run(u=u, duration=duration, x0=x0, params=params, progress=progress, align=align, controls=controls)
     if eligible and key is not None:
         plan = sim.plan(None)
         if dc:      # the snapshot starts where this run started

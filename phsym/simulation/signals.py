@@ -99,7 +99,8 @@ def check_steps(U: np.ndarray, fs: float, duration: Optional[float]) -> int:
 
 
 def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
-                waveform: Callable[[int, np.ndarray], Optional[np.ndarray]], first: int = 0) -> np.ndarray:
+                waveform: Callable[[int, np.ndarray], Optional[np.ndarray]], first: int = 0,
+                what: str = "input") -> np.ndarray:
     """Inputs on the grid ``t_k = (first + k) h`` as an array ``(n_points, n_u)``.
 
     Parameters
@@ -118,6 +119,8 @@ def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
     first : int
         Grid index of the first row (callables and waveforms are evaluated
         at ``(first + k) h``, the same times as in one long run).
+    what : str
+        What the columns are in error messages (``"input"``, ``"control"``).
 
     Raises
     ------
@@ -125,19 +128,19 @@ def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
         Wrong shapes or lengths, unknown input names, non-finite samples
         (named with the sample and the first step that uses it).
     """
-    U = _build(list(names), u, n_points, h, waveform, first)
+    U = _build(list(names), u, n_points, h, waveform, first, what)
     # a finite sum means every sample is finite (NaN and inf propagate); the
     # sum needs no boolean temporary, so the common case costs a quarter
     if not np.isfinite(U.sum()) and not np.isfinite(U).all():
         bad = np.argwhere(~np.isfinite(U))
         k, i = (int(v) for v in bad[0])
         step = max(k - 1, 0)        # first step that uses input sample k
-        raise SimulationInputError(f"input {names[i]} is non-finite ({U[k, i]}) at sample {k}",
+        raise SimulationInputError(f"{what} {names[i]} is non-finite ({U[k, i]}) at sample {k}",
                               step=step, time=(step + 1) * h, quantity=names[i])
     return U
 
 
-def _build(names, u, n_points, h, waveform, first) -> np.ndarray:
+def _build(names, u, n_points, h, waveform, first, what="input") -> np.ndarray:
     if u is not None and not isinstance(u, Mapping):
         try:
             arr = np.asarray(u, dtype=float)
@@ -154,7 +157,7 @@ def _build(names, u, n_points, h, waveform, first) -> np.ndarray:
                 raise SimulationInputError(f"u has {arr.shape[0]} samples, the run needs {n_points}")
             arr = arr[:n_points]
         return np.ascontiguousarray(arr)
-    table = NameTable(((n, i) for i, n in enumerate(names)), what="input")
+    table = NameTable(((n, i) for i, n in enumerate(names)), what=what)
     given = {}
     for k, v in (u or {}).items():
         given[table.lookup(str(k), SimulationInputError)] = v
@@ -181,7 +184,7 @@ def _build(names, u, n_points, h, waveform, first) -> np.ndarray:
             if callable(src):
                 val = np.asarray(src(t()), dtype=float)
                 if val.ndim > 1 or (val.ndim == 1 and val.shape[0] != n_points):
-                    raise SimulationInputError(f"input {name}: the function returned shape {val.shape} for "
+                    raise SimulationInputError(f"{what} {name}: the function returned shape {val.shape} for "
                                           f"{n_points} times (expected a scalar or ({n_points},))")
                 out[:, i] = val
             elif np.ndim(src) == 0:
@@ -189,12 +192,12 @@ def _build(names, u, n_points, h, waveform, first) -> np.ndarray:
             else:
                 arr = np.asarray(src, dtype=float)
                 if arr.ndim != 1:
-                    raise SimulationInputError(f"input {name} has shape {arr.shape}: give one 1-D array per input")
+                    raise SimulationInputError(f"{what} {name} has shape {arr.shape}: give one 1-D array per input")
                 if arr.shape[0] < n_points:
-                    raise SimulationInputError(f"input {name} has {arr.shape[0]} samples, the run needs {n_points}")
+                    raise SimulationInputError(f"{what} {name} has {arr.shape[0]} samples, the run needs {n_points}")
                 out[:, i] = arr[:n_points]
         except (TypeError, ValueError) as exc:
-            raise SimulationInputError(f"input {name} is not numeric: {exc}") from None
+            raise SimulationInputError(f"{what} {name} is not numeric: {exc}") from None
     return out
 
 

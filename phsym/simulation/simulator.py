@@ -15,6 +15,7 @@ import scipy.sparse as sps
 from ..codegen.newton import generate
 from ..common.schemes import get_scheme
 from ..errors import PhsymError, SimulationError, SimulationInputError
+from ..netlist.params import expand_derived
 from ..structure.linear import LinearPHS
 from ..structure.linearize import descriptor_matrices
 from .initial import dc_solution, initial_from_ic, state_scales
@@ -85,8 +86,9 @@ class Simulator:
                                        "(EffortGP.from_model, DissipativeLawGP or phsym learn) and write the "
                                        "learned law (H={...}, or .table NAME law.npz and H={NAME(q)})")
         linear = numeric or model.structure.is_linear
-        if engine == "auto":
-            engine = "linear" if linear else "newton"
+        controls = [] if numeric else model.controls
+        if engine == "auto":      # controls change the loop's numbers at every step: the Newton loop
+            engine = "linear" if linear and not controls else "newton"
         if engine not in ("linear", "newton"):
             raise SimulationInputError(f"unknown engine {engine!r}: use auto, linear or newton")
         if engine == "linear" and not linear:
@@ -111,8 +113,12 @@ class Simulator:
         self.linear_solver = linear_solver
         self._gen = None
         if engine == "newton":
-            symbols = [p.symbol for p in model.netlist.parameters.values()]
-            self._gen = generate(model.structure, symbols, self.scheme, source=model.netlist.file or model.name)
+            params = model.netlist.parameters
+            symbols = [p.symbol for p in params.values()]
+            ctl = [params[c].symbol for c in controls]
+            derived = {d: e for d, e in expand_derived(params).items() if e.free_symbols & set(ctl)}
+            self._gen = generate(model.structure, symbols, self.scheme, source=model.netlist.file or model.name,
+                                 controls=ctl, derived=derived)
         self._plans: Dict[tuple, RunPlan] = {}
         self._fixed: Optional[FixedParts] = None
         self._summary: Optional[ModelSummary] = None
@@ -225,7 +231,8 @@ class Simulator:
         if self._summary is None:       # names only: the same for every parameter set
             self._summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
                                          [p.label for p in model.probes], model.netlist.file,
-                                         [S.branches[d.branch].name for d in S.dissipative if d.active])
+                                         [S.branches[d.branch].name for d in S.dissipative if d.active],
+                                         self._gen.controls if self._gen else ())
         summary = self._summary
         resolver = lambda label: fixed.probe(label, values, Jn)      # noqa: E731
         return RunPlan(summary, self.fs, self.scheme, loop, waves, x_ic, desc, by_name, self.record_efforts,
@@ -263,7 +270,7 @@ class Simulator:
     # --------------------------------------------------------------- run
     def run(self, u=None, duration: Optional[float] = None, x0=None, params: Optional[Mapping[str, float]] = None,
             progress: Optional[Callable[[int, int], None]] = None, chunk: int = 0,
-            align: str = "grid") -> SimulationResult:
+            align: str = "grid", controls: Optional[Mapping[str, object]] = None) -> SimulationResult:
         """Simulate.
 
         Parameters
@@ -293,17 +300,54 @@ class Simulator:
             the step ending at input sample ``k``, the grid starts at
             ``t = -1/fs`` with the first sample held (see
             :func:`~phsym.simulation.signals.check_align`).
+        controls : dict, optional
+            Signals driving the parameters marked ``control`` in the
+            netlist (``.param pos=0.5 control``), by name: an array of the
+            run's samples (aligned as ``u``), a scalar or a callable(t).
+            Controls not given hold their value (``params`` or the
+            netlist's).  No code is regenerated.  Each step holds a control
+            at its step value (the scheme's input rule, e.g. the midpoint
+            average); :attr:`SimulationResult.P_control` is the work a control
+            entering H does on the storages, so the energy balance stays
+            exact (see docs/simulation.md, "Controls").
 
         Returns
         -------
         SimulationResult
         """
         plan = self.plan(params)
+        if controls:
+            self._check_controls(controls, params)
         desc, start = None, None
         if isinstance(x0, str) and x0.strip().lower() == "dc":
-            x0, start = self.dc_solution(plan.inputs(u, duration, align)[0], params)
+            at = dict(params or {})     # the operating point at the controls' first values
+            if controls:
+                C = plan.control_rows(controls, 1 if align == "grid" else 2, align)
+                at.update(zip(plan.summary.controls, C[0].tolist()))
+            x0, start = self.dc_solution(plan.inputs(u, duration, align)[0], at)
             desc = "dc operating point for the first input sample"
-        return plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align, start=start)
+        return plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align, start=start, controls=controls)
+
+    def _check_controls(self, controls: Mapping[str, object], params) -> None:
+        """The element values at each control's extreme samples must be valid (a
+        potentiometer's position in [0, 1], a capacitance > 0): checked at the
+        lowest and highest value of each array signal, the others held."""
+        if isinstance(self.model, LinearPHS) or not isinstance(controls, Mapping):
+            return
+        known = {c.lower(): c for c in self.model.controls}
+        for name, sig in controls.items():
+            if callable(sig) or str(name).lower() not in known:
+                continue        # callables: checked as samples by the plan; unknown names: named there
+            try:
+                arr = np.asarray(sig, dtype=float)
+            except (TypeError, ValueError):
+                continue
+            if arr.size and np.isfinite(arr).all():
+                for v in (float(arr.min()), float(arr.max())):
+                    try:
+                        self.model.parameter_values({**(params or {}), known[str(name).lower()]: v})
+                    except PhsymError as exc:
+                        raise SimulationInputError(f"control {name} = {v:g}: {exc.message}") from None
 
     def stream(self, x0=None, params: Optional[Mapping[str, float]] = None,
                signals: Optional[Sequence[str]] = None) -> Stream:

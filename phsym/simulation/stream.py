@@ -92,6 +92,8 @@ class Stream:
                                             None if self._dc is not None else self._x0)
         self._carry = self.plan.loop.carry()
         self._u_prev: Optional[np.ndarray] = None
+        # controls not given in a block hold their last value (at first: the parameter's)
+        self._held = [float(self.plan.values[c]) for c in self.plan.summary.controls]
         self._broken: Optional[SimulationError] = None
         self.samples = 0
         self.last: Optional[SimulationResult] = None
@@ -106,7 +108,7 @@ class Stream:
         """Time of the next sample, in seconds."""
         return self.samples * self.plan.h
 
-    def process(self, block) -> np.ndarray:
+    def process(self, block, controls: Optional[Mapping[str, object]] = None) -> np.ndarray:
         """Run the samples of one block; returns the signals at those samples.
 
         Parameters
@@ -116,6 +118,10 @@ class Stream:
             input order, or a dict name -> array / number / callable(t);
             inputs not given follow their netlist waveform (or zero) at the
             stream's time.
+        controls : dict, optional
+            Control signals over the block by name (array of the block's
+            length, number or callable(t)); a control not given holds its
+            last value (a potentiometer turned between blocks).
 
         Returns
         -------
@@ -145,8 +151,15 @@ class Stream:
             if n is None:
                 raise SimulationInputError("a dict block needs at least one input array (its length is the block's)")
         S = input_array(plan.summary.inputs, block, n, plan.h, plan._waveform, first=self.samples)
+        if plan.summary.controls:
+            held = lambda i, t: np.full(t.shape, self._held[i])      # noqa: E731
+            C = input_array(plan.summary.controls, controls, S.shape[0], plan.h, held, first=self.samples,
+                            what="control")
+            S = np.hstack([S, C])
+        elif controls:
+            plan.control_rows(controls, 0)      # names the error: no controls in this model
         if self._dc is not None and self.samples == 0:
-            found = self._dc(S[0])
+            found = self._dc(S[0, :len(plan.summary.inputs)])
             x, start = found if isinstance(found, tuple) else (found, None)
             self._x = np.asarray(x, dtype=float).copy()
             if start:
@@ -169,9 +182,13 @@ class Stream:
         sub = getattr(plan.loop, "subdivided", {})
         if sub:     # steps that needed sub-steps, counted from the start of the stream
             info["subdivided"] = {self.samples + k: n for k, n in sub.items()}
-        self.last = SimulationResult(plan.model, plan.summary, t, A.X, U, A.Y, A.Hh, A.Pd, A.Ps, A.IT, A.FL,
-                                     A.E, plan.probe_vector, info)
+        n_u = len(plan.summary.inputs)
+        ctl = {c: U[:, n_u + j] for j, c in enumerate(plan.summary.controls)}
+        self.last = SimulationResult(plan.model, plan.summary, t, A.X, U[:, :n_u], A.Y, A.Hh, A.Pd, A.Ps, A.IT,
+                                     A.FL, A.E, plan.probe_vector, info, controls=ctl,
+                                     P_control=A.Pc if ctl else None)
         self._u_prev = S[-1].copy()
+        self._held = [float(v) for v in S[-1, n_u:]]
         self.samples += S.shape[0]
         cols = [np.asarray(self.last[s], dtype=float)[-S.shape[0]:] for s in self.signals]
         return cols[0] if len(cols) == 1 else np.column_stack(cols)
