@@ -87,6 +87,7 @@ def describe(model) -> Dict[str, Any]:
         "outputs": model.outputs,
         "probes": [p.label for p in model.probes],
         "parameters": model.parameters,
+        "controls": model.controls,
         "hamiltonian": str(model.hamiltonian),
         "dirac": {"variables": [v.name for v in S.variables],
                   "J": {f"{r},{c}": str(v) for (r, c), v in sorted(S.J.items())}},
@@ -141,7 +142,8 @@ def describe_text(model) -> str:
         out.append("Probes: " + ", ".join(d["probes"]))
     out.append("Parameters:")
     for k, v in d["parameters"].items():
-        out.append(f"  {k} = {v:g}")
+        tag = "   CONTROL (a run may drive it: controls=, --control)" if k in d["controls"] else ""
+        out.append(f"  {k} = {v:g}{tag}")
     out.append(f"H = {d['hamiltonian']}")
     out.append("")
     out.append("Dirac form  [dx/dt; f_w; 0; -y] = J [dH/dx; e_w; lambda; u]")

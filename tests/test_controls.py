@@ -184,3 +184,6 @@ def test_cli_control(tmp_path, capsys):
     assert np.allclose([float(r["pos"]) for r in rows], pos_of(t), atol=1e-12)
     res = phsym.Simulator(phsym.parse(POT), 48e3).run(duration=2e-3, controls={"pos": pos_of})
     assert np.allclose([float(r["v(w)"]) for r in rows[1:]], res["v(w)"], rtol=1e-9, atol=1e-12)
+    capsys.readouterr()
+    assert main(["show", str(net)]) == 0
+    assert "pos = 0.5   CONTROL" in capsys.readouterr().out

@@ -1,5 +1,7 @@
 """The Koren triode: a common-cathode preamp stage against ngspice (the same
 circuit with the triode as B-sources, tests/models/triode_preamp_ngspice.cir),
+the stage with a volume potentiometer turned during the run (its halves as
+B-sources of time, tests/models/triode_volume_ngspice.cir),
 its DC point against the law evaluated here, passivity and the exact discrete
 energy balance of the discrete-gradient scheme."""
 from pathlib import Path
@@ -33,6 +35,21 @@ def test_triode_preamp_matches_ngspice():
         swing = max(np.ptp(ref["v"][i]), 0.1)
         assert np.max(np.abs(got[n][inside] - ref["v"][i][inside])) <= 5e-3 * swing, n
     assert np.ptp(ref["v"][names.index("p")]) > 40          # a gain of about 48 on 1 V peak to peak
+
+
+def test_triode_stage_with_a_turning_volume_pot_matches_ngspice():
+    ref = np.load(MODELS / "triode_volume_ngspice.npz")
+    net = Path(__file__).resolve().parents[1] / "netlists" / "triode_volume.cir"
+    res = phsym.simulate(net, 48000, duration=10e-3, x0="dc", controls={"vol": lambda t: 0.1 + 80 * t})
+    assert not res.flags.any() and np.allclose(res.controls["vol"], 0.1 + 80 * res.t)
+    names = [str(n) for n in ref["names"]]
+    got = node_waveforms(res, names, ref["t"])
+    for i, n in enumerate(names):
+        inside = np.isfinite(got[n])
+        swing = max(np.ptp(ref["v"][i]), 0.1)
+        assert np.max(np.abs(got[n][inside] - ref["v"][i][inside])) <= 5e-3 * swing, n
+    out = res["v(out)"]
+    assert np.ptp(out[-96:]) > 15 * np.ptp(out[:96])        # the log pot from 0.1 to 0.9: about 22x
 
 
 def test_triode_dc_point_follows_the_koren_law():

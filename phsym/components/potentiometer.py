@@ -26,7 +26,9 @@ class Potentiometer(Component):
     = 1`` puts the wiper at ``a``; unloaded, ``v(wiper) = v(b) + t (v(a) -
     v(b))`` up to the end resistances ``R rend`` that keep both parts
     conducting at the ends of the travel.  ``pos`` is a parameter
-    (``P1.pos``): runs override it without regenerating code.  Dissipates
+    (``P1.pos``): runs override it without regenerating code; written
+    ``pos={vol}`` with ``.param vol=0.5 control`` it is turned *during* a
+    run by a signal (``Simulator.run(controls={"vol": ...})``).  Dissipates
     ``v i >= 0`` in each part.
 
     Examples
@@ -44,7 +46,7 @@ class Potentiometer(Component):
               Value("pos", "", "wiper position, 0 (at b) to 1 (at a)", default=0.5, check="closed_unit"),
               Value("rend", "", "end resistance as a fraction of R", default=1e-3, check="positive"))
     choices = (Choice("taper", ("lin", "log"), "track law: linear, or logarithmic (audio, 10 % at mid travel)"),)
-    summary = "potentiometer: two resistors sharing the wiper; pos is a run-time parameter"
+    summary = "potentiometer: two resistors sharing the wiper; pos={vol} with .param vol=0.5 control turns it during a run"
 
     def fraction(self) -> sp.Expr:
         """Track fraction ``t`` between the wiper and ``b`` as a function of ``pos``."""
