@@ -137,15 +137,34 @@ def charge_voltage(Q, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
             return vj * (1.0 - (1.0 - Q / (cjo * vj / a)) ** (1.0 / a))
         A, B, D = cjo * m / (2.0 * vj * f2), cjo * (1.0 - fc) / f2, Q - q_fc
         return vf + 2.0 * D / (B + math.sqrt(B * B + 4.0 * A * D))
-    v = 0.0
-    if Q > 0.0 and tt * i_s > 0.0:
-        v = nvt * math.log1p(Q / (tt * i_s))      # the diffusion charge alone: an upper bound
-    elif cjo > 0.0 and Q < q_fc:
-        v = vj * (1.0 - (1.0 - Q / (cjo * vj / a)) ** (1.0 / a))    # the depletion charge alone
+    if Q == 0.0:
+        return 0.0
+    # Each part of the charge alone brackets v: the parts have the sign of v,
+    # so where one part alone reaches Q the whole charge is at least Q (an
+    # upper bound for Q > 0, a lower one for Q < 0), and v = 0 bounds the
+    # other side.  Newton then starts at the bound nearest the root (from
+    # above on the convex forward branch: monotone, a few iterations).
+    lo, hi = (0.0, math.nan) if Q > 0.0 else (math.nan, 0.0)
+    if cjo > 0.0:       # the depletion charge alone, both pieces in closed form
+        if Q < q_fc:
+            vd = vj * (1.0 - (1.0 - Q / (cjo * vj / a)) ** (1.0 / a))
+        else:
+            A, B, D = cjo * m / (2.0 * vj * f2), cjo * (1.0 - fc) / f2, Q - q_fc
+            vd = vf + 2.0 * D / (B + math.sqrt(B * B + 4.0 * A * D))
+        if Q > 0.0:
+            hi = vd
+        else:
+            lo = vd
+    if Q > 0.0 and tt * i_s > 0.0:      # the diffusion charge alone
+        vt = nvt * math.log1p(Q / (tt * i_s))
+        hi = vt if not (hi <= vt) else hi
+    v = hi if Q > 0.0 else lo
+    if math.isnan(v):
+        v = 0.0
     v = max(v, -1e3)     # a breakdown makes the charge of -1 kV absurd: start no further
-    # rtsafe: Newton inside a bracket [lo, hi] (found by doubling steps from
-    # the guess), bisection when Newton leaves it or does not halve its step
-    lo, hi = math.nan, math.nan
+    # rtsafe: Newton inside the bracket [lo, hi] (completed by doubling steps
+    # when a bound is missing), bisection when Newton leaves it or does not
+    # halve its step
     grow, dxold = 1.0, math.inf
     for _ in range(400):
         if v < vf:
