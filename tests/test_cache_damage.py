@@ -133,3 +133,15 @@ def test_concurrent_first_builds_of_one_netlist(tmp_path):
     again = _run(env, net, tmp_path / "again.npz")
     assert again["warm"] and not again["cache"]
     _same(tmp_path / "r0.npz", tmp_path / "again.npz")
+
+
+def test_cache_key_follows_the_kernels_generated_code_calls(monkeypatch):
+    """numba's cache keeps called kernels compiled into a generated module: a changed kernel source must
+    give new keys (every kernel file the generated code imports is hashed, and exists)."""
+    from pathlib import Path
+    from phsym.codegen import cache
+    root = Path(cache.__file__).resolve().parents[1]
+    assert all((root / f).is_file() for f in cache._KERNEL_FILES)
+    key = cache.cache_key("body", "midpoint")
+    monkeypatch.setattr(cache, "_KERNELS", ["a changed kernel"])
+    assert cache.cache_key("body", "midpoint") != key

@@ -35,10 +35,32 @@ PREFIX = "phsym_gen_"
 BUILD_LOG: List[str] = []
 
 
+#: Sources of the compiled functions generated modules call.  numba's cache
+#: of a generated module holds them compiled in and never looks at their
+#: files again, so their text is part of every key: a changed kernel must
+#: regenerate, not run the old machine code.
+_KERNEL_FILES = ("codegen/kernels.py", "codegen/junction_kernels.py", "codegen/learned_kernels.py",
+                 "components/junction.py", "common/learned.py")
+_KERNELS: List[str] = []
+
+
+def _kernels() -> str:
+    if not _KERNELS:
+        root = Path(__file__).resolve().parents[1]
+        h = hashlib.sha256()
+        for name in _KERNEL_FILES:
+            try:
+                h.update((root / name).read_bytes())
+            except OSError:     # an installation without the file: its name still counts
+                h.update(name.encode())
+        _KERNELS.append(h.hexdigest())
+    return _KERNELS[0]
+
+
 def cache_key(source: str, *parts: str) -> str:
-    """Hash of the generated source, the options and the phsym version."""
+    """Hash of the generated source, the options, the phsym version and the kernels' sources."""
     h = hashlib.sha256()
-    for s in (source, __version__) + tuple(parts):
+    for s in (source, __version__, _kernels()) + tuple(parts):
         h.update(s.encode())
         h.update(b"\0")
     return h.hexdigest()[:24]
