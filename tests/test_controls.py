@@ -159,6 +159,8 @@ def test_bad_controls_are_clear_errors():
         sim.run(duration=1e-3, controls={"gain": 1.0})
     with pytest.raises(SimulationInputError, match="control pos = 1.5"):
         sim.run(duration=1e-3, controls={"pos": np.linspace(0.5, 1.5, 49)})
+    with pytest.raises(SimulationInputError, match="control pos = -0.5"):     # a callable is checked too
+        sim.run(duration=1e-3, controls={"pos": lambda t: 0.5 - 1e3 * t})
     bad = np.full(49, 0.5)
     bad[20] = np.nan
     with pytest.raises(SimulationInputError, match="control pos is non-finite"):

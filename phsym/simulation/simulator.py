@@ -317,7 +317,7 @@ class Simulator:
         """
         plan = self.plan(params)
         if controls:
-            self._check_controls(controls, params)
+            controls = self._checked_controls(plan, controls, u, duration, align, params)
         desc, start = None, None
         if isinstance(x0, str) and x0.strip().lower() == "dc":
             at = dict(params or {})     # the operating point at the controls' first values
@@ -328,26 +328,23 @@ class Simulator:
             desc = "dc operating point for the first input sample"
         return plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align, start=start, controls=controls)
 
-    def _check_controls(self, controls: Mapping[str, object], params) -> None:
-        """The element values at each control's extreme samples must be valid (a
-        potentiometer's position in [0, 1], a capacitance > 0): checked at the
-        lowest and highest value of each array signal, the others held."""
-        if isinstance(self.model, LinearPHS) or not isinstance(controls, Mapping):
-            return
-        known = {c.lower(): c for c in self.model.controls}
-        for name, sig in controls.items():
-            if callable(sig) or str(name).lower() not in known:
-                continue        # callables: checked as samples by the plan; unknown names: named there
-            try:
-                arr = np.asarray(sig, dtype=float)
-            except (TypeError, ValueError):
-                continue
-            if arr.size and np.isfinite(arr).all():
-                for v in (float(arr.min()), float(arr.max())):
-                    try:
-                        self.model.parameter_values({**(params or {}), known[str(name).lower()]: v})
-                    except PhsymError as exc:
-                        raise SimulationInputError(f"control {name} = {v:g}: {exc.message}") from None
+    def _checked_controls(self, plan: RunPlan, controls, u, duration, align: str, params) -> Dict[str, np.ndarray]:
+        """The control signals as arrays of the run's samples, after checking the element
+        values at each control's lowest and highest sample (a potentiometer's
+        position in [0, 1], a capacitance > 0), the other controls held."""
+        n_points = plan.inputs(u, duration, align).shape[0]
+        C = plan.control_rows(controls, n_points, align)
+        if C is None:
+            return controls
+        names = plan.summary.controls
+        for j, name in enumerate(names):
+            for v in (float(C[:, j].min()), float(C[:, j].max())):
+                try:
+                    self.model.parameter_values({**(params or {}), name: v})
+                except PhsymError as exc:
+                    raise SimulationInputError(f"control {name} = {v:g}: {exc.message}") from None
+        rows = C if align == "grid" else C[1:]
+        return {name: rows[:, j] for j, name in enumerate(names)}
 
     def stream(self, x0=None, params: Optional[Mapping[str, float]] = None,
                signals: Optional[Sequence[str]] = None) -> Stream:
