@@ -47,10 +47,42 @@ def test_vcvs_and_vccs_follow_spice_conventions():
     assert r.max_balance_error < 1e-12
 
 
-def test_sallen_key_lowpass_matches_the_ideal_circuit():
+@pytest.mark.parametrize("kind", ["inverting", "non-inverting"])
+def test_ideal_opamp_amplifiers_have_the_exact_gain(kind):
+    r1, r2 = 1e3, 22e3
+    if kind == "inverting":
+        text = f"V1 a 0 SIN(0 0.1 1k)\nR1 a n {r1}\nR2 n out {r2}\nU1 0 n out opamp type=ideal\nRL out 0 10k\n"
+        gain = -r2 / r1
+    else:
+        text = f"V1 a 0 SIN(0 0.1 1k)\nR1 n 0 {r1}\nR2 n out {r2}\nU1 a n out opamp type=ideal\nRL out 0 10k\n"
+        gain = 1 + r2 / r1
+    m, r = _run(text)
+    assert all(m.check().values())
+    assert np.allclose(r["v(out)"], gain * r["v(a)"], rtol=1e-13, atol=1e-15)
+    assert np.max(np.abs(r["v(n)"] - (0.0 if kind == "inverting" else r["v(a)"]))) < 1e-15   # virtual short
+    assert r.max_balance_error < 1e-12
+    vo, vn = r["v(out)"], r["v(n)"]
+    P_out = vo * (vo / 10e3 + (vo - vn) / r2)        # v(out) times the current into RL and R2
+    assert np.allclose(r.P_active, P_out, rtol=1e-10, atol=1e-18)       # the norator's power, injected
+    # the operating point (x0="dc") sees the nullor too
+    _, dc = _run(text.replace("SIN(0 0.1 1k)", "DC 0.1"), x0="dc")
+    assert dc["v(out)"][0] == pytest.approx(0.1 * gain, rel=1e-13)
+
+
+def test_ideal_opamp_errors():
+    with pytest.raises(phsym.errors.NetlistError, match="no rails") as info:
+        phsym.parse("V1 a 0 1\nU1 a 0 out opamp type=ideal vsat=9\nRL out 0 1k\n")
+    assert info.value.location.column == 29
+    # without negative feedback an ideal op-amp has no solution: a clear failure naming it
+    with pytest.raises(phsym.errors.SimulationError, match="singular Newton Jacobian at element U1"):
+        _run("V1 a 0 SIN(0 1 1k)\nU1 a 0 out opamp type=ideal\nRL out 0 1k\n", T=1e-4)
+
+
+@pytest.mark.parametrize("opamp", ["gain=1e7", "type=ideal"])
+def test_sallen_key_lowpass_matches_the_ideal_circuit(opamp):
     r1, r2, c1, c2 = 10e3, 10e3, 22e-9, 10e-9        # unity-gain Sallen-Key, f0 about 1.1 kHz
     text = (f"V1 in 0 SIN(0 1 2k)\nR1 in a {r1}\nR2 a b {r2}\nC1 a out {c1}\nC2 b 0 {c2}\n"
-            "U1 b out out opamp gain=1e7\n")
+            f"U1 b out out opamp {opamp}\n")
     T = 2e-3
     m, r = _run(text, fs=400e3, T=T, method="midpoint")
 

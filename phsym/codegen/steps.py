@@ -216,7 +216,8 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]) ->
     xsub = {s: X[i] + half * V[i] for i, s in enumerate(S.states)}
     eq = StepEquations(X, XS, UB, V, hs, names, [], e, explicit, wsym, S, psub, rows, xsub)
     for j, s in list(wsym.items()):
-        e[nx + j] = eq.z_of(j, s) if S.dissipative[j].effort_out else s
+        dp = S.dissipative[j]
+        e[nx + j] = sp.Integer(0) if dp.nullator else (eq.z_of(j, s) if dp.effort_out else s)
     pending = list(explicit)
     while pending:
         progressed = False
@@ -234,7 +235,10 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]) ->
     for j, dp in enumerate(S.dissipative):
         if j in explicit:
             continue
-        F.append((wsym[j] if dp.effort_out else eq.z_of(j, wsym[j])) - eq.Je(nx + j))
+        if dp.nullator:     # (J e)_j = 0; its unknown is the norator's (an ideal op-amp's output voltage)
+            F.append(-eq.Je(nx + j))
+        else:
+            F.append((wsym[j] if dp.effort_out else eq.z_of(j, wsym[j])) - eq.Je(nx + j))
     for i in range(nl):
         F.append(-eq.Je(nx + nw + i))
     eq.F = F

@@ -146,6 +146,12 @@ class Dissipation:
         Its power ``w z`` is reported as injected (``P_supplied``, and
         ``SimulationResult.P_active``), not as dissipated, and it is left
         out of the passivity checks of the passive part.
+    nullator : bool
+        The input of an ideal op-amp (a nullor's nullator): across *and*
+        through variable are zero.  Its variable ``w`` is no port variable
+        but the unknown the paired norator's law reads (the output voltage),
+        and its equation is the constraint that the network's value of its
+        other variable is zero.  Law ``0``.
     """
 
     element: str
@@ -157,6 +163,7 @@ class Dissipation:
     couples: Tuple[Tuple[sp.Symbol, str], ...] = ()
     active: bool = False
     reads: Tuple[Tuple[sp.Symbol, str], ...] = ()
+    nullator: bool = False
 
 
 @dataclass

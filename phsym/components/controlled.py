@@ -18,8 +18,9 @@ from typing import Optional
 
 import sympy as sp
 
+from ..errors import NetlistError
 from .base import P_LINEAR, P_SOURCE_ACROSS, P_SOURCE_THROUGH, Contribution, Dissipation
-from .component import Component, Value, register
+from .component import Choice, Component, Value, register
 from .element import DATUM
 
 __all__ = ["VCVS", "VCCS", "OpAmp", "Ammeter", "CCCS", "CCVS"]
@@ -32,15 +33,18 @@ _I = sp.Symbol("i_sense", real=True)
 class _Controlled(Component):
     """Shared: the sense port across the controlling nodes and the output port."""
 
-    def _ports(self, out_nodes, sense_nodes, out_control: str, law: sp.Expr, priority: int) -> Contribution:
+    def _ports(self, out_nodes, sense_nodes, out_control: str, law: sp.Expr, priority: int,
+               nullor: bool = False) -> Contribution:
         out = Contribution()
         sense = self.branch("dissipation", P_SOURCE_THROUGH, nodes=sense_nodes, suffix=".sense")
         port = self.branch("dissipation", priority, nodes=out_nodes)
         out.branches += [port, sense]
-        # the sense port is an open circuit: i = 0 whatever its voltage
+        # the sense port is an open circuit: i = 0 whatever its voltage (a nullator: and v = 0,
+        # its unknown then being the output voltage the law reads)
         out.dissipations.append(Dissipation(port.name, port.name, out_control, law, _W, False,
                                             couples=((_S, sense.name),), active=True))
-        out.dissipations.append(Dissipation(sense.name, sense.name, "across", sp.Integer(0), _S, False))
+        out.dissipations.append(Dissipation(sense.name, sense.name, "across", sp.Integer(0), _S, False,
+                                            nullator=nullor))
         return out
 
 
@@ -101,7 +105,7 @@ class VCCS(_Controlled):
 
 @register
 class OpAmp(_Controlled):
-    """Operational amplifier ``NAME in+ in- out opamp [gain=1e6] [vsat=..] [rout=..]``.
+    """Operational amplifier ``NAME in+ in- out opamp [gain=1e6] [vsat=..] [rout=..] [type=finite|ideal]``.
 
     The output is a voltage source from ``out`` to the datum: ``v(out) =
     gain (v(in+) - v(in-))``, or ``vsat tanh(gain (v(in+) - v(in-)) / vsat)``
@@ -111,6 +115,12 @@ class OpAmp(_Controlled):
     which dissipates.  A large gain approximates the ideal op-amp (virtual
     short between the inputs): with negative feedback the closed-loop gain
     differs from the ideal one by about ``1 / (gain * feedback factor)``.
+    ``type=ideal`` is the nullor: ``v(in+) = v(in-)`` exactly, no input
+    current, and the output voltage whatever the circuit needs (no ``gain``,
+    no rails); the closed-loop gains are then exact.  Its input port
+    (``NAME.sense``) is the nullator, its output (``NAME``) the norator,
+    whose unknown voltage is a Newton unknown of every step.  Without
+    negative feedback an ideal op-amp has no solution (a singular step).
     Active, as :class:`VCVS`.
 
     Examples
@@ -125,6 +135,12 @@ class OpAmp(_Controlled):
     >>> m = phsym.parse("V1 a 0 DC 0.1\\nU1 a 0 out opamp gain=10 rout=100\\nRL out 0 300\\n.probe v(out)\\n")
     >>> round(float(phsym.simulate(m, 1e3, duration=2e-3)["v(out)"][-1]), 9)    # 1 V * 300 / 400
     0.75
+
+    Ideal: an inverting amplifier of gain -10, exactly.
+
+    >>> m = phsym.parse("V1 a 0 DC 0.1\\nR1 a n 1k\\nR2 n out 10k\\nU1 0 n out opamp type=ideal\\n.probe v(out)\\n")
+    >>> float(phsym.simulate(m, 1e3, duration=2e-3)["v(out)"][-1])
+    -1.0
     """
 
     kind = "opamp"
@@ -133,18 +149,28 @@ class OpAmp(_Controlled):
     values = (Value("gain", "", "open-loop gain", default=1e6, check="positive"),
               Value("vsat", "V", "output rail (symmetric; no rails when absent)", check="positive", optional=True),
               Value("rout", "ohm", "output resistance (none when absent)", check="positive", optional=True))
-    summary = "op-amp: output voltage source of gain (v+ - v-), optional rails (active)"
+    choices = (Choice("type", ("finite", "ideal"),
+                      "finite open-loop gain, or ideal (nullor: v+ = v-, no input current, no gain or rails)"),)
+    summary = "op-amp: output voltage source of gain (v+ - v-), optional rails, or ideal (nullor) (active)"
 
     def contribute(self) -> Contribution:
         p, n, o = self.spec.nodes
-        gain = self.value("gain")
+        ideal = self.choice("type") == "ideal"
         vsat: Optional[sp.Expr] = self.spec.values.get("vsat")
-        law = gain * _S if vsat is None else vsat * sp.tanh(gain * _S / vsat)
+        if ideal:
+            if vsat is not None:
+                raise NetlistError(f"{self.name}: an ideal op-amp has no rails (vsat=)",
+                                   self.spec.arg_locations.get("vsat", self.spec.location),
+                                   hint="drop vsat=, or use type=finite with gain= and vsat=")
+            law = _S        # the output voltage is the nullator's unknown
+        else:
+            gain = self.value("gain")
+            law = gain * _S if vsat is None else vsat * sp.tanh(gain * _S / vsat)
         rout: Optional[sp.Expr] = self.spec.values.get("rout")
         if rout is None:
-            return self._ports((o, DATUM), (p, n), "through", law, P_SOURCE_ACROSS)
+            return self._ports((o, DATUM), (p, n), "through", law, P_SOURCE_ACROSS, nullor=ideal)
         inner = f"{self.name}#o"
-        out = self._ports((inner, DATUM), (p, n), "through", law, P_SOURCE_ACROSS)
+        out = self._ports((inner, DATUM), (p, n), "through", law, P_SOURCE_ACROSS, nullor=ideal)
         br = self.branch("dissipation", P_LINEAR, nodes=(inner, o), suffix=".ro")
         out.branches.append(br)
         out.dissipations.append(Dissipation(br.name, br.name, "through", rout * _I, _I, True))

@@ -90,6 +90,8 @@ class DCProblem:
                                dtype=int).reshape(-1, 2)
         self.dlaw_x = sp.lambdify([W, X], [sp.diff(laws[j], X[i]) for j, i in self.xpairs] + [0], "numpy")
         self.effort_out = np.array([d.effort_out for d in S.dissipative], dtype=bool)
+        # ideal op-amp inputs: effort and flow zero, the row is the constraint (J e)_j = 0
+        self.null = np.array([d.nullator for d in S.dissipative], dtype=bool)
         self.nonlinear = np.array([not d.linear for d in S.dissipative], dtype=float)
         self.nf, self.nw, self.nl = free.size, nw, S.n_lambda
         terms = junction_terms(S)
@@ -160,9 +162,11 @@ class DCProblem:
             dzx[self.xpairs[:, 0], self.xpairs[:, 1]] = _real(self.dlaw_x(list(w), list(x)))[:len(self.xpairs)]
         dz[np.arange(nw), np.arange(nw)] += g * self.nonlinear
         eo = self.effort_out
-        e = np.concatenate([_real(self.grad(list(x)))[:nx], np.where(eo, law, w), lam, s * self.u0])
+        nul = self.null
+        e = np.concatenate([_real(self.grad(list(x)))[:nx], np.where(nul, 0.0, np.where(eo, law, w)), lam,
+                            s * self.u0])
         f = self.Jn @ e
-        fw = np.where(eo, w, law)
+        fw = np.where(nul, 0.0, np.where(eo, w, law))
         fx = f[self.free]
         if self.inv.shape[1]:       # dependent state rows -> the conserved combinations
             fx = np.concatenate([self.rows.T @ fx, self.inv_x.T @ (x[self.free] - self.x_fix[self.free])])
@@ -176,7 +180,7 @@ class DCProblem:
                 rows, cols = np.array(self.hess_at).T
                 H[rows, cols] = _real(self.hess(list(x)))[:len(self.hess_at)]
             De[:nx, :nf] = H[:, self.free] * self.sc[self.free]
-        De[nx:nx + nw, nf:nf + nw] = np.where(eo[:, None], dz, np.eye(nw))
+        De[nx:nx + nw, nf:nf + nw] = np.where(nul[:, None], 0.0, np.where(eo[:, None], dz, np.eye(nw)))
         if nf and len(self.xpairs):
             De[nx:nx + nw, :nf] = np.where(eo[:, None], dzx[:, self.free] * self.sc[self.free], 0.0)
         De[nx + nw + np.arange(self.nl), nf + nw + np.arange(self.nl)] = 1.0
@@ -187,7 +191,7 @@ class DCProblem:
             Jinv[:, :nf] = self.inv.T
             Jx = np.concatenate([self.rows.T @ Jx, Jinv])
         Jr = np.concatenate([Jx, -Jf[nx:nx + nw], Jf[nx + nw:nx + nw + self.nl]])
-        Jr[nf:nf + nw, nf:nf + nw] += np.where(eo[:, None], np.eye(nw), dz)
+        Jr[nf:nf + nw, nf:nf + nw] += np.where(nul[:, None], 0.0, np.where(eo[:, None], np.eye(nw), dz))
         if nf and len(self.xpairs):
             Jr[nf:nf + nw, :nf] += np.where(eo[:, None], 0.0, dzx[:, self.free] * self.sc[self.free])
         return r, Jr

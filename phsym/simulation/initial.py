@@ -225,10 +225,8 @@ def dc_solution(S: Structure, values: Mapping[sp.Symbol, float], u0: np.ndarray,
     subs = dict(values)
     grad = sp.lambdify([S.states], [_x(g, subs) for g in S.gradients] + [0], "math")
     wsyms = [d.w for d in S.dissipative]
-    ew = sp.lambdify([wsyms, S.states], [_x(d.z if d.effort_out else d.w, subs) for d in S.dissipative] + [0],
-                     "math")
-    fw = sp.lambdify([wsyms, S.states], [_x(d.w if d.effort_out else d.z, subs) for d in S.dissipative] + [0],
-                     "math")
+    ew = sp.lambdify([wsyms, S.states], [_x(d.effort, subs) for d in S.dissipative] + [0], "math")
+    fw = sp.lambdify([wsyms, S.states], [_x(d.flow, subs) for d in S.dissipative] + [0], "math")
 
     def resid(z):
         x = x_fix.copy()

@@ -38,7 +38,7 @@ def singular_at_zero(S: Structure, values: Mapping[str, float]) -> bool:
     values : mapping of str to float
         Parameter values by name.
     """
-    zero = {d.w: 0 for d in S.dissipative}
+    zero = {d.w: sp.Integer(0) for d in S.dissipative}      # a law that is just w: a sympy zero
     for d in S.dissipative:
         z0 = _by_name(sp.sympify(d.z).xreplace(zero), values)
         try:

@@ -90,6 +90,18 @@ class DissipativePort:
     active: bool = False
     #: states the law ``z`` reads (indices into ``Structure.states``)
     reads: Tuple[int, ...] = ()
+    #: an ideal op-amp's input (see :attr:`Dissipation.nullator`): effort and flow are zero
+    nullator: bool = False
+
+    @property
+    def effort(self) -> sp.Expr:
+        """Its entry of the effort vector in ``w``: ``z(w)`` (effort-out), ``w``, or 0 (nullator)."""
+        return sp.Integer(0) if self.nullator else (self.z if self.effort_out else self.w)
+
+    @property
+    def flow(self) -> sp.Expr:
+        """Its flow in ``w`` (the network sets it to ``(J e)_w``): ``w``, ``z(w)``, or 0 (nullator)."""
+        return sp.Integer(0) if self.nullator else (self.w if self.effort_out else self.z)
 
 
 class Structure:
@@ -177,9 +189,7 @@ class Structure:
             variables.append(Variable(str(x), "x", grads[i], sp.Symbol("d" + str(x)),
                                       self._elem(self.state_branch[i])))
         for dp in self.dissipative:
-            e = dp.z if dp.effort_out else dp.w
-            f = dp.w if dp.effort_out else dp.z
-            variables.append(Variable(str(dp.w), "w", e, f, dp.element))
+            variables.append(Variable(str(dp.w), "w", dp.effort, dp.flow, dp.element))
         nx_, nw = len(variables) - len(self.dissipative), len(self.dissipative)
         lam: List[Variable] = []
         self.lambda_of_state: Dict[int, int] = {}
@@ -307,7 +317,7 @@ class Structure:
             coef = sp.diff(law, w)
             law = w / coef
             effort_out = True
-        return DissipativePort(d.element, k, w, law, effort_out, d.linear, active=d.active)
+        return DissipativePort(d.element, k, w, law, effort_out, d.linear, active=d.active, nullator=d.nullator)
 
     def _twoport_relation(self, tp: TwoPort, kp: int, ks: int):
         """Relation of a two-port in Dirac variables ``a`` (inputs) and ``c``.
