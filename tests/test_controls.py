@@ -136,6 +136,8 @@ def test_stream_with_controls_equals_one_run():
     s = sim.stream()
     out = np.concatenate([s.process({"V1": u[i:i + 64]}, controls={"pos": pos[i:i + 64]}) for i in range(0, n, 64)])
     assert np.array_equal(out, whole["v(w)"])
+    with pytest.raises(SimulationInputError, match="control pos = 1.2"):     # domains checked per block
+        s.process({"V1": u[:10]}, controls={"pos": 1.2})
     # a control left out of a block holds its last value
     s.reset()
     s.process({"V1": u[:10]}, controls={"pos": 0.2})

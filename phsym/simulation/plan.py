@@ -208,7 +208,7 @@ class RunPlan:
         C = input_array(names, controls, n_points - 1, self.h, held, what="control")
         return np.vstack([C[:1], C])
 
-    def stream(self, x0=None, signals: Optional[Sequence[str]] = None, dc=None):
+    def stream(self, x0=None, signals: Optional[Sequence[str]] = None, dc=None, check=None):
         """A :class:`~phsym.simulation.stream.Stream` of this plan (block processing).
 
         Parameters
@@ -219,9 +219,11 @@ class RunPlan:
             Labels returned by ``process`` (default: the first probe, else the outputs).
         dc : callable(u0) -> ndarray, optional
             Initial state from the first input sample (a DC operating point).
+        check : callable(name, value), optional
+            Raises for a control value outside its elements' domains.
         """
         from .stream import Stream
-        return Stream(self, x0, signals, dc)
+        return Stream(self, x0, signals, dc, check)
 
     def probe_vector(self, label: str) -> np.ndarray:
         """Vector ``c`` with ``signal = efforts @ c`` for a signal label.

@@ -339,12 +339,16 @@ class Simulator:
         names = plan.summary.controls
         for j, name in enumerate(names):
             for v in (float(C[:, j].min()), float(C[:, j].max())):
-                try:
-                    self.model.parameter_values({**(params or {}), name: v})
-                except PhsymError as exc:
-                    raise SimulationInputError(f"control {name} = {v:g}: {exc.message}") from None
+                self._check_control(name, v, params)
         rows = C if align == "grid" else C[1:]
         return {name: rows[:, j] for j, name in enumerate(names)}
+
+    def _check_control(self, name: str, value: float, params) -> None:
+        """A :class:`SimulationInputError` when ``name = value`` puts an element outside its domain."""
+        try:
+            self.model.parameter_values({**(params or {}), name: value})
+        except PhsymError as exc:
+            raise SimulationInputError(f"control {name} = {value:g}: {exc.message}") from None
 
     def stream(self, x0=None, params: Optional[Mapping[str, float]] = None,
                signals: Optional[Sequence[str]] = None) -> Stream:
@@ -370,8 +374,9 @@ class Simulator:
         """
         plan = self.plan(params)
         if isinstance(x0, str) and x0.strip().lower() == "dc":
-            return plan.stream(None, signals, dc=lambda u0: self.dc_solution(u0, params))
-        return plan.stream(x0, signals)
+            return plan.stream(None, signals, dc=lambda u0: self.dc_solution(u0, params),
+                               check=lambda name, v: self._check_control(name, v, params))
+        return plan.stream(x0, signals, check=lambda name, v: self._check_control(name, v, params))
 
     def dc_state(self, u0: np.ndarray, params: Optional[Mapping[str, float]] = None) -> np.ndarray:
         """State of the DC operating point for the constant input ``u0``.

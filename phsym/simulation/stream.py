@@ -42,6 +42,9 @@ class Stream:
         Initial state computed from the first input sample (a DC operating
         point), used instead of ``x0``; with a dict of Newton starts by
         unknown name (:meth:`NewtonLoop.carry`).
+    check : callable(name, value), optional
+        Raises for a control value outside its elements' domains (the
+        simulator's check; a stream of a stored plan checks only finiteness).
 
     Attributes
     ----------
@@ -64,8 +67,10 @@ class Stream:
     """
 
     def __init__(self, plan, x0=None, signals: Optional[Sequence[str]] = None,
-                 dc: Optional[Callable[[np.ndarray], np.ndarray]] = None):
+                 dc: Optional[Callable[[np.ndarray], np.ndarray]] = None,
+                 check: Optional[Callable[[str, float], None]] = None):
         self.plan = plan
+        self._check = check
         names = plan.summary
         if signals is None:
             signals = [names.probes[0].label] if names.probes else list(names.outputs)
@@ -155,6 +160,10 @@ class Stream:
             held = lambda i, t: np.full(t.shape, self._held[i])      # noqa: E731
             C = input_array(plan.summary.controls, controls, S.shape[0], plan.h, held, first=self.samples,
                             what="control")
+            if self._check is not None and controls:
+                for j, name in enumerate(plan.summary.controls):
+                    for v in {float(C[:, j].min()), float(C[:, j].max())}:
+                        self._check(name, v)
             S = np.hstack([S, C])
         elif controls:
             plan.control_rows(controls, 0)      # names the error: no controls in this model
