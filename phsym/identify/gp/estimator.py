@@ -123,6 +123,10 @@ class EffortGP(Estimator):
         ``x'`` used for the training rows.
     fit_time_ : float
         Seconds spent in ``fit``.
+    n_iter_ : int
+        L-BFGS-B iterations of the best start.
+    n_evals_ : int
+        Log-marginal-likelihood evaluations of all starts.
 
     Examples
     --------
@@ -311,13 +315,14 @@ class EffortGP(Estimator):
             opts = dict(subset=self.hyper_samples, flat_window=5)
         else:
             opts = dict(subset=None, flat_window=None, prune=True)
-        theta, value, nit = fit_hyperparameters(layout, objective, kernel, Xs, Ys, A, self.noise_bounds,
+        theta, value, nit, nev = fit_hyperparameters(layout, objective, kernel, Xs, Ys, A, self.noise_bounds,
                                                 self.restarts, self.max_iter, self.random_state, **opts)
         self.posterior_ = conditioner(theta, layout, kernel, Xs, Ys, A)
         self.mean_, self.mean_slope_ = mean, slope
         self.theta_ = theta
         self.log_marginal_likelihood_ = -value
         self.n_iter_ = nit
+        self.n_evals_ = nev
         self.structure_ = S
         self.x_mean_, self.x_scale_, self.y_scale_ = mu, sx, sy
         if self.variant == "direct":
