@@ -134,7 +134,7 @@ def icm_objective(theta: np.ndarray, layout: IcmLayout, kernel: str, X: np.ndarr
     GC = 0.5 * (Ma.T @ K @ Ma - (Uct * (lk @ inv)) @ Uct.T)
     GD = 0.5 * (np.sum(Ma * Ma, axis=0) - (Uct * Uct) @ inv.sum(axis=0))
     GB = A.T @ GC @ A
-    grad = np.concatenate([dK.reshape(len(dK), -1) @ GK.ravel(), (2.0 * GB @ W).ravel(),
+    grad = np.concatenate([np.einsum("ij,qij->q", GK, dK), (2.0 * GB @ W).ravel(),
                            np.diag(GB) * v, GD * noise])
     return -float(lml), -grad
 

@@ -56,25 +56,6 @@ def kernel_matrix(kernel: str, X1: np.ndarray, X2: np.ndarray, ell: np.ndarray) 
     return (1.0 + _S5 * r + 5.0 / 3.0 * r2) * np.exp(-_S5 * r)
 
 
-# The per-dimension squared differences of the last inputs: a likelihood evaluation only rescales
-# them, and recomputing them was a third of the kernel's cost.  One entry, compared by value (N d
-# numbers), so a concurrent fit on other inputs merely recomputes.
-_LAST_SQ: Tuple[Optional[np.ndarray], Optional[np.ndarray]] = (None, None)
-
-
-def _squared_differences(X: np.ndarray) -> np.ndarray:
-    """``S[q, i, j] = (X[i, q] - X[j, q])^2``, shape (d, N, N), cached for the last ``X``."""
-    global _LAST_SQ
-    last_X, last_S = _LAST_SQ
-    if last_X is not None and last_X.shape == X.shape and np.array_equal(last_X, X):
-        return last_S
-    D = X.T[:, :, None] - X.T[:, None, :]
-    S = D * D
-    S.flags.writeable = False
-    _LAST_SQ = (np.array(X, dtype=float), S)
-    return S
-
-
 def kernel_and_grads(kernel: str, X: np.ndarray, ell: np.ndarray, extra: int = 0) -> Tuple[np.ndarray, np.ndarray]:
     """k(X, X) and its derivatives in ``log ell``.
 
@@ -97,11 +78,12 @@ def kernel_and_grads(kernel: str, X: np.ndarray, ell: np.ndarray, extra: int = 0
     """
     name = _check(kernel)
     N, d = X.shape
-    S = _squared_differences(X)
-    w = 1.0 / (ell * ell)
-    r2 = (w @ S.reshape(d, -1)).reshape(N, N)
     dK = np.empty((d + extra, N, N))
-    np.multiply(S, w[:, None, None], out=dK[:d])
+    r2 = np.zeros((N, N))
+    for q in range(d):           # one contiguous (N, N) slab per dimension: no (N, N, d) temporaries
+        D = np.subtract.outer(X[:, q], X[:, q]) / ell[q]
+        np.multiply(D, D, out=dK[q])
+        r2 += dK[q]
     if name == "rbf":
         K = np.exp(-0.5 * r2)
         f = K
