@@ -22,6 +22,7 @@ subset of 48 samples): it runs two repetitions on both systems by default
 (``--energy-reps``; ``--energy-max`` limits its N_T per system).
 
 Run:  python benchmarks/identify_gp.py [--quick] [--reps 5]
+      python benchmarks/identify_gp.py --timing [--reps 5] [--variants direct]   (fit times at N_T = 128 only)
 """
 from __future__ import annotations
 
@@ -47,9 +48,11 @@ def rmse(a, b):
 
 
 def fit(s, variant, X, U, Xdot=None, t=None):
-    gp = EffortGP(s.E, s.J, s.R, s.B, variant=variant, hamiltonian_inputs="all")
-    start = time.perf_counter()
+    # derivative="gp": the subset mode estimates x' by the seed's GP derivative of the training samples
+    gp = EffortGP(s.E, s.J, s.R, s.B, variant=variant, hamiltonian_inputs="all", derivative="gp")
+    start, cpu = time.perf_counter(), time.process_time()
     gp.fit(X, U, Xdot=Xdot, t=t)
+    gp.bench_cpu = time.process_time() - cpu       # CPU time: less inflated than wall time on a shared machine
     return gp, time.perf_counter() - start
 
 
@@ -69,7 +72,7 @@ def learning_curves(s, variant, sizes, reps, full_xdot, log):
     out = {}
     for mode in ("exact", "full", "subset"):
         for nt in sizes:
-            out[(mode, nt)] = {"Az": [], "z": [], "time": []}
+            out[(mode, nt)] = {"Az": [], "z": [], "time": [], "dx": []}
     for r in range(reps):
         order = np.random.default_rng(100 + r).permutation(pool)
         for nt in sizes:
@@ -87,6 +90,9 @@ def learning_curves(s, variant, sizes, reps, full_xdot, log):
                 rec["Az"].append(ez)
                 rec["z"].append(e)
                 rec["time"].append(dt)
+                diff = np.nonzero(s.E.any(axis=0))[0]       # error of the x' the fit used (training rows)
+                rows = srt if mode == "subset" else tr
+                rec["dx"].append(rmse(gp.derivatives_[:, diff], s.Xdot[rows][:, diff]))
             log(f"  {s.name} {variant} rep {r} N_T={nt} done")
     return out
 
@@ -102,6 +108,33 @@ def extrapolation(s, variant, full_xdot, reps):
     return np.mean(res, axis=0)
 
 
+def timing(variants, reps, nt=128):
+    """Wall time of the N_T = 128 fits alone (the learning curves' training sets), with load averages."""
+    print(f"\nfit time at N_T = {nt}, median (largest) of {reps} fits; load average at start "
+          f"{os.getloadavg()[0]:.2f}\n")
+    print("| system | variant | derivatives | median (s) | largest (s) | median CPU (s) | evaluations (median) | load |")
+    print("|---|---|---|---|---|---|---|---|")
+    for s in (rc_circuit(), pendulum()):
+        full_xdot = estimate_derivative(s.t, s.X, FULL_METHOD[s.name], columns=np.nonzero(s.E.any(axis=0))[0])
+        pool = np.random.default_rng(0).permutation(len(s.t))[300:]
+        for variant in variants:
+            for mode in ("exact", "full", "subset"):
+                ts, its, cpus = [], [], []
+                for r in range(reps):
+                    tr = np.random.default_rng(100 + r).permutation(pool)[:nt]
+                    srt = np.sort(tr)
+                    if mode == "subset":
+                        gp, dt = fit(s, variant, s.X[srt], s.U[srt], t=s.t[srt])
+                    else:
+                        gp, dt = fit(s, variant, s.X[tr], s.U[tr], Xdot=(s.Xdot if mode == "exact" else full_xdot)[tr])
+                    ts.append(dt)
+                    its.append(gp.n_evals_)
+                    cpus.append(gp.bench_cpu)
+                print(f"| {s.name} | {variant} | {mode} | {np.median(ts):.2f} | {max(ts):.2f} | {np.median(cpus):.2f} "
+                      f"| {int(np.median(its))} "
+                      f"| {os.getloadavg()[0]:.2f} |", flush=True)
+
+
 def fmt(v):
     return " ".join(f"{x:.1e}" for x in v)
 
@@ -114,7 +147,11 @@ def main(argv=None):
     ap.add_argument("--energy-reps", type=int, default=2)
     ap.add_argument("--energy-max", default="rc:128,pendulum:128", help="largest N_T of the energy variant")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--timing", action="store_true", help="only the fit times at N_T = 128 (median of --reps)")
     args = ap.parse_args(argv)
+    if args.timing:
+        timing(args.variants.split(","), args.reps)
+        return
     sizes = [8, 16, 32] if args.quick else [8, 16, 32, 64, 128]
     reps = 1 if args.quick else args.reps
     log = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
@@ -134,12 +171,13 @@ def main(argv=None):
             vr = reps if variant == "direct" or args.quick else args.energy_reps
             curves = learning_curves(s, variant, vs, vr, full_xdot, log)
             print(f"\n{variant} (mean of {vr} repetitions):\n", flush=True)
-            print("| derivatives | N_T | RMSE (J-R) z | RMSE z | median fit time (s) |")
-            print("|---|---|---|---|---|")
+            print("| derivatives | N_T | RMSE x' (training) | RMSE (J-R) z | RMSE z | median fit time (s) |")
+            print("|---|---|---|---|---|---|")
             for mode in ("exact", "full", "subset"):
                 for nt in vs:
                     rec = curves[(mode, nt)]
-                    print(f"| {mode} | {nt} | {fmt(np.mean(rec['Az'], axis=0))} | {fmt(np.mean(rec['z'], axis=0))} "
+                    print(f"| {mode} | {nt} | {fmt(np.mean(rec['dx'], axis=0))} | {fmt(np.mean(rec['Az'], axis=0))} "
+                          f"| {fmt(np.mean(rec['z'], axis=0))} "
                           f"| {np.median(rec['time']):.2f} |")
             ext = extrapolation(s, variant, full_xdot, vr)
             print(f"\nload average after {variant}: {os.getloadavg()[0]:.2f}")

@@ -403,7 +403,41 @@ def test_optimiser_stops_on_a_flat_likelihood():
     args = ("rbf", np.zeros((5, 2)), np.ones((5, 2)), np.eye(2))
     nits = []
     for window in (5, None):
-        theta, _, nit = maximize_evidence(lay, objective, args, (1e-6, 10.0), 1, 200, 0, flat_window=window)
+        theta, _, nit, _ = maximize_evidence(lay, objective, args, (1e-6, 10.0), 1, 200, 0, flat_window=window)
         assert abs(theta[0] - 0.3) < 1e-4
         nits.append(nit)
     assert nits[0] < 10 < nits[1]
+
+
+def test_pruned_start_leaves_the_estimate_unchanged(pend):
+    """The direct variant abandons a random start far behind the first: same optimum, fewer evaluations
+    (N_T = 128); a random start that trails by 256 nats after 20 iterations and still wins (N_T = 64) is
+    kept - a smaller gap would fail here."""
+    from types import SimpleNamespace
+    import phsym.identify.gp.optimize as opt
+    cb = opt._prune_stop(-1000.0)
+    for _ in range(opt._PRUNE_AFTER - 1):
+        cb(SimpleNamespace(fun=0.0))                  # far behind, but not yet at the checkpoint
+    with pytest.raises(StopIteration):
+        cb(SimpleNamespace(fun=-1000.0 + opt._PRUNE_GAP + 1.0))
+    cb = opt._prune_stop(-1000.0)
+    for _ in range(opt._PRUNE_AFTER + 5):
+        cb(SimpleNamespace(fun=-1000.0 + opt._PRUNE_GAP - 1.0))
+    orig = opt.maximize_evidence
+    for nt, seed in ((128, 5), (64, 0)):
+        tr = np.random.default_rng(seed).choice(len(pend["X"]), nt, replace=False)
+        fits = {}
+        for prune in (False, True):
+            def patched(*args, **kwargs):
+                kwargs["prune"] = prune
+                return orig(*args, **kwargs)
+            try:
+                opt.maximize_evidence = patched
+                fits[prune] = EffortGP(*_structure(pend)).fit(pend["X"][tr], pend["U"][tr], Xdot=pend["Xdot"][tr])
+            finally:
+                opt.maximize_evidence = orig
+        assert np.array_equal(fits[True].theta_, fits[False].theta_), nt
+        if nt == 128:
+            assert fits[True].n_evals_ < fits[False].n_evals_
+    err = _rmse(fits[True].predict(pend["X"][::7]), pend["z"][::7])
+    assert np.all(err < 2e-3), err
