@@ -1,0 +1,93 @@
+"""The batch path of phsym.sweep (phsym.simulation.sweep_batch): every run equal bit for bit
+to the same run made alone with Simulator.run, on the Newton loop (diode clipper) and the
+linear loop (series RLC); failed sets fail alone, with the single run's error."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import phsym
+from phsym.simulation.initial import state_scales
+from phsym.simulation.scales_many import state_scales_many
+from phsym.simulation.sweep_batch import run_batch
+from phsym.simulation.sweep_exec import ModelSpec, RunRecord, run_one
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIPPER = str(ROOT / "netlists" / "diode_clipper.cir")
+RLC = str(ROOT / "netlists" / "rlc.cir")
+FS, DUR = 48000.0, 0.004
+
+
+def _batch(model, params, **options):
+    """The batch path called directly (None would mean the sweep took the ordinary path)."""
+    sim = phsym.Simulator(model, FS, **options)
+    names = list(params)
+    values = np.column_stack([np.asarray(params[k], float) for k in names])
+    spec = ModelSpec(model, FS, "auto", options, None, DUR, None, None)
+    return sim, run_batch(sim, spec, names, values, 2, None, run_one, RunRecord)
+
+
+def _same_as_single(sim, res, params, labels):
+    names = list(params)
+    for i in range(len(res)):
+        if not res.ok[i]:
+            continue
+        one = sim.run(duration=DUR, params={k: float(params[k][i]) for k in names})
+        for lab in labels:
+            sig = one[lab]
+            got = res[lab][i, 1:] if sig.shape[0] == one.t.shape[0] - 1 else res[lab][i]
+            assert np.array_equal(got, sig), (i, lab)
+        assert res.balance[i] == one.max_balance_error
+        assert res.iterations_max[i] == np.max(one.iterations, initial=0)
+        assert res.iterations_mean[i] == float(np.mean(one.iterations))
+
+
+def test_newton_batch_is_bit_identical():
+    model = phsym.load(CLIPPER)
+    params = phsym.sampling(model, 12, {"Rs": 0.3, "C": 0.3}, seed=11)
+    sim, got = _batch(model, params)
+    assert got is not None and set(got[1]) == {"v(out)", "i(R1)"}
+    res = phsym.sweep(model, FS, params, duration=DUR, outputs=["v(out)", "i(R1)", "q_C1", "y(Vin)", "H", "P_diss"])
+    assert res.ok.all() and res.info["executor"].startswith("threads")
+    _same_as_single(sim, res, params, ["v(out)", "i(R1)", "q_C1", "y(Vin)", "H", "P_diss"])
+    assert np.isnan(res["v(out)"][:, 0]).all() and not np.isnan(res["q_C1"]).any()
+
+
+def test_linear_batch_is_bit_identical():
+    model = phsym.load(RLC)
+    params = phsym.sampling(model, 12, {"R": 0.5, "C": 0.5, "L": 0.2}, seed=4)
+    sim, got = _batch(model, params)
+    assert got is not None
+    res = phsym.sweep(model, FS, params, duration=DUR, outputs=["v(b)", "i(L1)", "phi_L1", "V1", "P_supplied"])
+    assert res.ok.all()
+    _same_as_single(sim, res, params, ["v(b)", "i(L1)", "phi_L1", "V1", "P_supplied"])
+    assert (res.iterations_max == 0).all()
+
+
+@pytest.mark.filterwarnings("ignore::phsym.errors.SimulationWarning")
+def test_failed_sets_fail_alone_with_the_single_runs_error():
+    model = phsym.load(CLIPPER)
+    # a negative capacitance fails in the plan; maxit=2 makes Newton fail on the steep sets
+    # (the ordinary path retries them in sub-steps and names the step)
+    params = {"C": [1e-8, -1e-8, 1e-8, 1e-8], "Rs": [2.2e3, 2.2e3, 10.0, 1e5]}
+    res = phsym.sweep(model, FS, params, duration=DUR, maxit=2, u={"Vin": 20.0}, outputs=["v(out)"])
+    sim = phsym.Simulator(model, FS, maxit=2)
+    for i in range(4):
+        p = {k: params[k][i] for k in params}
+        try:
+            one = sim.run(duration=DUR, params=p, u={"Vin": 20.0})
+        except phsym.PhsymError as exc:
+            assert not res.ok[i] and type(res.errors[i]) is type(exc) and str(res.errors[i]) == str(exc)
+            assert np.isnan(res["v(out)"][i]).all()
+        else:
+            assert res.ok[i] and np.array_equal(res["v(out)"][i, 1:], one["v(out)"])
+    assert not res.ok.all() and res.ok.any()
+
+
+def test_state_scales_of_many_sets_are_the_scalar_ones():
+    for path, tol in ((CLIPPER, {"Rs": 0.9, "C": 0.9}), (RLC, {"L": 0.9, "C": 0.9})):
+        model = phsym.load(path)
+        params = phsym.sampling(model, 40, tol, seed=2, distribution="lognormal")
+        values = [model.parameter_values({k: float(params[k][i]) for k in params}) for i in range(40)]
+        many = state_scales_many(model.structure, values)
+        assert all(np.array_equal(a, state_scales(model.structure, v)) for a, v in zip(many, values))
