@@ -91,3 +91,29 @@ def test_state_scales_of_many_sets_are_the_scalar_ones():
         values = [model.parameter_values({k: float(params[k][i]) for k in params}) for i in range(40)]
         many = state_scales_many(model.structure, values)
         assert all(np.array_equal(a, state_scales(model.structure, v)) for a, v in zip(many, values))
+
+
+def test_compressed_dense_loop_is_the_full_row_loop():
+    """The dense loop of a model too large to unroll skips the zeros of its rows: the same floats."""
+    from phsym.codegen.kernels import run_linear_fused
+    from phsym.codegen.linear_csr import run_linear_csr
+    from phsym.simulation.examples import chain_netlist
+    sim = phsym.Simulator(phsym.parse(chain_netlist(30)), FS, "midpoint", linear_solver="dense", record_efforts=True)
+    loop = sim.plan().loop
+    assert loop.key is None and np.count_nonzero(loop.Q) < loop.Q.size // 10
+    t = np.arange(401) / FS
+    U = np.column_stack([np.sin(2 * np.pi * 300 * t), 0.5 * np.ones_like(t)])
+    out = []
+    for csr in (False, True):
+        x = np.zeros(loop.G.shape[0])
+        A = [np.zeros((401, x.size)), np.zeros((400, 2)), np.zeros(401), np.zeros(400), np.zeros(400),
+             np.zeros((400, loop.n_e))]
+        if csr:
+            assert run_linear_csr(x, U, 0, 400, loop.inputs, *loop.compressed(), *A, True) == -1
+        else:
+            assert run_linear_fused(x, U, 0, 400, loop.inputs, loop.G, loop.Yc, loop.Wc, loop.pw, loop.Q, loop.Ec,
+                                    *A, True) == -1
+        out.append(A)
+    for a, b in zip(*out):
+        assert np.array_equal(a, b)
+    assert np.abs(out[0][0]).max() > 0

@@ -121,8 +121,8 @@ class _Batch:
             from ..codegen.linear_gen import unrolled_linear
             self.mod = unrolled_linear(loop.G.shape[0], U.shape[1], loop.Wc.shape[0], loop.n_e, loop.inputs)
         else:
-            from ..codegen import kernels
-            self.mod = kernels
+            from ..codegen.linear_csr import run_linear_csr
+            self.mod = run_linear_csr
         n = len(plans)
         self.blocks = {lab: np.empty((n, N + 1)) for lab in labels}      # rows not written: NaN at the end
         self.summ = np.full((n, 4), np.nan)          # balance, it_max, it_mean, wall time
@@ -164,9 +164,10 @@ class _Batch:
                 self.mod.run(x, U, 0, N, *args)
                 bad = -1 if np.isfinite(W.Hh[1:N + 1].sum()) else 0
             else:
-                self.mod.run_linear_fused(x, U, 0, 0, loop.inputs, *args)
+                cargs = loop.compressed() + (W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, rec)
+                self.mod(x, U, 0, 0, loop.inputs, *cargs)
                 t0 = time.perf_counter()
-                bad = self.mod.run_linear_fused(x, U, 0, N, loop.inputs, *args)
+                bad = self.mod(x, U, 0, N, loop.inputs, *cargs)
         wall = time.perf_counter() - t0
         if bad >= 0:
             return False
