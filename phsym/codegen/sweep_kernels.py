@@ -2,8 +2,7 @@
 
 One pass over a finished run gives what a sweep keeps besides the signals:
 the power-balance residual and scale (the floats of
-``SimulationResult.max_balance_error``, as :func:`phsym.codegen.kernels.balance_summary`)
-and the Newton iteration maximum and sum, without the numpy temporaries and
+``SimulationResult.max_balance_error``) and the Newton iteration maximum and sum, without the numpy temporaries and
 calls (about 60 us a run on the 2-core test machine, against 50 us asked
 for a run's whole overhead).
 """
@@ -22,7 +21,7 @@ __all__ = ["run_summary"]
 @njit(cache=True, nogil=True)
 def run_summary(H, Pd, Ps, h, IT, newton):
     """``(max |balance|, power scale, max iterations, sum of iterations)``; NaN for the first two when a
-    value is not finite (the caller then takes numpy's expression, as ``balance_summary``).
+    value is not finite (the caller then takes numpy's expression).
 
     The residual ``(H[k+1] - H[k]) / h + Pd[k] - Ps[k]`` and the scale (the
     largest of ``|dH/dt|``, ``|Pd|``, ``|Ps|``, or 1) are computed with the
