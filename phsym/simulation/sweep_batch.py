@@ -179,8 +179,8 @@ class _Batch:
             row = self.blocks[lab][i]
             if step:
                 row[0] = np.nan
-            if arr == "E":
-                row[1:] = W.E @ plan.probe_vector(col)
+            if arr == "E":      # numpy's matmul as in SimulationResult (efforts @ vector), into the row
+                np.matmul(W.E, plan.probe_vector(col), out=row[1:])
             else:
                 src = U if arr == "U" else getattr(W, arr)
                 row[1 if step else 0:] = src if col is None else src[:, col]
