@@ -190,6 +190,13 @@ class _Batch:
             self.summ[i] = (mb / scale, 0.0, 0.0, wall)
         return True
 
+    def safe(self, i: int, W: _Work) -> bool:
+        """:meth:`one`; anything unexpected sends the run to the ordinary path, which reports it."""
+        try:
+            return self.one(i, W)
+        except Exception:       # noqa: BLE001  (the ordinary path re-raises or records it)
+            return False
+
     def run(self, order: Sequence[int], threads: int, progress: Progress, done0: int, total: int) -> None:
         """Run ``order`` on ``threads`` threads (the calling one included); progress in the calling thread."""
         todo = iter(order)
@@ -203,7 +210,7 @@ class _Batch:
                     i = next(todo, None)
                 if i is None:
                     return
-                ok = self.one(i, W)
+                ok = self.safe(i, W)
                 with self._lock:
                     if not ok:
                         self.redo.append(i)
@@ -228,7 +235,7 @@ class _Batch:
                 i = next(todo, None)
             if i is None:
                 break
-            ok = self.one(i, W)
+            ok = self.safe(i, W)
             with self._lock:
                 if not ok:
                     self.redo.append(i)

@@ -1,17 +1,21 @@
 """Where the runs of a sweep execute: threads, any executor, or a dask cluster.
 
-Every run goes through :meth:`phsym.simulation.Simulator.run` (so through
-:meth:`~phsym.simulation.plan.RunPlan.run`, the one run path) and is
-reduced to a :class:`RunRecord`: the requested signals and a few summaries,
-or the error that stopped it.  One run failing never stops the others.
+Every run is the run :meth:`phsym.simulation.Simulator.run` makes (the
+batch path calls the same compiled loop with the same numbers, and remakes
+any run it cannot finish through ``Simulator.run``) and is reduced to a
+:class:`RunRecord`: a few summaries and the requested signals (or their rows
+in the batch path's blocks), or the error that stopped it.  One run
+failing never stops the others.
 
-* In-process (the default): one simulator, runs on a thread pool of every
-  core.  The compiled loops release the GIL (``nogil``), so the stepping of
-  one run overlaps the plan building of another; nothing is pickled.
+* In-process (the default): one simulator; the batch path
+  (:mod:`phsym.simulation.sweep_batch`) builds the plans of all sets, then
+  steps the runs through the compiled loop on every core (it releases the
+  GIL) into preallocated signal blocks; sweeps it does not cover run as a
+  loop of single runs on a thread pool.  Nothing is pickled.
 * Another process (a ``concurrent.futures`` process pool, dask workers):
   tasks carry a :class:`ModelSpec` (the netlist path, or the model itself
-  when it has no file) and chunks of parameter rows.  Each process builds its
-  simulator once (:data:`_SIMULATORS`); the generated module comes from the
+  when it has no file) and chunks of parameter rows, run on the batch
+  path.  Each process builds its simulator once (:data:`_SIMULATORS`); the generated module comes from the
   on-disk cache (``PHSYM_CACHE_DIR``) under its content key, so a worker that
   shares the cache directory imports it and one with its own cache
   generates the identical file once.
