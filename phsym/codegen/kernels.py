@@ -210,7 +210,8 @@ def run_linear_sparse(x, U, k0, k1, inputs, n_y, n_w,
 
 @njit(cache=True, nogil=True)
 def run_linear_fused(x, U, k0, k1, inputs, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd, Ps, E, rec_e):
-    """Dense linear step on ``z = (x, ubar)`` with fused matrices.
+    """Dense linear step on ``z = (x, ubar)`` with fused matrices (full rows: the reference of
+    :func:`phsym.codegen.linear_csr.run_linear_csr`, which the dense loop runs).
 
     ``x_{k+1} = G z``, ``y = Yc z``, dissipative variables ``w = Wc z``
     (``P_diss = sum pd_w w**2``), efforts ``e = Ec z``.  Returns ``-1`` or
