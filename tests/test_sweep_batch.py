@@ -117,3 +117,17 @@ def test_compressed_dense_loop_is_the_full_row_loop():
     for a, b in zip(*out):
         assert np.array_equal(a, b)
     assert np.abs(out[0][0]).max() > 0
+
+
+def test_runs_needing_the_port_start_take_the_ordinary_path():
+    """Heat transfer's entropy law is singular at zero port variables: Newton starts from the ports
+    the initial state implies, which only Simulator.run does; the sweep's runs are still the single runs."""
+    path = str(ROOT / "netlists" / "heat_transfer.cir")
+    params = {"G12": [0.5, 1.0, 2.0], "C1": [5.0, 10.0, 20.0]}
+    res = phsym.sweep(path, 10.0, params, duration=2.0, outputs=["v(t1)", "v(t2)"])
+    assert res.ok.all()
+    sim = phsym.Simulator(phsym.load(path), 10.0)
+    assert sim.plan().needs_port_start()
+    for i in range(3):
+        one = sim.run(duration=2.0, params={k: v[i] for k, v in params.items()})
+        assert np.array_equal(res["v(t1)"][i, 1:], one["v(t1)"]) and np.array_equal(res["v(t2)"][i, 1:], one["v(t2)"])
