@@ -37,6 +37,8 @@ __all__ = ["run_batch"]
 
 Progress = Optional[Callable[[int, int], None]]
 _NO_IT = np.zeros(0, dtype=np.int64)
+#: Parameter sets whose plans are built and run together (memory: the plans of one slice at a time).
+SLICE = 2048
 _FAIL = (PhsymError, ArithmeticError, ValueError, RuntimeError, KeyError)
 
 
@@ -309,11 +311,17 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
         return None
     n = values.shape[0]
     rows = [dict(zip(names, map(float, r))) for r in values]
-    plans = _newton_plans(sim, rows) if sim.engine == "newton" else list(sim.plans(rows))
-    good = [i for i in range(n) if not isinstance(plans[i], Exception)]
-    if not good:
+    plans: list = [None] * n
+    build = (lambda r: _newton_plans(sim, r)) if sim.engine == "newton" else (lambda r: list(sim.plans(r)))
+    # plans slice by slice (a plan holds its loop's numbers: 100 000 of them at once would be hundreds of
+    # MB); the first slice with a good plan sets the inputs and the signals
+    ref, start = None, 0
+    while ref is None and start < n:
+        plans[start:start + SLICE] = build(rows[start:start + SLICE])
+        ref = next((p for p in plans[start:start + SLICE] if not isinstance(p, Exception)), None)
+        start += SLICE
+    if ref is None:
         return None
-    ref = plans[good[0]]
     try:
         U = ref.inputs(spec.u, spec.duration)
         N = check_steps(U, sim.fs, spec.duration)
@@ -331,20 +339,31 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
     where = {lab: _where(ref, lab, rec) for lab in labels}
     if any(w is None for w in where.values()):
         return None
-    order = []
-    for i in good:      # sympy here, not on the threads: undeclared probes, the port-start check
-        try:
-            if sim.engine == "newton" and plans[i].needs_port_start():
-                continue        # Newton starts from the ports the initial state implies: the ordinary path
-            if _same_waves(plans[i].waveforms, ref.waveforms):
-                for lab in labels:
-                    if where[lab][0] == "E":
-                        plans[i].probe_vector(lab)
-                order.append(i)
-        except _FAIL:
-            pass
     batch = _Batch(sim, spec, plans, U, N, rec, labels, where)
-    batch.run(order, threads, progress, 0, n)
+    order: List[int] = []
+    for s0 in range(0, n, SLICE):
+        if plans[s0] is None:
+            plans[s0:s0 + SLICE] = build(rows[s0:s0 + SLICE])
+        part = []
+        for i in range(s0, min(n, s0 + SLICE)):     # sympy here, not on the threads: undeclared probes,
+            plan = plans[i]                          # the port-start check
+            if isinstance(plan, Exception):
+                continue
+            try:
+                if sim.engine == "newton" and plan.needs_port_start():
+                    continue    # Newton starts from the ports the initial state implies: the ordinary path
+                if _same_waves(plan.waveforms, ref.waveforms):
+                    for lab in labels:
+                        if where[lab][0] == "E":
+                            plan.probe_vector(lab)
+                    part.append(i)
+            except _FAIL:
+                pass
+        batch.run(part, threads, progress, len(order), n)
+        order += part
+        for i in range(s0, min(n, s0 + SLICE)):
+            if not isinstance(plans[i], Exception):
+                plans[i] = None         # a run remade on the ordinary path builds its own
     inside = set(order)
     redo = set(batch.redo)
     records: list = [None] * n
