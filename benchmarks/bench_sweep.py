@@ -84,6 +84,32 @@ def timed_sweep(model, params, duration, executor):
     return wall, res
 
 
+def parallel_ceiling(n=200):
+    """Speed-up of 2 threads over 1 on pure compiled work (a nogil loop of about 1 ms, no Python):
+    what the machine's load leaves of the second core while the sweeps are timed."""
+    from concurrent.futures import ThreadPoolExecutor
+    from numba import njit
+
+    @njit(nogil=True)
+    def busy(m):
+        s = 0.0
+        for i in range(m):
+            s += np.sin(i * 1e-3)
+        return s
+
+    busy(10)
+    m = 40000
+    t0 = time.perf_counter()
+    for _ in range(n):
+        busy(m)
+    one = time.perf_counter() - t0
+    with ThreadPoolExecutor(2) as pool:
+        t0 = time.perf_counter()
+        list(pool.map(busy, [m] * n))
+        two = time.perf_counter() - t0
+    return one / two
+
+
 def task_overhead(executor, n=200):
     """Seconds per task of ``n`` trivial tasks (submit, schedule, pickle, return): the fixed cost a chunk pays."""
     from phsym.common.parallel import map_tasks
@@ -126,7 +152,7 @@ def main(argv=None) -> int:
             # that a change of load between batches hits them all alike
             m = dict.fromkeys(["python loop", "sweep threads", "sweep serial", "process pool (2)",
                                "dask LocalCluster (2)"], 0.0)
-            steps = []
+            steps, ceilings, batch_steps = [], [], []
             for r in range(args.rounds):
                 sl = slice(r * runs // args.rounds, (r + 1) * runs // args.rounds)
                 part = {k: v[sl] for k, v in params.items()}
@@ -135,7 +161,10 @@ def main(argv=None) -> int:
                 steps.append(st)
                 b, rb = timed_sweep(model, part, args.duration, None)
                 m["sweep threads"] += b
-                m["sweep serial"] += timed_sweep(model, part, args.duration, "serial")[0]
+                ser, rs = timed_sweep(model, part, args.duration, "serial")
+                m["sweep serial"] += ser
+                batch_steps.append(float(rs.wall_time.mean()))
+                ceilings.append(parallel_ceiling())
                 c, rc = timed_sweep(path, part, args.duration, pool)
                 m["process pool (2)"] += c
                 d, rd = timed_sweep(path, part, args.duration, client)
@@ -148,6 +177,10 @@ def main(argv=None) -> int:
             row = {k: {"s": v, "runs/s": runs / v, "ratio": a / v} for k, v in m.items()}
             row["stepping per run (s)"] = stepping
             row["serial overhead per run (s)"] = serial / runs - stepping
+            # the serial sweep's own stepping (the compiled calls it times) against its wall time
+            row["serial-sweep stepping per run (s)"] = float(np.mean(batch_steps))
+            row["serial-sweep overhead beyond its stepping (s)"] = serial / runs - float(np.mean(batch_steps))
+            row["2-thread ceiling (pure compiled work)"] = float(np.mean(ceilings))
             row["plan build per run (s)"] = plan_time(model, params)
             row["worker warm-up (s)"] = warm_workers
             row["threads in-process"] = rb.info["executor"]
@@ -156,6 +189,9 @@ def main(argv=None) -> int:
                   f"(stepping {stepping * 1e3:.3f} ms/run, serial-sweep overhead "
                   f"{row['serial overhead per run (s)'] * 1e3:.3f} ms/run, of which plan building "
                   f"{row['plan build per run (s)'] * 1e3:.3f} ms)")
+            print(f"  serial sweep: stepping {row['serial-sweep stepping per run (s)'] * 1e6:.0f} us/run, "
+                  f"overhead beyond it {row['serial-sweep overhead beyond its stepping (s)'] * 1e6:.0f} us/run; "
+                  f"2-thread speed-up of pure compiled work meanwhile {row['2-thread ceiling (pure compiled work)']:.2f}x")
             for k in m:
                 print(f"  {k:<24} {row[k]['s']:8.3f} s {row[k]['runs/s']:9.1f} runs/s  {row[k]['ratio']:5.2f}x")
         out["task overhead (s)"] = {"process pool (2)": task_overhead(pool),

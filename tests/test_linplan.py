@@ -65,8 +65,9 @@ def test_negative_value_is_reported_through_the_template():
 
 
 def test_compiled_balance_summary_is_the_result_property():
-    """The one-pass kernel a sweep uses gives the float of SimulationResult.max_balance_error."""
-    from phsym.codegen.kernels import balance_summary
+    """The one-pass kernel a sweep uses gives the float of SimulationResult.max_balance_error,
+    and the Newton iteration maximum and sum."""
+    from phsym.codegen.sweep_kernels import run_summary
     from phsym.simulation.sweep_exec import _max_balance
     model = phsym.load(ROOT / "netlists" / "rlc.cir")
     for method in ("midpoint", "backward_euler"):        # exact balance, and numerical dissipation
@@ -74,13 +75,16 @@ def test_compiled_balance_summary_is_the_result_property():
         assert _max_balance(res) == res.max_balance_error
     rng = np.random.default_rng(3)
     H, Pd, Ps = rng.standard_normal(11), rng.standard_normal(10), rng.standard_normal(10)
-    mb, scale = balance_summary(H, Pd, Ps, 0.1)
+    IT = rng.integers(1, 9, 10)
+    mb, scale, itmax, itsum = run_summary(H, Pd, Ps, 0.1, IT, True)
     bal = (H[1:] - H[:-1]) / 0.1 + Pd - Ps
     assert mb == np.max(np.abs(bal))
     assert scale == max(np.max(np.abs(np.diff(H)) / 0.1), np.max(np.abs(Pd)), np.max(np.abs(Ps)))
-    assert balance_summary(np.zeros(3), np.zeros(2), np.zeros(2), 0.1) == (0.0, 1.0)
-    Pd[4] = np.nan
-    assert np.isnan(balance_summary(H, Pd, Ps, 0.1)[0])
+    assert (itmax, itsum) == (IT.max(), IT.sum()) and itsum / 10 == np.mean(IT)
+    assert run_summary(np.zeros(3), np.zeros(2), np.zeros(2), 0.1, IT[:0], False) == (0.0, 1.0, 0, 0)
+    for bad in (np.nan, np.inf):
+        Pd[4] = bad
+        assert np.isnan(run_summary(H, Pd, Ps, 0.1, IT, True)[0])
 
 
 def test_batched_sweep_is_bit_identical_to_single_runs():

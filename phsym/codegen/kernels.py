@@ -210,7 +210,8 @@ def run_linear_sparse(x, U, k0, k1, inputs, n_y, n_w,
 
 @njit(cache=True, nogil=True)
 def run_linear_fused(x, U, k0, k1, inputs, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd, Ps, E, rec_e):
-    """Dense linear step on ``z = (x, ubar)`` with fused matrices.
+    """Dense linear step on ``z = (x, ubar)`` with fused matrices (full rows: the reference of
+    :func:`phsym.codegen.linear_csr.run_linear_csr`, which the dense loop runs).
 
     ``x_{k+1} = G z``, ``y = Yc z``, dissipative variables ``w = Wc z``
     (``P_diss = sum pd_w w**2``), efforts ``e = Ec z``.  Returns ``-1`` or
@@ -275,25 +276,3 @@ def run_linear_fused(x, U, k0, k1, inputs, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd,
 
 # numba reads its cache files at the first call, unguarded: check them now
 check_numba(sys.modules[__name__])
-
-
-@njit(cache=True, nogil=True)
-def balance_summary(H, Pd, Ps, h):
-    """``(max |balance|, power scale)`` of a run in one pass, NaN for both when any value is not finite.
-
-    The numbers of ``SimulationResult.max_balance_error`` (balance
-    ``(H[k+1] - H[k]) / h + Pd[k] - Ps[k]``; scale the largest of
-    ``|dH/dt|``, ``|Pd|``, ``|Ps|``, or 1 when all vanish) with the same
-    operations in the same order, so the same floats; without the six
-    temporary arrays of the numpy expression (a sweep asks once per run).
-    """
-    mb = 0.0
-    scale = 0.0
-    for k in range(Pd.shape[0]):
-        dh = (H[k + 1] - H[k]) / h
-        b = dh + Pd[k] - Ps[k]
-        if not (np.isfinite(b) and np.isfinite(dh) and np.isfinite(Pd[k]) and np.isfinite(Ps[k])):
-            return np.nan, np.nan
-        mb = max(mb, abs(b))
-        scale = max(scale, abs(dh), abs(Pd[k]), abs(Ps[k]))
-    return mb, (scale if scale > 0 else 1.0)

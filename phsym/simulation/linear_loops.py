@@ -63,6 +63,7 @@ class DenseLinearLoop:
         self.compiled = ""
         self.compile_time = 0.0
         self.n_e = self.Ec.shape[0]
+        self._csr: Optional[tuple] = None
         nx, nz = self.G.shape
         self.key: Optional[str] = None
         if nx * nz <= MAX_UNROLLED:     # G is (nx, nx + nu)
@@ -77,6 +78,15 @@ class DenseLinearLoop:
             Ignored (a linear step has no Newton start).
         """
         return None
+
+    def compressed(self) -> tuple:
+        """``G, Yc, Wc`` (with ``pw``), ``Q``, ``Ec`` as compressed rows: the arguments of
+        :func:`phsym.codegen.linear_csr.run_linear_csr` after ``inputs`` (built once)."""
+        if self._csr is None:
+            from ..codegen.linear_csr import compress
+            c = [compress(a) for a in (self.G, self.Yc, self.Wc)]
+            self._csr = (*c[0], *c[1], *c[2], self.pw, *compress(self.Q), *compress(self.Ec))
+        return self._csr
 
     def run(self, x: np.ndarray, U: np.ndarray, h: float, rec: bool, progress: Progress = None,
             chunk: int = 0, carry: None = None) -> Tuple[RunArrays, float]:
@@ -124,13 +134,14 @@ class DenseLinearLoop:
                     return -1
                 bad = np.flatnonzero(~np.isfinite(Hk))
                 return int(k0 + bad[0]) if bad.size else -1
-        else:
-            from ..codegen import kernels      # numba: only when this loop runs
+        else:       # too large to unroll: the nonzeros of the rows (the same floats, see linear_csr)
+            from ..codegen.linear_csr import run_linear_csr      # numba: only when this loop runs
             self.compiled = "numba kernel"
-            kernels.run_linear_fused(x, U, 0, 0, self.inputs, *args)
+            cargs = self.compressed() + (A.X, A.Y, A.Hh, A.Pd, A.Ps, A.E, rec)
+            run_linear_csr(x, U, 0, 0, self.inputs, *cargs)
 
             def steps(k0, k1):
-                return kernels.run_linear_fused(x, U, k0, k1, self.inputs, *args)
+                return run_linear_csr(x, U, k0, k1, self.inputs, *cargs)
         self.compile_time = time.perf_counter() - t0
         return A, stepping(steps, N, h, progress, chunk, _linear_failure(h))
 

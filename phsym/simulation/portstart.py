@@ -22,6 +22,7 @@ from ..structure.dirac import Structure
 __all__ = ["port_start", "singular_at_zero"]
 
 _FUNCTIONS: "weakref.WeakKeyDictionary[Structure, Optional[Callable]]" = weakref.WeakKeyDictionary()
+_ZERO_LAWS: "weakref.WeakKeyDictionary[Structure, list]" = weakref.WeakKeyDictionary()
 
 
 def _by_name(expr: sp.Basic, values: Mapping[str, float]) -> sp.Basic:
@@ -38,9 +39,19 @@ def singular_at_zero(S: Structure, values: Mapping[str, float]) -> bool:
     values : mapping of str to float
         Parameter values by name.
     """
-    zero = {d.w: sp.Integer(0) for d in S.dissipative}      # a law that is just w: a sympy zero
-    for d in S.dissipative:
-        z0 = _by_name(sp.sympify(d.z).xreplace(zero), values)
+    laws = _ZERO_LAWS.get(S)
+    if laws is None:        # the laws at zero port variables, once per structure (a sweep asks per run)
+        zero = {d.w: sp.Integer(0) for d in S.dissipative}      # a law that is just w: a sympy zero
+        laws = [sp.sympify(d.z).xreplace(zero) for d in S.dissipative]
+        fixed = [law for law in laws if not law.free_symbols]
+        laws = _ZERO_LAWS[S] = ([law for law in laws if law.free_symbols], _singular(fixed, {}))
+    varying, fixed_singular = laws
+    return fixed_singular or _singular(varying, values)
+
+
+def _singular(laws, values: Mapping[str, float]) -> bool:
+    for law in laws:
+        z0 = _by_name(law, values)
         try:
             if not math.isfinite(complex(z0).real):
                 return True

@@ -1,17 +1,21 @@
 """Where the runs of a sweep execute: threads, any executor, or a dask cluster.
 
-Every run goes through :meth:`phsym.simulation.Simulator.run` (so through
-:meth:`~phsym.simulation.plan.RunPlan.run`, the one run path) and is
-reduced to a :class:`RunRecord`: the requested signals and a few summaries,
-or the error that stopped it.  One run failing never stops the others.
+Every run is the run :meth:`phsym.simulation.Simulator.run` makes (the
+batch path calls the same compiled loop with the same numbers, and remakes
+any run it cannot finish through ``Simulator.run``) and is reduced to a
+:class:`RunRecord`: a few summaries and the requested signals (or their rows
+in the batch path's blocks), or the error that stopped it.  One run
+failing never stops the others.
 
-* In-process (the default): one simulator, runs on a thread pool of every
-  core.  The compiled loops release the GIL (``nogil``), so the stepping of
-  one run overlaps the plan building of another; nothing is pickled.
+* In-process (the default): one simulator; the batch path
+  (:mod:`phsym.simulation.sweep_batch`) builds the plans of all sets, then
+  steps the runs through the compiled loop on every core (it releases the
+  GIL) into preallocated signal blocks; sweeps it does not cover run as a
+  loop of single runs on a thread pool.  Nothing is pickled.
 * Another process (a ``concurrent.futures`` process pool, dask workers):
   tasks carry a :class:`ModelSpec` (the netlist path, or the model itself
-  when it has no file) and chunks of parameter rows.  Each process builds its
-  simulator once (:data:`_SIMULATORS`); the generated module comes from the
+  when it has no file) and chunks of parameter rows, run on the batch
+  path.  Each process builds its simulator once (:data:`_SIMULATORS`); the generated module comes from the
   on-disk cache (``PHSYM_CACHE_DIR``) under its content key, so a worker that
   shares the cache directory imports it and one with its own cache
   generates the identical file once.
@@ -31,6 +35,7 @@ import numpy as np
 
 from ..common.parallel import is_dask_client, local_dask, single_blas_thread
 from ..errors import PhsymError, SimulationInputError
+from .sweep_batch import run_batch
 
 __all__ = ["ModelSpec", "RunRecord", "run_one", "run_chunk", "execute", "describe_executor"]
 
@@ -124,11 +129,14 @@ def _grid_signal(res, label: str) -> np.ndarray:
     return np.concatenate([[np.nan], arr])        # a step quantity: none at t[0]
 
 
+_NO_IT = np.zeros(0, dtype=np.int64)
+
+
 def _max_balance(res) -> float:
     """``res.max_balance_error``, the same float, from one compiled pass (numpy's
     expression where a value is not finite, for its NaN semantics)."""
-    from ..codegen.kernels import balance_summary      # numba: the run's loop has loaded it already
-    mb, scale = balance_summary(res.H, res.P_diss, res.P_supplied, float(res.info["h"]))
+    from ..codegen.sweep_kernels import run_summary      # numba: the run's loop has loaded it already
+    mb, scale, _, _ = run_summary(res.H, res.P_diss, res.P_supplied, float(res.info["h"]), _NO_IT, False)
     if not np.isfinite(mb):
         return res.max_balance_error
     return float(mb / scale)
@@ -206,8 +214,13 @@ def _portable(rec: RunRecord) -> RunRecord:
 
 
 def run_chunk(spec: ModelSpec, indices: Sequence[int], names: Sequence[str],
-              rows: np.ndarray) -> List[RunRecord]:
+              rows: np.ndarray) -> Tuple[List[RunRecord], Dict[str, np.ndarray]]:
     """Task of an out-of-process executor: the runs ``indices`` with the parameter ``rows``.
+
+    Returns the records of the runs and the signal blocks (label ->
+    ``(len(indices), N + 1)``) of the batch path
+    (:mod:`phsym.simulation.sweep_batch`); ``{}`` when the runs took the
+    ordinary path, whose records carry their signals.
 
     Parameters
     ----------
@@ -223,11 +236,18 @@ def run_chunk(spec: ModelSpec, indices: Sequence[int], names: Sequence[str],
     try:
         sim = _simulator(spec)
     except (PhsymError, OSError, ValueError) as exc:        # the model does not build here: every run says so
-        return [_portable(RunRecord(int(i), error=exc)) for i in indices]
+        return [_portable(RunRecord(int(i), error=exc)) for i in indices], {}
     with single_blas_thread():       # the workers are the parallelism
+        rows = np.asarray(rows, dtype=float)
+        got = run_batch(sim, spec, names, rows, 1, None, run_one, RunRecord)
+        if got is not None:
+            recs, blocks = got
+            for r, i in zip(recs, indices):
+                r.index = int(i)
+            return [_portable(r) for r in recs], blocks
         sets = [dict(zip(names, map(float, row))) for row in rows]
         plans = sim.plans(sets) if getattr(sim, "batched", False) else [None] * len(sets)
-        return [_portable(run_one(sim, spec, int(i), p, plan)) for i, p, plan in zip(indices, sets, plans)]
+        return [_portable(run_one(sim, spec, int(i), p, plan)) for i, p, plan in zip(indices, sets, plans)], {}
 
 
 # ------------------------------------------------------------ main side
@@ -247,8 +267,9 @@ def describe_executor(executor) -> str:
 
 
 def _chunks(n: int, workers: int) -> List[np.ndarray]:
-    """About four tasks per worker: enough to balance, few enough to keep per-task cost small."""
-    k = max(1, min(n, 4 * max(workers, 1)))
+    """Two tasks per worker: a worker's chunk runs on the batch path in one go, and a dask task costs
+    about 5-8 ms to schedule (measured), so few tasks; two still even out a slow worker."""
+    k = max(1, min(n, 2 * max(workers, 1)))
     return [c for c in np.array_split(np.arange(n), k) if c.size]
 
 
@@ -288,9 +309,10 @@ def _in_process(sim, spec: ModelSpec, names, values, progress: Progress, pool: O
     return out       # type: ignore[return-value]
 
 
-def _remote(spec: ModelSpec, names, values, executor, progress: Progress) -> List[RunRecord]:
+def _remote(spec: ModelSpec, names, values, executor, progress: Progress):
     n = values.shape[0]
     out: List[Optional[RunRecord]] = [None] * n
+    blocks: Dict[str, np.ndarray] = {}
     close = None
     if executor == "dask":
         executor, cluster = local_dask()
@@ -299,30 +321,41 @@ def _remote(spec: ModelSpec, names, values, executor, progress: Progress) -> Lis
         if is_dask_client(executor):
             from distributed import as_completed as dask_completed
             workers = max(len(executor.scheduler_info().get("workers", {})), 1)
-            futs = [executor.submit(run_chunk, spec, c.tolist(), names, values[c], pure=False)
-                    for c in _chunks(n, workers)]
+            chunk_list = _chunks(n, workers)
+            futs = [executor.submit(run_chunk, spec, c.tolist(), names, values[c], pure=False) for c in chunk_list]
             done_iter = dask_completed(futs)
         else:
             workers = getattr(executor, "_max_workers", None) or os.cpu_count() or 1
-            futs = [executor.submit(run_chunk, spec, c.tolist(), names, values[c]) for c in _chunks(n, workers)]
+            chunk_list = _chunks(n, workers)
+            futs = [executor.submit(run_chunk, spec, c.tolist(), names, values[c]) for c in chunk_list]
             done_iter = as_completed(futs)
         done = 0
+        chunks = {f: c for f, c in zip(futs, chunk_list)}
         for f in done_iter:
-            for rec in f.result():
+            recs, part = f.result()
+            for rec in recs:
                 out[rec.index] = rec
                 done += 1
+            for lab, block in part.items():
+                if lab not in blocks:
+                    blocks[lab] = np.full((n, block.shape[1]), np.nan)
+                blocks[lab][chunks[f]] = block
             if progress:
                 progress(done, n)
     finally:
         if close is not None:
             close[0].close()
             close[1].close()
-    return out       # type: ignore[return-value]
+    return out, blocks
 
 
 def execute(sim, spec: ModelSpec, names: Sequence[str], values: np.ndarray, executor,
-            progress: Progress) -> Tuple[List[RunRecord], float]:
-    """Run every row of ``values``; returns the records in run order and the wall time.
+            progress: Progress) -> Tuple[List[RunRecord], float, Dict[str, np.ndarray]]:
+    """Run every row of ``values``: the records in run order, the wall time and the signal blocks.
+
+    Runs of the batch path (:mod:`phsym.simulation.sweep_batch`) have their
+    signals as rows of the blocks (label -> ``(runs, N + 1)``); the records of
+    the others carry their own.
 
     Parameters
     ----------
@@ -343,11 +376,15 @@ def execute(sim, spec: ModelSpec, names: Sequence[str], values: np.ndarray, exec
     if executor is None or executor in ("threads", "serial") or isinstance(executor, ThreadPoolExecutor):
         threads = 1 if executor == "serial" else (os.cpu_count() or 1)
         pool = executor if isinstance(executor, ThreadPoolExecutor) else None
+        if pool is not None:
+            threads = getattr(pool, "_max_workers", None) or threads
         with single_blas_thread():        # the runs are the parallelism
-            recs = _in_process(sim, spec, names, values, progress, pool, threads)
+            got = run_batch(sim, spec, names, values, threads, progress, run_one, RunRecord)
+            if got is None:
+                got = _in_process(sim, spec, names, values, progress, pool, threads), {}
     elif executor == "dask" or is_dask_client(executor) or isinstance(executor, Executor):
-        recs = _remote(spec, names, values, executor, progress)
+        got = _remote(spec, names, values, executor, progress)
     else:
         raise SimulationInputError(f"executor must be None, 'threads', 'serial', 'dask', a "
                                    f"concurrent.futures.Executor or a dask Client, not {executor!r}")
-    return recs, time.perf_counter() - t0
+    return got[0], time.perf_counter() - t0, got[1]

@@ -53,23 +53,31 @@ class SweepResult:
         One per run, in run order (:mod:`phsym.simulation.sweep_exec`).
     info : dict
         Run description.
+    blocks : dict of str to ndarray, optional
+        Signals already gathered as ``(runs, N + 1)`` arrays (the batch
+        path); records with their own signals fill their rows.
     """
 
-    def __init__(self, names: Sequence[str], values: np.ndarray, records: Sequence, info: Dict):
+    def __init__(self, names: Sequence[str], values: np.ndarray, records: Sequence, info: Dict,
+                 blocks: Optional[Dict[str, np.ndarray]] = None):
         self.names = list(names)
         self.values = np.asarray(values, dtype=float)
         self.info = dict(info)
         good = [r for r in records if r.error is None]
-        labels = list(good[0].signals) if good else []
+        blocks = dict(blocks or {})
+        with_own = [r for r in good if r.signals]
+        labels = list(blocks) or (list(with_own[0].signals) if with_own else [])
         self.t = np.zeros(0)
         if good:
             first = next((r.t for r in good if r.t is not None), None)
             # the run's grid, computed as RunPlan.run does ((k - 0) * h with h = 1 / fs)
-            m = len(good[0].signals[labels[0]]) if labels else 0
+            m = (next(iter(blocks.values())).shape[1] if blocks
+                 else len(with_own[0].signals[labels[0]]) if labels else 0)
             self.t = first if first is not None else np.arange(m) * (1.0 / float(info["fs"]))
         n, m = len(records), self.t.shape[0]
-        self.signals: Dict[str, np.ndarray] = {lab: np.full((n, m), np.nan) for lab in labels}
-        for r in good:
+        self.signals: Dict[str, np.ndarray] = {lab: blocks.get(lab) if lab in blocks else np.full((n, m), np.nan)
+                                               for lab in labels}
+        for r in with_own:
             for lab in labels:
                 self.signals[lab][r.index] = r.signals[lab]
         self.balance = np.array([r.balance for r in records], dtype=float)

@@ -142,7 +142,7 @@ def sweep(model_or_path, fs: float, params, *, u=None, duration: Optional[float]
     sim = _simulator(model, fs, method, options) if local else None
     if outputs:
         _check_outputs(model, outputs)
-    records, wall = execute(sim, spec, names, values, executor, progress)
+    records, wall, blocks = execute(sim, spec, names, values, executor, progress)
     info = {"fs": fs, "method": method, "executor": describe_executor(executor), "wall_time": wall,
             "runs": int(values.shape[0]), "model": getattr(model, "name", str(model_or_path))}
-    return SweepResult(names, values, records, info)
+    return SweepResult(names, values, records, info, blocks)

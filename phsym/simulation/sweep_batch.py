@@ -1,0 +1,394 @@
+"""The batch path of a sweep: many parameter sets through one compiled loop, no result objects.
+
+A sweep's runs differ only in numbers: the plans of all its parameter sets
+are built first (:meth:`~phsym.simulation.Simulator.plans`: stacked numpy
+for small linear models), the input rows once, and then each run is one
+call of the compiled loop the single run would make (the generated Newton
+``run`` or the linear loop, ``nogil``) on work arrays its thread reuses.
+Each run writes only the requested signals into preallocated
+``(runs, N + 1)`` blocks and its summaries (balance residual, Newton
+iterations); no :class:`~phsym.simulation.SimulationResult` is built.
+
+The calls and their arguments are those of
+:meth:`~phsym.simulation.plan.RunPlan.run` for the same parameter set, so
+the numbers are bit-identical to single runs (tested).  A run the batch
+cannot finish as a single run would (a Newton failure, which the ordinary
+path retries in sub-steps; a non-finite value; a plan that failed) is made
+again alone through :func:`~phsym.simulation.sweep_exec.run_one`, so its
+error (or its recovered result) is exactly that of a single run.  Sweeps
+the batch does not cover (``x0="dc"``, ``on_error="flag"``, controls, a
+sparse linear loop, a signal that is not a state, input, output, probe or
+power) take the ordinary path for every run.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import PhsymError
+from .engine import RECORD_LIMIT
+from .signals import check_steps, initial_state
+
+__all__ = ["run_batch"]
+
+Progress = Optional[Callable[[int, int], None]]
+_NO_IT = np.zeros(0, dtype=np.int64)
+#: Parameter sets whose plans are built and run together (memory: the plans of one slice at a time).
+SLICE = 2048
+_FAIL = (PhsymError, ArithmeticError, ValueError, RuntimeError, KeyError)
+
+
+def _eligible(sim, spec) -> bool:
+    if isinstance(spec.x0, str) or sim.on_error != "raise" or not hasattr(sim.model, "structure"):
+        return False
+    if sim.engine == "newton":
+        return not sim._gen.controls
+    return sim.batched       # small linear models: dense loops from the template
+
+
+def _same_waves(a: list, b: list) -> bool:
+    """Whether two plans' input waveforms are the same (the input rows of one serve both)."""
+    for wa, wb in zip(a, b):
+        if wa is wb:
+            continue
+        if wa is None or wb is None or isinstance(wa, Exception) or isinstance(wb, Exception):
+            return False
+        if wa[0] != wb[0] or not np.array_equal(np.asarray(wa[1], float), np.asarray(wb[1], float)):
+            return False
+    return len(a) == len(b)
+
+
+def _where(plan, label: str, rec: bool) -> Optional[tuple]:
+    """How a signal is read from a run's arrays: ``(array, column, step quantity)``, or ``None``."""
+    s = plan.summary
+    for arr, names, step in (("X", s.states, False), ("U", s.inputs, False), ("Y", s.outputs, True)):
+        if label in names:
+            return arr, names.index(label), step
+    if label in ("H", "P_diss", "P_supplied"):
+        return {"H": ("Hh", None, False), "P_diss": ("Pd", None, True), "P_supplied": ("Ps", None, True)}[label]
+    if "(" in label and label.endswith(")") and rec:
+        return "E", label, True
+    return None
+
+
+class _Work:
+    """One thread's work arrays (reused run after run: every entry a run reads is written first)."""
+
+    def __init__(self, N: int, n_x: int, n_u: int, n_e: int, rec: bool, newton: bool):
+        self.X = np.empty((N + 1, n_x))
+        self.Y = np.empty((N, n_u))
+        self.Hh, self.Pd, self.Ps = np.empty(N + 1), np.empty(N), np.empty(N)
+        self.Pc = np.zeros(N)
+        if newton:
+            self.IT, self.FL = np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
+        self.E = np.zeros((N, n_e)) if rec else np.zeros((1, max(n_e, 1)))
+        self.carry = None
+
+    def fresh(self, loop) -> tuple:
+        """The Newton loop's carry as ``loop.carry()`` makes it (zeros, ``wt`` ones), in reused arrays."""
+        if self.carry is None:
+            self.carry = loop.carry()
+            return self.carry
+        v, inf, ws = self.carry
+        v[:] = 0.0
+        inf[:] = 0
+        for i, a in enumerate(ws):
+            a[:] = 1 if i == 5 else 0
+        return self.carry
+
+
+class _Batch:
+    """The runs of one sweep on the batch path (see the module docstring)."""
+
+    def __init__(self, sim, spec, plans: list, U: np.ndarray, N: int, rec: bool, labels: List[str],
+                 where: Dict[str, tuple]):
+        self.sim, self.spec, self.plans, self.U, self.N, self.rec = sim, spec, plans, U, N, rec
+        self.labels, self.where = labels, where
+        from ..codegen.sweep_kernels import run_summary      # numba: only when runs are made
+        self.summary = run_summary
+        self.h = 1.0 / sim.fs
+        self.newton = sim.engine == "newton"
+        first = next(p for p in plans if not isinstance(p, Exception))
+        loop = first.loop
+        self.n_x = len(first.summary.states)
+        self.n_u = U.shape[1]
+        self.n_e = loop.n_e
+        if self.newton:
+            self.mod = loop.module
+        elif loop.key is not None:
+            from ..codegen.linear_gen import unrolled_linear
+            self.mod = unrolled_linear(loop.G.shape[0], U.shape[1], loop.Wc.shape[0], loop.n_e, loop.inputs)
+        else:
+            from ..codegen.linear_csr import run_linear_csr
+            self.mod = run_linear_csr
+        n = len(plans)
+        self.blocks = {lab: np.empty((n, N + 1)) for lab in labels}      # rows not written: NaN at the end
+        self.summ = np.full((n, 4), np.nan)          # balance, it_max, it_mean, wall time
+        self.redo: List[int] = []
+        self.loaded = False         # the first run (on the calling thread, alone) compiles or loads the loop
+        self._lock = threading.Lock()
+
+    def work(self) -> _Work:
+        return _Work(self.N, self.n_x, self.n_u, self.n_e, self.rec and self.n_e > 0, self.newton)
+
+    def one(self, i: int, W: _Work) -> bool:
+        """Run ``i``; False when it must be made again on the ordinary path."""
+        plan = self.plans[i]
+        if isinstance(plan, Exception):
+            return False
+        try:
+            x, _ = initial_state(plan.x_ic, plan.x_ic_desc, plan.summary.states, self.spec.x0)
+        except _FAIL:
+            return False
+        x = np.array(x, dtype=float)
+        loop, U, N, h = plan.loop, self.U, self.N, self.h
+        W.X[0] = x
+        # each run is one call over all steps: the loop sets H[0] and every IT[k] itself (NewtonLoop.run's
+        # call at k1 = 0 only loads the loop and sets H[0]); FL is written only by a failing step, whose
+        # run is remade on the ordinary path
+        if self.newton:
+            v, inf, ws = W.fresh(loop)
+            args = (loop.tol, loop.maxit, False, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.Pc, W.IT, W.FL, W.E, self.rec, inf, *ws)
+            if not self.loaded:     # compile or load outside the timed stepping
+                self.mod.run(x, v, U, loop.p, loop.xs, h, 0, 0, *args)
+            t0 = time.perf_counter()
+            bad = self.mod.run(x, v, U, loop.p, loop.xs, h, 0, N, *args)
+        else:
+            rec = self.rec and loop.n_e > 0
+            W.Hh[0] = 0.5 * x @ (loop.Q @ x)
+            args = (loop.G, loop.Yc, loop.Wc, loop.pw, loop.Q, loop.Ec, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, rec)
+            if loop.key is not None:
+                if not self.loaded:
+                    self.mod.run(x, U, 0, 0, *args)
+                t0 = time.perf_counter()
+                self.mod.run(x, U, 0, N, *args)
+                bad = -1 if np.isfinite(W.Hh[1:N + 1].sum()) else 0
+            else:
+                cargs = loop.compressed() + (W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, rec)
+                if not self.loaded:
+                    self.mod(x, U, 0, 0, loop.inputs, *cargs)
+                t0 = time.perf_counter()
+                bad = self.mod(x, U, 0, N, loop.inputs, *cargs)
+        wall = time.perf_counter() - t0
+        self.loaded = True
+        if bad >= 0:
+            return False
+        mb, scale, itmax, itsum = self.summary(W.Hh, W.Pd, W.Ps, h, W.IT if self.newton else _NO_IT, self.newton)
+        if not np.isfinite(mb):
+            return False
+        for lab in self.labels:
+            arr, col, step = self.where[lab]
+            row = self.blocks[lab][i]
+            if step:
+                row[0] = np.nan
+            if arr == "E":      # numpy's matmul as in SimulationResult (efforts @ vector), into the row
+                np.matmul(W.E, plan.probe_vector(col), out=row[1:])
+            else:
+                src = U if arr == "U" else getattr(W, arr)
+                row[1 if step else 0:] = src if col is None else src[:, col]
+        if self.newton:        # np.mean of the integers: their exact sum over N
+            self.summ[i] = (mb / scale, float(itmax), float(itsum) / N if N else 0.0, wall)
+        else:
+            self.summ[i] = (mb / scale, 0.0, 0.0, wall)
+        return True
+
+    def safe(self, i: int, W: _Work) -> bool:
+        """:meth:`one`; anything unexpected sends the run to the ordinary path, which reports it."""
+        try:
+            return self.one(i, W)
+        except Exception:       # noqa: BLE001  (the ordinary path re-raises or records it)
+            return False
+
+    def run(self, order: Sequence[int], threads: int, progress: Progress, done0: int, total: int) -> None:
+        """Run ``order`` on ``threads`` threads (the calling one included); progress in the calling thread."""
+        todo = iter(order)
+        finished = [0]
+        take = threading.Lock()
+
+        def worker():
+            W = self.work()
+            while True:
+                with take:
+                    i = next(todo, None)
+                if i is None:
+                    return
+                ok = self.safe(i, W)
+                with self._lock:
+                    if not ok:
+                        self.redo.append(i)
+                    finished[0] += 1
+
+        reported = [done0]
+
+        def report():
+            if progress:
+                while reported[0] < done0 + finished[0]:
+                    reported[0] += 1
+                    progress(reported[0], total)
+
+        W = self.work()
+        helpers: List[threading.Thread] = []
+        while True:
+            if not helpers and finished[0] and threads > 1:       # the first run compiled or loaded the loop
+                helpers = [threading.Thread(target=worker, daemon=True) for _ in range(threads - 1)]
+                for t in helpers:
+                    t.start()
+            with take:
+                i = next(todo, None)
+            if i is None:
+                break
+            ok = self.safe(i, W)
+            with self._lock:
+                if not ok:
+                    self.redo.append(i)
+                finished[0] += 1
+            report()
+        for t in helpers:
+            while t.is_alive():
+                t.join(0.05)
+                report()
+        report()
+
+
+def _newton_plans(sim, rows: List[Dict[str, float]]) -> list:
+    """The plans of ``rows`` as :meth:`Simulator.plan` builds them, the state scales of all sets at once."""
+    from .engine import NewtonLoop
+    from .scales_many import state_scales_many
+    model, g = sim.model, sim._gen
+    out: list = [None] * len(rows)
+    sets = []
+    for i, row in enumerate(rows):
+        try:
+            sets.append((i, model.parameter_values(row)))
+        except _FAIL as exc:
+            out[i] = exc
+    scales = state_scales_many(model.structure, [v for _, v in sets])
+    for (i, values), xs in zip(sets, scales):
+        try:
+            p = np.array([values[s] for s in g.parameters], dtype=float)
+            loop = NewtonLoop(g.key, g.n_v, g.n_u, g.n_e, model.states, g.unknowns, p, xs, sim.tol, sim.maxit,
+                              False, module=g.module)
+            out[i] = sim._model_plan(rows[i], values, loop)
+        except _FAIL as exc:
+            out[i] = exc
+    return out
+
+
+def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int, progress: Progress,
+              run_one: Callable, record: type) -> Optional[Tuple[list, Dict[str, np.ndarray]]]:
+    """The runs of a sweep on the batch path: ``(records, blocks)``, or ``None`` when it does not apply.
+
+    ``records`` are :class:`~phsym.simulation.sweep_exec.RunRecord` in run
+    order; the signals of every finished run are rows of ``blocks`` (label
+    -> ``(runs, N + 1)``, NaN rows for failed runs).  Nothing has run when
+    this returns ``None``.
+
+    Parameters
+    ----------
+    sim : Simulator
+        The simulator.
+    spec : ModelSpec
+        Run arguments.
+    names : sequence of str
+        Parameter names.
+    values : ndarray (runs, names)
+        Parameter rows.
+    threads : int
+        Threads stepping runs (the calling one included).
+    progress : callable(done, total), optional
+        Called in the calling thread as runs finish.
+    run_one : callable
+        The ordinary path of one run,
+        :func:`~phsym.simulation.sweep_exec.run_one`.
+    record : type
+        :class:`~phsym.simulation.sweep_exec.RunRecord`.
+    """
+    if not _eligible(sim, spec):
+        return None
+    n = values.shape[0]
+    rows = [dict(zip(names, map(float, r))) for r in values]
+    plans: list = [None] * n
+    build = (lambda r: _newton_plans(sim, r)) if sim.engine == "newton" else (lambda r: list(sim.plans(r)))
+    # plans slice by slice (a plan holds its loop's numbers: 100 000 of them at once would be hundreds of
+    # MB); the first slice with a good plan sets the inputs and the signals
+    ref, start = None, 0
+    while ref is None and start < n:
+        plans[start:start + SLICE] = build(rows[start:start + SLICE])
+        ref = next((p for p in plans[start:start + SLICE] if not isinstance(p, Exception)), None)
+        start += SLICE
+    if ref is None:
+        return None
+    try:
+        U = ref.inputs(spec.u, spec.duration)
+        N = check_steps(U, sim.fs, spec.duration)
+    except _FAIL:
+        return None
+    rec = ref.record_efforts
+    n_e = getattr(ref.loop, "n_e", 0)
+    rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
+    if spec.outputs:
+        labels = list(spec.outputs)
+    elif ref.summary.probes and rec:
+        labels = [p.label for p in ref.summary.probes]
+    else:
+        labels = list(ref.summary.outputs)
+    where = {lab: _where(ref, lab, rec) for lab in labels}
+    if any(w is None for w in where.values()):
+        return None
+    batch = _Batch(sim, spec, plans, U, N, rec, labels, where)
+    order: List[int] = []
+    for s0 in range(0, n, SLICE):
+        if plans[s0] is None:
+            plans[s0:s0 + SLICE] = build(rows[s0:s0 + SLICE])
+        part = []
+        for i in range(s0, min(n, s0 + SLICE)):     # sympy here, not on the threads: undeclared probes,
+            plan = plans[i]                          # the port-start check
+            if isinstance(plan, Exception):
+                continue
+            try:
+                if sim.engine == "newton" and plan.needs_port_start():
+                    continue    # Newton starts from the ports the initial state implies: the ordinary path
+                if _same_waves(plan.waveforms, ref.waveforms):
+                    for lab in labels:
+                        if where[lab][0] == "E":
+                            plan.probe_vector(lab)
+                    part.append(i)
+            except _FAIL:
+                pass
+        batch.run(part, threads, progress, len(order), n)
+        order += part
+        for i in range(s0, min(n, s0 + SLICE)):
+            if not isinstance(plans[i], Exception):
+                plans[i] = None         # a run remade on the ordinary path builds its own
+    inside = set(order)
+    redo = set(batch.redo)
+    records: list = [None] * n
+    done = len(order)
+    for i in range(n):
+        if i in inside and i not in redo:
+            b = batch.summ[i]
+            records[i] = record(i, balance=float(b[0]), it_max=float(b[1]), it_mean=float(b[2]), failed_steps=0,
+                                   wall_time=float(b[3]))
+            continue
+        plan = plans[i]
+        r = records[i] = run_one(sim, spec, i, rows[i], plan if isinstance(plan, Exception) else None)
+        if r.error is None:
+            for lab in labels:
+                batch.blocks[lab][i] = r.signals[lab]
+            r.signals = {}
+        if i not in inside:
+            done += 1
+            if progress:
+                progress(done, n)
+    for i in range(n):
+        if records[i].error is not None:
+            for block in batch.blocks.values():
+                block[i] = np.nan
+    ok = next((r for r in records if r.error is None), None)
+    if ok is not None:
+        ok.t = np.arange(N + 1) * (1.0 / sim.fs)      # RunPlan.run's grid
+    return records, batch.blocks

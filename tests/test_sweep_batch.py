@@ -1,0 +1,151 @@
+"""The batch path of phsym.sweep (phsym.simulation.sweep_batch): every run equal bit for bit
+to the same run made alone with Simulator.run, on the Newton loop (diode clipper) and the
+linear loop (series RLC); failed sets fail alone, with the single run's error."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import phsym
+from phsym.simulation.initial import state_scales
+from phsym.simulation.scales_many import state_scales_many
+from phsym.simulation.sweep_batch import run_batch
+from phsym.simulation.sweep_exec import ModelSpec, RunRecord, run_one
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIPPER = str(ROOT / "netlists" / "diode_clipper.cir")
+RLC = str(ROOT / "netlists" / "rlc.cir")
+FS, DUR = 48000.0, 0.004
+
+
+def _batch(model, params, **options):
+    """The batch path called directly (None would mean the sweep took the ordinary path)."""
+    sim = phsym.Simulator(model, FS, **options)
+    names = list(params)
+    values = np.column_stack([np.asarray(params[k], float) for k in names])
+    spec = ModelSpec(model, FS, "auto", options, None, DUR, None, None)
+    return sim, run_batch(sim, spec, names, values, 2, None, run_one, RunRecord)
+
+
+def _same_as_single(sim, res, params, labels):
+    names = list(params)
+    for i in range(len(res)):
+        if not res.ok[i]:
+            continue
+        one = sim.run(duration=DUR, params={k: float(params[k][i]) for k in names})
+        for lab in labels:
+            sig = one[lab]
+            got = res[lab][i, 1:] if sig.shape[0] == one.t.shape[0] - 1 else res[lab][i]
+            assert np.array_equal(got, sig), (i, lab)
+        assert res.balance[i] == one.max_balance_error
+        assert res.iterations_max[i] == np.max(one.iterations, initial=0)
+        assert res.iterations_mean[i] == float(np.mean(one.iterations))
+
+
+def test_newton_batch_is_bit_identical():
+    model = phsym.load(CLIPPER)
+    params = phsym.sampling(model, 12, {"Rs": 0.3, "C": 0.3}, seed=11)
+    sim, got = _batch(model, params)
+    assert got is not None and set(got[1]) == {"v(out)", "i(R1)"}
+    res = phsym.sweep(model, FS, params, duration=DUR, outputs=["v(out)", "i(R1)", "q_C1", "y(Vin)", "H", "P_diss"])
+    assert res.ok.all() and res.info["executor"].startswith("threads")
+    _same_as_single(sim, res, params, ["v(out)", "i(R1)", "q_C1", "y(Vin)", "H", "P_diss"])
+    assert np.isnan(res["v(out)"][:, 0]).all() and not np.isnan(res["q_C1"]).any()
+
+
+def test_linear_batch_is_bit_identical():
+    model = phsym.load(RLC)
+    params = phsym.sampling(model, 12, {"R": 0.5, "C": 0.5, "L": 0.2}, seed=4)
+    sim, got = _batch(model, params)
+    assert got is not None
+    res = phsym.sweep(model, FS, params, duration=DUR, outputs=["v(b)", "i(L1)", "phi_L1", "V1", "P_supplied"])
+    assert res.ok.all()
+    _same_as_single(sim, res, params, ["v(b)", "i(L1)", "phi_L1", "V1", "P_supplied"])
+    assert (res.iterations_max == 0).all()
+
+
+@pytest.mark.filterwarnings("ignore::phsym.errors.SimulationWarning")
+def test_failed_sets_fail_alone_with_the_single_runs_error():
+    model = phsym.load(CLIPPER)
+    # a negative capacitance fails in the plan; maxit=2 makes Newton fail on the steep sets
+    # (the ordinary path retries them in sub-steps and names the step)
+    params = {"C": [1e-8, -1e-8, 1e-8, 1e-8], "Rs": [2.2e3, 2.2e3, 10.0, 1e5]}
+    res = phsym.sweep(model, FS, params, duration=DUR, maxit=2, u={"Vin": 20.0}, outputs=["v(out)"])
+    sim = phsym.Simulator(model, FS, maxit=2)
+    for i in range(4):
+        p = {k: params[k][i] for k in params}
+        try:
+            one = sim.run(duration=DUR, params=p, u={"Vin": 20.0})
+        except phsym.PhsymError as exc:
+            assert not res.ok[i] and type(res.errors[i]) is type(exc) and str(res.errors[i]) == str(exc)
+            assert np.isnan(res["v(out)"][i]).all()
+        else:
+            assert res.ok[i] and np.array_equal(res["v(out)"][i, 1:], one["v(out)"])
+    assert not res.ok.all() and res.ok.any()
+
+
+def test_state_scales_of_many_sets_are_the_scalar_ones():
+    for path, tol in ((CLIPPER, {"Rs": 0.9, "C": 0.9}), (RLC, {"L": 0.9, "C": 0.9})):
+        model = phsym.load(path)
+        params = phsym.sampling(model, 40, tol, seed=2, distribution="lognormal")
+        values = [model.parameter_values({k: float(params[k][i]) for k in params}) for i in range(40)]
+        many = state_scales_many(model.structure, values)
+        assert all(np.array_equal(a, state_scales(model.structure, v)) for a, v in zip(many, values))
+
+
+def test_compressed_dense_loop_is_the_full_row_loop():
+    """The dense loop of a model too large to unroll skips the zeros of its rows: the same floats."""
+    from phsym.codegen.kernels import run_linear_fused
+    from phsym.codegen.linear_csr import run_linear_csr
+    from phsym.simulation.examples import chain_netlist
+    sim = phsym.Simulator(phsym.parse(chain_netlist(30)), FS, "midpoint", linear_solver="dense", record_efforts=True)
+    loop = sim.plan().loop
+    assert loop.key is None and np.count_nonzero(loop.Q) < loop.Q.size // 10
+    t = np.arange(401) / FS
+    U = np.column_stack([np.sin(2 * np.pi * 300 * t), 0.5 * np.ones_like(t)])
+    out = []
+    for csr in (False, True):
+        x = np.zeros(loop.G.shape[0])
+        A = [np.zeros((401, x.size)), np.zeros((400, 2)), np.zeros(401), np.zeros(400), np.zeros(400),
+             np.zeros((400, loop.n_e))]
+        if csr:
+            assert run_linear_csr(x, U, 0, 400, loop.inputs, *loop.compressed(), *A, True) == -1
+        else:
+            assert run_linear_fused(x, U, 0, 400, loop.inputs, loop.G, loop.Yc, loop.Wc, loop.pw, loop.Q, loop.Ec,
+                                    *A, True) == -1
+        out.append(A)
+    for a, b in zip(*out):
+        assert np.array_equal(a, b)
+    assert np.abs(out[0][0]).max() > 0
+
+
+def test_runs_needing_the_port_start_take_the_ordinary_path():
+    """Heat transfer's entropy law is singular at zero port variables: Newton starts from the ports
+    the initial state implies, which only Simulator.run does; the sweep's runs are still the single runs."""
+    path = str(ROOT / "netlists" / "heat_transfer.cir")
+    params = {"G12": [0.5, 1.0, 2.0], "C1": [5.0, 10.0, 20.0]}
+    res = phsym.sweep(path, 10.0, params, duration=2.0, outputs=["v(t1)", "v(t2)"])
+    assert res.ok.all()
+    sim = phsym.Simulator(phsym.load(path), 10.0)
+    assert sim.plan().needs_port_start()
+    for i in range(3):
+        one = sim.run(duration=2.0, params={k: v[i] for k, v in params.items()})
+        assert np.array_equal(res["v(t1)"][i, 1:], one["v(t1)"]) and np.array_equal(res["v(t2)"][i, 1:], one["v(t2)"])
+
+
+def test_slices_of_plans_give_the_same_sweep(monkeypatch):
+    """Plans are built and run slice by slice (memory); any slicing gives the same arrays, a failed
+    set in a later slice included, and progress counts every run once."""
+    from phsym.simulation import sweep_batch
+    model = phsym.load(CLIPPER)
+    params = phsym.sampling(model, 11, {"Rs": 0.2, "C": 0.2}, seed=8)
+    params["C"][7] = -1e-9
+    whole = phsym.sweep(model, FS, params, duration=DUR)
+    monkeypatch.setattr(sweep_batch, "SLICE", 4)
+    seen = []
+    sliced = phsym.sweep(model, FS, params, duration=DUR, progress=lambda d, n: seen.append(d))
+    assert whole.ok.tolist() == sliced.ok.tolist() == [i != 7 for i in range(11)]
+    for lab in whole.signals:
+        assert np.array_equal(whole[lab], sliced[lab], equal_nan=True)
+    assert np.array_equal(whole.balance, sliced.balance, equal_nan=True)
+    assert sorted(seen) == list(range(1, 12)) and str(whole.errors[7]) == str(sliced.errors[7])
