@@ -169,6 +169,8 @@ def test_bad_controls_are_clear_errors():
         sim.run(duration=1e-3, controls={"pos": bad})
     with pytest.raises(SimulationInputError, match="has 10 samples"):
         sim.run(duration=1e-3, controls={"pos": np.full(10, 0.5)})
+    with pytest.raises(SimulationInputError, match="linear engine cannot follow"):
+        phsym.Simulator(phsym.parse(POT), 48e3, engine="linear").run(duration=1e-3, controls={"pos": 0.3})
     plain = phsym.Simulator(phsym.parse("V1 a 0\nR1 a w 1k\nC1 w 0 1u\n"), 48e3)
     with pytest.raises(SimulationInputError, match="no control parameters") as info:
         plain.run(duration=1e-3, controls={"R1": 2e3})

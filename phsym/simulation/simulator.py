@@ -316,6 +316,9 @@ class Simulator:
         SimulationResult
         """
         plan = self.plan(params)
+        if controls and self.engine == "linear" and not isinstance(self.model, LinearPHS) and self.model.controls:
+            raise SimulationInputError("controls change the loop's numbers at every step: the linear engine "
+                                       "cannot follow them; use engine='auto' or 'newton'")
         if controls:
             controls = self._checked_controls(plan, controls, u, duration, align, params)
         desc, start = None, None
