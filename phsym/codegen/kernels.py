@@ -16,7 +16,7 @@ from numba import njit
 
 from ..common.guard import check_numba
 
-__all__ = ["lu_factor", "lu_solve", "lu_solve_t", "splu_solve", "step_input", "run_linear_fused",
+__all__ = ["lu_factor", "lu_solve", "lu_solve_t", "splu_solve", "step_input",
            "run_linear_sparse"]
 
 
@@ -205,72 +205,6 @@ def run_linear_sparse(x, U, k0, k1, inputs, n_y, n_w,
         Hh[k + 1] = hh
         if not np.isfinite(hh):
             return k
-    return -1
-
-
-@njit(cache=True, nogil=True)
-def run_linear_fused(x, U, k0, k1, inputs, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd, Ps, E, rec_e):
-    """Dense linear step on ``z = (x, ubar)`` with fused matrices (full rows: the reference of
-    :func:`phsym.codegen.linear_csr.run_linear_csr`, which the dense loop runs).
-
-    ``x_{k+1} = G z``, ``y = Yc z``, dissipative variables ``w = Wc z``
-    (``P_diss = sum pd_w w**2``), efforts ``e = Ec z``.  Returns ``-1`` or
-    the first step with a non-finite energy.
-    """
-    nx = x.shape[0]
-    nu = U.shape[1]
-    nw = Wc.shape[0]
-    nz = nx + nu
-    ne = Ec.shape[0]
-    z = np.empty(nz)
-    xn = np.empty(nx)
-    for i in range(nx):
-        z[i] = x[i]
-    for k in range(k0, k1):
-        for i in range(nu):
-            z[nx + i] = step_input(U, k, i, inputs)
-        ps = 0.0
-        for i in range(nu):
-            s = 0.0
-            for j in range(nz):
-                s += Yc[i, j] * z[j]
-            Y[k, i] = s
-            ps += s * z[nx + i]
-        Ps[k] = ps
-        pdis = 0.0
-        for i in range(nw):
-            s = 0.0
-            for j in range(nz):
-                s += Wc[i, j] * z[j]
-            pdis += pd_w[i] * s * s
-        Pd[k] = pdis
-        if rec_e:
-            for i in range(ne):
-                s = 0.0
-                for j in range(nz):
-                    s += Ec[i, j] * z[j]
-                E[k, i] = s
-        for i in range(nx):
-            s = 0.0
-            for j in range(nz):
-                s += G[i, j] * z[j]
-            xn[i] = s
-        hh = 0.0
-        for i in range(nx):
-            z[i] = xn[i]
-            X[k + 1, i] = xn[i]
-        for i in range(nx):
-            s = 0.0
-            for j in range(nx):
-                s += Q[i, j] * xn[j]
-            hh += 0.5 * xn[i] * s
-        Hh[k + 1] = hh
-        if not np.isfinite(hh):
-            for i in range(nx):
-                x[i] = z[i]
-            return k
-    for i in range(nx):
-        x[i] = z[i]
     return -1
 
 

@@ -1,7 +1,8 @@
 """The dense linear loop of large models, skipping the zeros of its matrices.
 
-:func:`phsym.codegen.kernels.run_linear_fused` multiplies full rows of the
-fused matrices; for a 50-cell chain at 48 kHz the energy matrix ``Q`` is
+The step of the dense linear loop multiplies the rows of the fused
+matrices (``x' = G z``, outputs ``Yc z``, port efforts ``Wc z``, energy
+``x^T Q x / 2``, efforts ``Ec z`` with ``z = (x, u)``); for a 50-cell chain at 48 kHz the energy matrix ``Q`` is
 diagonal (100 of 10 000 entries), and ``G``, ``Wc`` and ``Yc`` hold exact
 zeros too, so half of its arithmetic was ``0 * z``.  This kernel takes the
 same rows in compressed form (``indptr, indices, data`` of the nonzeros, in
@@ -49,8 +50,9 @@ def _row(ptr, idx, dat, i, z):
 @njit(cache=True, nogil=True)
 def run_linear_csr(x, U, k0, k1, inputs, Gp, Gi, Gx, Yp, Yi, Yx, Wp, Wi, Wx, pd_w, Qp, Qi, Qx, Ep, Ei, Ex,
                    X, Y, Hh, Pd, Ps, E, rec_e):
-    """:func:`~phsym.codegen.kernels.run_linear_fused` on compressed rows (the same operations on the
-    nonzeros, in the same order).  Returns ``-1`` or the first step with a non-finite energy."""
+    """The dense linear step on compressed rows (the operations of full rows on their nonzeros, in
+    the same order; tests/test_sweep_batch.py keeps the full-row loop as its reference).  Returns
+    ``-1`` or the first step with a non-finite energy."""
     nx = x.shape[0]
     nu = U.shape[1]
     nw = Wp.shape[0] - 1
