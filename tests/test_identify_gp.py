@@ -196,18 +196,18 @@ def test_icm_gradient_and_posterior_against_dense(kernel, linear):
                    / 2e-6 for e in 1e-6 * np.eye(lay.size)])
     assert np.allclose(g, fd, rtol=1e-5, atol=1e-6 * np.abs(g).max())
     ell, W, v, noise = lay.unpack(th)
-    s, c = lay.kernel_weights(th)
+    c = lay.linear_variance(th) or 0.0
     Bt = W @ W.T + np.diag(v)
-    K = s * kernel_matrix(kernel, X, X, ell) + c * X @ X.T
+    K = kernel_matrix(kernel, X, X, ell) + c * X @ X.T
     S = np.kron(A @ Bt @ A.T, K) + np.kron(np.diag(noise), np.eye(N))
     y = Y.T.ravel()
     assert f == pytest.approx(0.5 * y @ np.linalg.solve(S, y) + 0.5 * np.linalg.slogdet(S)[1]
                               + 0.5 * N * n * np.log(2 * np.pi), rel=1e-10)
     Xs = rng.normal(size=(4, n))
-    cross = np.kron(Bt @ A.T, s * kernel_matrix(kernel, Xs, X, ell) + c * Xs @ X.T)
+    cross = np.kron(Bt @ A.T, kernel_matrix(kernel, Xs, X, ell) + c * Xs @ X.T)
     post = icm_posterior(th, lay, kernel, X, Y, A)
     assert np.allclose(post.mean(Xs), (cross @ np.linalg.solve(S, y)).reshape(n, 4).T, atol=1e-12)
-    var = np.diag(np.kron(Bt, s * kernel_matrix(kernel, Xs, Xs, ell) + c * Xs @ Xs.T)
+    var = np.diag(np.kron(Bt, kernel_matrix(kernel, Xs, Xs, ell) + c * Xs @ Xs.T)
                   - cross @ np.linalg.solve(S, cross.T))
     assert np.allclose(post.variance(Xs), var.reshape(n, 4).T, atol=1e-12)
 

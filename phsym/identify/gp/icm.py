@@ -2,7 +2,7 @@
 model), solved through its Kronecker structure.
 
 Prior ``z ~ GP(0, B ⊗ k)`` (intrinsic coregionalisation, ``B = W W^T +
-diag(v)``; with a linear part ``k = s k_stat + x^T x'``); data ``y_i = A z(x_i) + e_i`` with ``A = J - R`` and task noise
+diag(v)``); data ``y_i = A z(x_i) + e_i`` with ``A = J - R`` and task noise
 ``e ~ N(0, diag(d))``.  With ``y`` stacked task-major the covariance is
 ``C ⊗ K + D ⊗ I`` (``C = A B A^T``).  Whitening by ``D^{-1/2}`` and the
 eigendecompositions ``K = U_k diag(l_k) U_k^T``,
@@ -12,11 +12,11 @@ determinant from ``Lambda[b, a] = l_k[b] l_c[a] + 1`` at ``O(N^3 + n^3)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
-from .kernels import kernel_and_grads, kernel_dx, kernel_matrix
+from .kernels import gram, gram_and_grads, gram_diag, gram_dx
 
 __all__ = ["IcmLayout", "IcmPosterior", "icm_objective", "icm_posterior"]
 
@@ -36,13 +36,7 @@ class IcmLayout:
     rank : int
         Columns of ``W``.
     linear : bool
-        The kernel is the mixture ``w_s k_stat + w_l x^T x'`` with
-        ``w_s + w_l = 1`` (the logit ``a = log(w_s / w_l)`` follows the length
-        scales) instead of ``k_stat``.  ``B`` carries the overall scale, ``a``
-        the balance: when either part is switched off the other one's scale
-        is ``B`` alone (with ``B ⊗ (k_stat + c x^T x')`` a switched-off
-        ``k_stat`` leaves ``B`` and ``c`` mattering only as a product, a
-        diagonal valley of the likelihood).
+        The kernel has a linear part ``c x^T x'`` (``log c`` follows the length scales).
     """
 
     d: int
@@ -68,21 +62,15 @@ class IcmLayout:
         W = theta[i:j].reshape(self.n, self.rank)
         return (np.exp(theta[:self.d]), W, np.exp(theta[j:j + self.n]), np.exp(theta[j + self.n:]))
 
-    def kernel_weights(self, theta: np.ndarray) -> Tuple[float, float]:
-        """Weights ``(w_s, w_l)`` of the stationary and the linear kernel, ``(1, 0)`` without a linear part.
-
-        ``w_s = 1 / (1 + exp(-a))`` and ``w_l = 1 - w_s`` for ``a = theta[d]``.
+    def linear_variance(self, theta: np.ndarray) -> Optional[float]:
+        """``c`` of the linear kernel part, or None.
 
         Parameters
         ----------
         theta : ndarray
             Flat hyperparameters.
         """
-        if not self.linear:
-            return 1.0, 0.0
-        a = float(theta[self.d])
-        ws = 0.5 * (1.0 + np.tanh(0.5 * a))
-        return ws, 0.5 * (1.0 - np.tanh(0.5 * a))
+        return float(np.exp(theta[self.d])) if self.linear else None
 
     def task_covariance(self, theta: np.ndarray) -> np.ndarray:
         """``B = W W^T + diag(v)``.
@@ -94,11 +82,6 @@ class IcmLayout:
         """
         _, W, v, _ = self.unpack(theta)
         return W @ W.T + np.diag(v)
-
-
-def _gram(kernel: str, X1: np.ndarray, X2: np.ndarray, ell: np.ndarray, w: Tuple[float, float]) -> np.ndarray:
-    K = kernel_matrix(kernel, X1, X2, ell)
-    return w[0] * K + w[1] * (X1 @ X2.T) if w[1] else K
 
 
 def _factor(K: np.ndarray, C: np.ndarray, noise: np.ndarray):
@@ -140,13 +123,7 @@ def icm_objective(theta: np.ndarray, layout: IcmLayout, kernel: str, X: np.ndarr
     ell, W, v, noise = layout.unpack(theta)
     Bt = W @ W.T + np.diag(v)
     C = A @ Bt @ A.T
-    ws, wl = layout.kernel_weights(theta)
-    K, dK = kernel_and_grads(kernel, X, ell, extra=int(layout.linear))
-    if layout.linear:
-        L = X @ X.T
-        dK[:-1] *= ws
-        np.multiply(K - L, ws * wl, out=dK[-1])             # d K / d a
-        K = ws * K + wl * L
+    K, dK = gram_and_grads(kernel, X, ell, layout.linear_variance(theta))
     lk, Uk, lc, Uct, Lam = _factor(K, C, noise)
     Yh = Uk.T @ Y @ Uct
     Ma = Uk @ (Yh / Lam) @ Uct.T                            # K_full^{-1} y as (N, n)
@@ -187,7 +164,7 @@ class IcmPosterior:
     kernel: str
     X: np.ndarray
     ell: np.ndarray
-    w: Tuple[float, float]
+    c: Optional[float]
     A: np.ndarray
     Bt: np.ndarray
     Ma: np.ndarray
@@ -203,7 +180,7 @@ class IcmPosterior:
         Xs : ndarray, shape (M, d)
             Standardised points.
         """
-        return _gram(self.kernel, Xs, self.X, self.ell, self.w) @ (self.Ma @ self.A @ self.Bt)
+        return gram(self.kernel, Xs, self.X, self.ell, self.c) @ (self.Ma @ self.A @ self.Bt)
 
     def mean_dx(self, Xs: np.ndarray) -> np.ndarray:
         """Jacobian of the posterior mean in the standardised inputs, shape (M, n, d).
@@ -213,9 +190,7 @@ class IcmPosterior:
         Xs : ndarray, shape (M, d)
             Standardised points.
         """
-        dk = self.w[0] * kernel_dx(self.kernel, Xs, self.X, self.ell)
-        if self.w[1]:
-            dk = dk + self.w[1] * self.X[None, :, :]
+        dk = gram_dx(self.kernel, Xs, self.X, self.ell, self.c)
         return np.einsum("mbq,bj->mjq", dk, self.Ma @ self.A @ self.Bt)
 
     def variance(self, Xs: np.ndarray, transformed: bool = False) -> np.ndarray:
@@ -231,10 +206,9 @@ class IcmPosterior:
         cross = self.A @ self.Bt @ self.A.T if transformed else self.A @ self.Bt
         prior = np.diag(self.A @ self.Bt @ self.A.T if transformed else self.Bt)
         P = self.Uct.T @ cross
-        Kk = self.Uk.T @ _gram(self.kernel, self.X, Xs, self.ell, self.w)
+        Kk = self.Uk.T @ gram(self.kernel, self.X, Xs, self.ell, self.c)
         S = (Kk * Kk).T @ (1.0 / self.Lam)
-        prior_k = self.w[0] + self.w[1] * np.sum(Xs * Xs, axis=1)
-        return np.clip(np.broadcast_to(prior_k, (Xs.shape[0],))[:, None] * prior[None, :] - S @ (P * P), 0.0, None)
+        return np.clip(gram_diag(Xs, self.c)[:, None] * prior[None, :] - S @ (P * P), 0.0, None)
 
 
 def icm_posterior(theta: np.ndarray, layout: IcmLayout, kernel: str, X: np.ndarray,
@@ -262,8 +236,8 @@ def icm_posterior(theta: np.ndarray, layout: IcmLayout, kernel: str, X: np.ndarr
     """
     ell, W, v, noise = layout.unpack(theta)
     Bt = W @ W.T + np.diag(v)
-    w = layout.kernel_weights(theta)
-    K = _gram(kernel, X, X, ell, w)
+    c = layout.linear_variance(theta)
+    K = gram(kernel, X, X, ell, c)
     lk, Uk, lc, Uct, Lam = _factor(K, A @ Bt @ A.T, noise)
     Ma = Uk @ ((Uk.T @ Y @ Uct) / Lam) @ Uct.T
-    return IcmPosterior(kernel, X, ell, w, A, Bt, Ma, Uk, Uct, Lam)
+    return IcmPosterior(kernel, X, ell, c, A, Bt, Ma, Uk, Uct, Lam)

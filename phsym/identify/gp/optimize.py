@@ -18,7 +18,6 @@ _ELL = (np.log(1e-2), np.log(1e2))
 _W = (-30.0, 30.0)
 _LIN = (np.log(1e-8), np.log(1e4))
 _VAR = (np.log(1e-8), np.log(1e4))
-_LOGIT = (np.log(1e-8), np.log(1e8))
 
 
 def _bounds_and_starts(layout: Any, noise_bounds: Sequence[float], restarts: int,
@@ -29,14 +28,12 @@ def _bounds_and_starts(layout: Any, noise_bounds: Sequence[float], restarts: int
     lin = [_LIN] * int(layout.linear)
     if isinstance(layout, IcmLayout):
         d, n, r = layout.d, layout.n, layout.rank
-        # the linear slot is the logit a of the kernel mixture (icm.IcmLayout): first start equal
-        # weights, random ones as the earlier B (k_stat + c x^T x') starts with c = exp(-a)
-        bounds = [_ELL] * d + [_LOGIT] * int(layout.linear) + [_W] * (n * r) + [_VAR] * n + [(lo, hi)] * n
-        first = np.concatenate([np.zeros(d), [0.0] * int(layout.linear), 0.1 * np.eye(n, r).ravel(), np.zeros(n),
+        bounds = [_ELL] * d + lin + [_W] * (n * r) + [_VAR] * n + [(lo, hi)] * n
+        first = np.concatenate([np.zeros(d), [-2.0] * len(lin), 0.1 * np.eye(n, r).ravel(), np.zeros(n),
                                 np.full(n, noise0)])
 
         def draw():
-            return np.concatenate([rng.uniform(-1.0, 1.5, d), rng.uniform(-1.0, 6.0, int(layout.linear)),
+            return np.concatenate([rng.uniform(-1.0, 1.5, d), rng.uniform(-6.0, 1.0, len(lin)),
                                    rng.normal(0.0, 0.5, n * r), rng.normal(0.0, 1.0, n),
                                    rng.uniform(lo, np.log(1e-2), n)])
     else:
