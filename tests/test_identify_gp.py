@@ -212,6 +212,30 @@ def test_icm_gradient_and_posterior_against_dense(kernel, linear):
     assert np.allclose(post.variance(Xs), var.reshape(n, 4).T, atol=1e-12)
 
 
+@pytest.mark.parametrize("rank,linear", [(1, True), (1, False), (2, True)])
+def test_icm_parametrisation_has_no_redundant_scale(rank, linear):
+    # unit-variance stationary kernel: the one overall scale lives in B, so the covariance
+    # B (x) (k + c x^T x') + D (x) I changes along every direction of theta except those that leave
+    # B = W W^T + diag(v) unchanged (n r + n parameters for n (n + 1) / 2 entries at most, rotations
+    # W -> W Q included); an extra signal variance, (B / a) (x) (a k + a c x^T x'), would add one
+    rng = np.random.default_rng(11)
+    N, n = 7, 3
+    X, A = rng.normal(size=(N, n)), rng.normal(size=(n, n))
+    lay = IcmLayout(n, n, rank, linear)
+    th = 0.5 * rng.normal(size=lay.size)
+
+    def cov(t):
+        ell, W, v, noise = lay.unpack(t)
+        K = kernel_matrix("rbf", X, X, ell) + (lay.linear_variance(t) or 0.0) * X @ X.T
+        return (np.kron(A @ lay.task_covariance(t) @ A.T, K) + np.kron(np.diag(noise), np.eye(N))).ravel()
+
+    J = np.array([(cov(th + e) - cov(th - e)) / 2e-6 for e in 1e-6 * np.eye(lay.size)]).T
+    sv = np.linalg.svd(J, compute_uv=False)
+    b_params = n * rank + n
+    b_rank = min(b_params - rank * (rank - 1) // 2, n * (n + 1) // 2)
+    assert np.sum(sv > 1e-8 * sv[0]) == lay.size - (b_params - b_rank)
+
+
 @pytest.mark.parametrize("hin,linear", [((0, 1, 2), False), ((0, 1), True)])
 def test_energy_gradient_and_posterior_against_dense(hin, linear):
     rng = np.random.default_rng(6)
