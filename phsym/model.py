@@ -177,6 +177,11 @@ class Model:
 
     def check(self) -> Dict[str, bool]:
         """Structure checks (see :func:`phsym.structure.checks.check_structure`)."""
+        return dict(self._checks)
+
+    @cached_property
+    def _checks(self) -> Dict[str, bool]:
+        # symbolic, seconds on a large circuit: once per model
         return check_structure(self.structure, self.defaults, self.explicit)
 
     def linearize(self, x0: Optional[np.ndarray] = None, u0: Optional[np.ndarray] = None,

@@ -12,7 +12,12 @@ NET = Path(__file__).resolve().parent.parent / "netlists"
 
 
 @pytest.mark.parametrize("path", sorted(NET.glob("*.cir")), ids=lambda p: p.stem)
-def test_show_every_netlist(path, capsys):
+def test_show_every_netlist(path, capsys, monkeypatch):
+    # the three formats of one model: load it (structure, explicit form,
+    # checks: seconds for the op-amp stage) once
+    import phsym.model
+    model = phsym.model.load(path)
+    monkeypatch.setattr(phsym.model, "load", lambda file: model)
     assert main(["show", str(path)]) == 0
     out = capsys.readouterr().out
     assert "Checks:" in out and "FAIL" not in out

@@ -27,6 +27,7 @@ import numpy as np
 import sympy as sp
 
 from ..codegen.junctions import junction_terms
+from ..common.piecewise import ite_free
 from ..structure.dirac import Structure
 from ..structure.forms import _fill
 
@@ -43,6 +44,10 @@ def _real(values) -> np.ndarray:
 
 
 _num = _fill    # parameter values into an expression (one helper, in structure.forms)
+
+
+def _lambdify(args, exprs):
+    return sp.lambdify(args, ite_free(list(exprs)) + [0], "numpy")
 
 
 class DCProblem:
@@ -72,23 +77,23 @@ class DCProblem:
         subs = dict(values)
         X = list(S.states)
         grads = [_num(g, subs) for g in S.gradients]
-        self.grad = sp.lambdify([X], grads + [0], "numpy")
+        self.grad = _lambdify([X], grads)
         # H is a sum over storages: its Hessian is block diagonal (one small block
         # per storage), never an n_x x n_x symbolic Jacobian
         index = {s: i for i, s in enumerate(X)}
         self.hess_at = [(index[a], index[b]) for st in S.storages for a in st.states for b in st.states]
-        self.hess = sp.lambdify([X], [sp.diff(grads[i], X[j]) for i, j in self.hess_at] + [0], "numpy")
+        self.hess = _lambdify([X], [sp.diff(grads[i], X[j]) for i, j in self.hess_at])
         W = [d.w for d in S.dissipative]
         laws = [_num(d.z, subs) for d in S.dissipative]
-        self.law = sp.lambdify([W, X], laws + [0], "numpy")
+        self.law = _lambdify([W, X], laws)
         # dz_j/dw_k: the diagonal, plus the couplings of multiport laws
         self.dpairs = np.array([(j, k) for j, d in enumerate(S.dissipative) for k in (j, *d.coupled)],
                                dtype=int).reshape(-1, 2)
-        self.dlaw = sp.lambdify([W, X], [sp.diff(laws[j], W[k]) for j, k in self.dpairs] + [0], "numpy")
+        self.dlaw = _lambdify([W, X], [sp.diff(laws[j], W[k]) for j, k in self.dpairs])
         # state-dependent laws (a felt): dz_j/dx_i
         self.xpairs = np.array([(j, i) for j, d in enumerate(S.dissipative) for i in d.reads],
                                dtype=int).reshape(-1, 2)
-        self.dlaw_x = sp.lambdify([W, X], [sp.diff(laws[j], X[i]) for j, i in self.xpairs] + [0], "numpy")
+        self.dlaw_x = _lambdify([W, X], [sp.diff(laws[j], X[i]) for j, i in self.xpairs])
         self.effort_out = np.array([d.effort_out for d in S.dissipative], dtype=bool)
         # ideal op-amp inputs: effort and flow zero, the row is the constraint (J e)_j = 0
         self.null = np.array([d.nullator for d in S.dissipative], dtype=bool)

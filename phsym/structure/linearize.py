@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
+from ..common.piecewise import ite_free
 from ..errors import StructureError
 from .dirac import Structure
 from .forms import _fill
@@ -60,10 +61,10 @@ def operating_point(S: Structure, values: Mapping[sp.Symbol, float],
     subs = dict(values)
     grad = sp.lambdify([S.states], [_fill(g, subs) for g in S.gradients] or [0], "numpy")
     at_x = {s: float(x0[i]) for i, s in enumerate(S.states)}     # state-dependent laws at the state
-    ew = sp.lambdify([w_syms], [_fill(d.z if d.effort_out else d.w, subs).xreplace(at_x) for d in S.dissipative]
-                     or [0], "numpy")
-    fw = sp.lambdify([w_syms], [_fill(d.w if d.effort_out else d.z, subs).xreplace(at_x) for d in S.dissipative]
-                     or [0], "numpy")
+    ew = sp.lambdify([w_syms], ite_free([_fill(d.z if d.effort_out else d.w, subs).xreplace(at_x)
+                                         for d in S.dissipative]) or [0], "numpy")
+    fw = sp.lambdify([w_syms], ite_free([_fill(d.w if d.effort_out else d.z, subs).xreplace(at_x)
+                                         for d in S.dissipative]) or [0], "numpy")
     gx = np.asarray(grad(x0), dtype=float).reshape(-1)[:S.n_x]
     sl = S.block("lambda")
 
