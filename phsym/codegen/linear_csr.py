@@ -51,14 +51,16 @@ def _row(ptr, idx, dat, i, z):
 def run_linear_csr(x, U, k0, k1, inputs, Gp, Gi, Gx, Yp, Yi, Yx, Wp, Wi, Wx, pd_w, Qp, Qi, Qx, Ep, Ei, Ex,
                    X, Y, Hh, Pd, Ps, E, rec_e):
     """The dense linear step on compressed rows (the operations of full rows on their nonzeros, in
-    the same order; tests/test_sweep_batch.py keeps the full-row loop as its reference).  Returns
-    ``-1`` or the first step with a non-finite energy."""
+    the same order; tests/test_sweep_batch.py keeps the full-row loop as its reference).  The
+    dissipation rows may read ``x_{k+1}`` (columns ``nx + nu`` on).  Returns ``-1`` or the first
+    step with a non-finite energy."""
     nx = x.shape[0]
     nu = U.shape[1]
     nw = Wp.shape[0] - 1
     ne = Ep.shape[0] - 1
-    z = np.empty(nx + nu)
-    xn = np.empty(nx)
+    # z = (x_k, ubar, x_{k+1}): the last part for dissipation rows read at the state point
+    z = np.empty(2 * nx + nu)
+    xn = z[nx + nu:]
     for i in range(nx):
         z[i] = x[i]
     for k in range(k0, k1):
@@ -70,16 +72,16 @@ def run_linear_csr(x, U, k0, k1, inputs, Gp, Gi, Gx, Yp, Yi, Yx, Wp, Wi, Wx, pd_
             Y[k, i] = s
             ps += s * z[nx + i]
         Ps[k] = ps
-        pdis = 0.0
-        for i in range(nw):
-            s = _row(Wp, Wi, Wx, i, z)
-            pdis += pd_w[i] * s * s
-        Pd[k] = pdis
         if rec_e:
             for i in range(ne):
                 E[k, i] = _row(Ep, Ei, Ex, i, z)
         for i in range(nx):
             xn[i] = _row(Gp, Gi, Gx, i, z)
+        pdis = 0.0
+        for i in range(nw):
+            s = _row(Wp, Wi, Wx, i, z)
+            pdis += pd_w[i] * s * s
+        Pd[k] = pdis
         hh = 0.0
         for i in range(nx):
             z[i] = xn[i]

@@ -24,10 +24,11 @@ import numpy as np
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
+from ..codegen.linear_gen import MAX_UNROLLED
 from ..common.schemes import Scheme
 from ..errors import SimulationError, StructureError
 from ..structure.discrete import solve_step, theta_step
-from .linear_loops import DenseLinearLoop, SparseLinearLoop
+from .linear_loops import DenseLinearLoop, SparseLinearLoop, sparser_rows, state_point_rows
 
 __all__ = ["LinearEngine", "DENSE_LIMIT", "INPUT_CODE"]
 
@@ -85,6 +86,7 @@ class LinearEngine:
         A = (J - R) @ Q
         step = theta_step(E, A, B, h, scheme)
         self.step = step
+        self._EAB = (E, A, B)
         self.inputs = INPUT_CODE[scheme.inputs]
         nd = step.differential.size
         self.n_x, self.n_u = nd, B.shape[1]
@@ -123,12 +125,31 @@ class LinearEngine:
         G[:, :nd] += np.eye(nd)
         Yc = _dense(self.Cy) @ Xi + np.hstack([np.zeros((m, nd)), self.D])
         Wc = np.vstack([_dense(self.W) @ Xi, np.hstack([np.zeros((self.Wu.shape[0], nd)), self.Wu])])
+        if nd * (nd + m) > MAX_UNROLLED:           # the compressed-row loop: the sparser dissipation rows
+            Wc = sparser_rows(Wc, self._state_point_rows(), G)
         if self.efforts is None:
             Ec = np.zeros((0, nd + m))
         else:
             Ce, Cu = self.efforts
             Ec = _dense(Ce) @ Xi + np.hstack([np.zeros((Ce.shape[0], nd)), _dense(Cu)])
         return DenseLinearLoop(G, Yc, Wc, self.pw, self.Qh, Ec, self.inputs)
+
+    def _state_point_rows(self) -> Optional[np.ndarray]:
+        """The dissipation rows on ``(x_k, ubar, x_{k+1})`` (:func:`~phsym.simulation.linear_loops.state_point_rows`),
+        or ``None`` when the rows of ``E`` that vanish do not fix the algebraic variables."""
+        E, A, B = (_dense(a) for a in self._EAB)
+        st = self.step
+        diff, alg = st.differential, st.algebraic
+        rows = np.flatnonzero(~np.any(E != 0, axis=1))
+        if rows.size != alg.size:
+            return None
+        W = _dense(self.W)
+        ext = state_point_rows(W[:, diff], W[:, alg], A[np.ix_(rows, diff)], A[np.ix_(rows, alg)], B[rows],
+                               float(st.scheme.theta))
+        if ext is None:
+            return None
+        nd, nw = self.n_x, self.Wu.shape[0]
+        return np.vstack([ext, np.hstack([np.zeros((nw, nd)), self.Wu, np.zeros((nw, nd))])])
 
     def _sparse_loop(self) -> SparseLinearLoop:
         st = self.step

@@ -18,7 +18,62 @@ from ..codegen.linear_gen import MAX_UNROLLED, unrolled_linear, unrolled_source
 from ..errors import SimulationError
 from .engine import Progress, RunArrays, plain_call, stepping
 
-__all__ = ["DenseLinearLoop", "SparseLinearLoop"]
+__all__ = ["DenseLinearLoop", "SparseLinearLoop", "state_point_rows", "sparser_rows"]
+
+
+def state_point_rows(Wd, Wa, Aax, Aaa, Ba, theta: float) -> Optional[np.ndarray]:
+    """Dissipation rows on ``(x_k, ubar, x_{k+1})``: ``[(1 - theta) C, D, theta C]``.
+
+    ``w = Wd x_theta + Wa v_a`` reads the differential variables at the
+    step's state point ``x_theta = (1 - theta) x_k + theta x_{k+1}`` and the
+    algebraic ones, which the algebraic rows fix:
+    ``0 = Aax x_theta + Aaa v_a + Ba ubar``.  Then ``w = C x_theta + D ubar``
+    with ``C = Wd - Wa Aaa^{-1} Aax``, ``D = -Wa Aaa^{-1} Ba``.  In a chain of
+    masses and dampers ``C`` has one or two entries per row where the fused
+    rows (through the inverse of the whole step) are full.  Stacks of
+    matrices (leading axes) are taken set by set.  ``None`` when ``Aaa`` is
+    singular.
+
+    Parameters
+    ----------
+    Wd, Wa : ndarray (..., n_w, n_x), (..., n_w, n_a)
+        Dissipation rows on the differential and the algebraic variables.
+    Aax, Aaa, Ba : ndarray
+        Algebraic rows of ``A`` (differential and algebraic columns) and of ``B``.
+    theta : float
+        The scheme's parameter.
+    """
+    nd = Wd.shape[-1]
+    if Aaa.shape[-1]:
+        try:
+            P = -np.linalg.solve(Aaa, np.concatenate([Aax, Ba], axis=-1))
+        except np.linalg.LinAlgError:
+            return None
+        C = Wd + Wa @ P[..., :nd]
+        D = Wa @ P[..., nd:]
+    else:
+        C, D = Wd, np.zeros(Wd.shape[:-1] + (Ba.shape[-1],))
+    return np.concatenate([(1.0 - theta) * C, D, theta * C], axis=-1)
+
+
+def sparser_rows(Wc: np.ndarray, ext: Optional[np.ndarray], G: np.ndarray) -> np.ndarray:
+    """``ext`` (rows on ``(x_k, ubar, x_{k+1})``) when it has fewer nonzeros than the fused ``Wc`` and
+    fuses back to it (``ext_z + ext_x G = Wc`` to 1e-9), else ``Wc``.
+
+    Parameters
+    ----------
+    Wc : ndarray (n_w, n_z)
+        Fused rows on ``z = (x_k, ubar)``.
+    ext : ndarray (n_w, n_z + n_x) or None
+        From :func:`state_point_rows`.
+    G : ndarray (n_x, n_z)
+        The update ``x_{k+1} = G z``.
+    """
+    if ext is None or not np.all(np.isfinite(ext)) or np.count_nonzero(ext) >= np.count_nonzero(Wc):
+        return Wc
+    nz = Wc.shape[1]
+    err = np.abs(ext[:, :nz] + ext[:, nz:] @ G - Wc).max(initial=0.0)
+    return ext if err <= 1e-9 * max(np.abs(Wc).max(initial=0.0), 1e-300) else Wc
 
 
 def _linear_failure(h: float) -> Callable[[int], SimulationError]:
@@ -33,7 +88,10 @@ class DenseLinearLoop:
     Parameters
     ----------
     G, Yc, Wc, Ec : ndarray
-        Fused update, output, dissipation and effort matrices.
+        Fused update, output, dissipation and effort matrices.  ``Wc`` may
+        also have ``n_x`` more columns, which multiply ``x_{k+1}`` (the
+        dissipation read at the step's state point, often much sparser;
+        loops too large to unroll only).
     pw : ndarray
         Weights of the dissipation rows (``P_diss = sum pw w^2``).
     Q : ndarray
@@ -66,7 +124,9 @@ class DenseLinearLoop:
         self._csr: Optional[tuple] = None
         nx, nz = self.G.shape
         self.key: Optional[str] = None
-        if nx * nz <= MAX_UNROLLED:     # G is (nx, nx + nu)
+        if self.Wc.shape[1] not in (nz, nz + nx):
+            raise ValueError(f"dissipation rows with {self.Wc.shape[1]} columns for {nx} states and {nz - nx} inputs")
+        if nx * nz <= MAX_UNROLLED and self.Wc.shape[1] == nz:     # G is (nx, nx + nu)
             self.key = unrolled_source(nx, nz - nx, self.Wc.shape[0], self.n_e, self.inputs)[1]
 
     def carry(self, start: Optional[Mapping[str, float]] = None) -> None:

@@ -27,11 +27,12 @@ from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import sympy as sp
 
+from ..codegen.linear_gen import MAX_UNROLLED
 from ..common.schemes import Scheme
 from ..errors import SimulationError, StructureError
 from ..structure.dirac import Structure
 from ..structure.discrete import ThetaStep, singular_step
-from .linear_loops import DenseLinearLoop
+from .linear_loops import DenseLinearLoop, sparser_rows, state_point_rows
 
 __all__ = ["LinearTemplate", "linear_template"]
 
@@ -222,13 +223,21 @@ class LinearTemplate:
         Yc[:, :, nd:] -= N                        # y = B^T Q xi_theta + (S - N) ubar, S = 0
         nz = np.flatnonzero(Rk[0])
         Wc = Q[:, nz] @ Xi
+        ext = [None] * len(good)
+        if nd * (nd + m) > MAX_UNROLLED:          # the compressed-row loop: the sparser dissipation rows
+            Wq, Ag = Q[:, nz], A[g]
+            rows = state_point_rows(Wq[:, :, :nd], Wq[:, :, nd:], Ag[:, nd:, :nd], Ag[:, nd:, nd:],
+                                    np.broadcast_to(B[nd:], (len(good),) + B[nd:].shape), th)
+            if rows is not None:
+                ext = list(rows)
         QE = np.swapaxes(Q, 1, 2) @ E
         Qh = 0.5 * (QE[:, :nd, :nd] + np.swapaxes(QE[:, :nd, :nd], 1, 2))
         Ec = np.zeros((len(good), self.S.size, nd + m))
         Ec[:, kept] = Q @ Xi
         Ec[:, self.u_idx, nd + np.arange(m)] += 1.0
         for j, gi in enumerate(good):
-            out[idx[gi]] = DenseLinearLoop(G[j], Yc[j], Wc[j], Rk[j, nz], Qh[j], Ec[j], inputs)
+            out[idx[gi]] = DenseLinearLoop(G[j], Yc[j], sparser_rows(Wc[j], ext[j], G[j]), Rk[j, nz], Qh[j], Ec[j],
+                                           inputs)
 
 
 def linear_template(S: Structure, symbols: Sequence[sp.Symbol]) -> Optional[LinearTemplate]:
