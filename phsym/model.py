@@ -8,7 +8,7 @@ from typing import Dict, List, Mapping, Optional, Union
 import numpy as np
 import sympy as sp
 
-from .components import REGISTRY, Contribution, couple_inductors
+from .components import DATUM, REGISTRY, Contribution, couple_inductors
 from .errors import StructureError
 from .graph import build_graph
 from .netlist.params import evaluate_parameters, finite_value
@@ -124,6 +124,17 @@ class Model:
     def controls(self) -> List[str]:
         """Names of the parameters marked ``control`` (``.param pos=0.5 control``): a run can drive them with signals."""
         return [name for name, p in self.netlist.parameters.items() if p.control]
+
+    @property
+    def positive_inputs(self) -> Dict[str, str]:
+        """Inputs that are absolute quantities and must stay positive (a temperature
+        bath to the datum), name -> unit."""
+        out = {}
+        for spec in self.netlist.elements:
+            unit = REGISTRY[spec.kind].absolute_input
+            if unit and len(spec.nodes) > 1 and spec.nodes[1] == DATUM:
+                out[spec.name] = unit
+        return out
 
     @property
     def parameter_symbols(self) -> Dict[str, sp.Symbol]:

@@ -111,3 +111,38 @@ def test_entropy_flow_source_and_errors():
     assert exc.value.location.line == 1 and "kelvin" in str(exc.value)
     with pytest.raises(SimulationError, match="no heat capacity"):
         entropy_balance(phsym.simulate(phsym.parse("V1 a 0 DC 1\nR1 a 0 1\n"), 10.0, duration=0.1))
+
+
+def test_a_bath_at_or_below_zero_kelvin_is_refused_by_run_stream_and_sweep():
+    """A temperature source to the datum is an absolute temperature: a sample at or below 0 K is an
+    input error naming the source and the sample (it used to run and give a negative entropy)."""
+    from phsym.errors import SimulationInputError
+    with pytest.raises(SimulationInputError, match=r"input TA is -10 K at sample 0: .*above 0 K"):
+        phsym.simulate(str(NETLIST), 10.0, duration=1.0, params={"TAMB": -10.0})
+    sim = phsym.Simulator(phsym.load(NETLIST), 10.0)
+    u = np.full(11, 300.0)
+    u[7] = 0.0
+    with pytest.raises(SimulationInputError, match="input TA is 0 K at sample 7"):
+        sim.run({"TA": u})
+    stream = sim.stream()
+    stream.process(np.full((5, 1), 300.0))
+    with pytest.raises(SimulationInputError, match="at sample 6"):
+        stream.process(np.array([[300.0], [-1.0]]))
+    res = phsym.sweep(str(NETLIST), 10.0, {"TAMB": [293.0, -5.0, 300.0]}, duration=2.0)
+    assert list(res.failures) == [1] and "-5 K" in str(res.failures[1])
+    # between two nodes the source is a difference, of either sign
+    m = phsym.parse("TH1 a 0 heat_capacity C=1 T0=300 IC=300\nTH2 b 0 heat_capacity C=1 T0=300 IC=300\n"
+                    "G1 a b heat_transfer G=1\nTD a b temperature DC -5\n")
+    assert m.positive_inputs == {}
+
+
+def test_stream_of_the_heat_transfer_model_equals_one_run():
+    """Its entropy laws are singular at zero port variables: the stream takes Newton's start from
+    the initial state as a run does, block by block the same samples."""
+    sim = phsym.Simulator(phsym.load(NETLIST), 10.0)
+    u = np.full(41, 300.0)
+    u[20:] = 280.0
+    whole = sim.run({"TA": u}, align="samples")
+    stream = sim.stream(signals=["v(t1)", "v(t2)"])
+    y = np.vstack([stream.process(u[:15, None]), stream.process(u[15:, None])])
+    assert np.array_equal(y[:, 0], whole["v(t1)"]) and np.array_equal(y[:, 1], whole["v(t2)"])

@@ -85,6 +85,10 @@ class Component:
         Meaning of ``IC=`` (``None``: not accepted).
     source : bool
         The element is a port with a waveform (``V``, ``I``...).
+    absolute_input : str
+        For a source whose value is an absolute quantity when its second
+        terminal is the datum and must then stay positive: its unit
+        (``"K"`` for a temperature bath).  Empty for the others.
     grounded : bool
         One terminal must be the datum (masses in the mobility analogy).
     summary : str
@@ -107,6 +111,7 @@ class Component:
     model_ignored: ClassVar[Tuple[str, ...]] = ()
     ic: ClassVar[Optional[str]] = None
     source: ClassVar[bool] = False
+    absolute_input: ClassVar[str] = ""
     grounded: ClassVar[bool] = False
     summary: ClassVar[str] = ""
 

@@ -174,12 +174,15 @@ class JouleHeating(Device):
 class TemperatureSource(AcrossSource):
     """Temperature source ``NAME a 0 temperature [waveform]``: ``u = T(a) - T(b)``
     [K] (a bath at ``u`` when ``b`` is the datum); ``y`` = entropy flow it
-    delivers out of ``a`` [W/K], so ``y u`` is the heat it delivers."""
+    delivers out of ``a`` [W/K], so ``y u`` is the heat it delivers.  A bath
+    (``b`` the datum) must stay above 0 K: a run refuses an input sample
+    at or below it."""
 
     kind = "temperature"
     keywords = ("temperature",)
     domain = "thermal"
     terminals = ("a", "b")
+    absolute_input = "K"         # to the datum (0 K) it is a bath's absolute temperature: > 0
     summary = "temperature source (a bath); y is the entropy flow it delivers"
 
 

@@ -22,7 +22,7 @@ from ..netlist.shapes import evaluate_shape
 from .engine import RECORD_LIMIT, NewtonLoop
 from .linear_loops import DenseLinearLoop, SparseLinearLoop
 from .result import SimulationResult
-from .signals import check_align, check_steps, grid_points, initial_state, input_array
+from .signals import check_align, check_positive, check_steps, grid_points, initial_state, input_array
 
 __all__ = ["RunPlan", "ModelSummary", "FORMAT"]
 
@@ -60,16 +60,19 @@ class ModelSummary:
         ``SimulationResult.P_active``).
     controls : list of str
         Parameters a run can drive with signals (``.param pos=0.5 control``).
+    positive : mapping of str to str
+        Inputs that must stay above zero (a temperature bath), name -> unit.
     """
 
     def __init__(self, name: str, states: Sequence[str], inputs: Sequence[str], outputs: Sequence[str],
                  probes: Sequence[str], path: Optional[str], active: Sequence[str] = (),
-                 controls: Sequence[str] = ()):
+                 controls: Sequence[str] = (), positive: Optional[Mapping[str, str]] = None):
         self.name, self.states, self.inputs, self.outputs = name, list(states), list(inputs), list(outputs)
         self.probes = [_Probe(p) for p in probes]
         self.path = path
         self.active = list(active)
         self.controls = list(controls)
+        self.positive = dict(positive or {})
         self._model = None
 
     def full_model(self):
@@ -175,6 +178,7 @@ class RunPlan:
             n = None if duration is None else grid_points(duration, self.fs) - 1
             S = input_array(self.summary.inputs, u, n, self.h, self._waveform)
             U = np.vstack([S[:1], S])
+        check_positive(U, self.summary.inputs, self.summary.positive, self.h)
         if key is not None:
             _LAST_INPUTS[0] = (key, U.copy())
         return U
@@ -358,6 +362,7 @@ class RunPlan:
         loop_meta, loop_arrays = self.loop.to_arrays()
         s = self.summary
         meta = {"format": FORMAT, "name": s.name, "path": s.path, "active": s.active, "controls": s.controls,
+                "positive": s.positive,
                 "states": s.states,
                 "inputs": s.inputs,
                 "outputs": s.outputs, "probes": [p.label for p in s.probes], "fs": self.fs,
@@ -388,7 +393,7 @@ class RunPlan:
             loop_meta, {k[5:]: v for k, v in arrays.items() if k.startswith("loop_")})
         probes: List[str] = list(meta["probes"])
         summary = ModelSummary(meta["name"], meta["states"], meta["inputs"], meta["outputs"], probes, meta["path"],
-                               meta.get("active", ()), meta.get("controls", ()))
+                               meta.get("active", ()), meta.get("controls", ()), meta.get("positive"))
         waves = [None if w is None else (w[0], np.asarray(w[1], float)) for w in meta["waveforms"]]
         plan = cls(summary, meta["fs"], meta["scheme"], loop, waves, arrays["x_ic"], meta["x_ic_desc"],
                    meta["values"], meta["record_efforts"],

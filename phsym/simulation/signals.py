@@ -8,7 +8,7 @@ import numpy as np
 from ..common.names import NameTable
 from ..errors import SimulationInputError
 
-__all__ = ["input_array", "grid_points", "check_steps", "sample_rate", "initial_state", "check_align", "ALIGNMENTS"]
+__all__ = ["input_array", "check_positive", "grid_points", "check_steps", "sample_rate", "initial_state", "check_align", "ALIGNMENTS"]
 
 #: How input arrays map to the steps of a run (see :func:`check_align`).
 ALIGNMENTS = ("grid", "samples")
@@ -138,6 +138,34 @@ def input_array(names: Sequence[str], u, n_points: Optional[int], h: float,
         raise SimulationInputError(f"{what} {names[i]} is non-finite ({U[k, i]}) at sample {k}",
                               step=step, time=(step + 1) * h, quantity=names[i])
     return U
+
+
+def check_positive(U: np.ndarray, names: Sequence[str], positive: Mapping[str, str], h: float,
+                   first: int = 0) -> None:
+    """Refuse a sample at or below zero of an input that is an absolute quantity (a temperature bath).
+
+    Parameters
+    ----------
+    U : ndarray (samples, inputs)
+        Input rows.
+    names : sequence of str
+        Input names, in column order.
+    positive : mapping of str to str
+        Inputs that must stay above zero, name -> unit.
+    h : float
+        Step.
+    first : int
+        Grid index of the first row (for the step and time named).
+    """
+    for name, unit in positive.items():
+        i = names.index(name)
+        col = U[:, i]
+        if col.size and not col.min() > 0.0:
+            k = int(np.flatnonzero(~(col > 0.0))[0])
+            step = max(first + k - 1, 0)
+            raise SimulationInputError(f"input {name} is {col[k]:g} {unit} at sample {first + k}: an absolute "
+                                       f"{'temperature' if unit == 'K' else 'quantity'} must stay above 0 {unit}",
+                                       step=step, time=(step + 1) * h, quantity=name)
 
 
 def _build(names, u, n_points, h, waveform, first, what="input") -> np.ndarray:

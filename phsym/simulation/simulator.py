@@ -232,7 +232,7 @@ class Simulator:
             self._summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
                                          [p.label for p in model.probes], model.netlist.file,
                                          [S.branches[d.branch].name for d in S.dissipative if d.active],
-                                         self._gen.controls if self._gen else ())
+                                         self._gen.controls if self._gen else (), model.positive_inputs)
         summary = self._summary
         resolver = lambda label: fixed.probe(label, values, Jn)      # noqa: E731
         return RunPlan(summary, self.fs, self.scheme, loop, waves, x_ic, desc, by_name, self.record_efforts,

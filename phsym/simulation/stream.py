@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import SimulationError, SimulationInputError
 from .result import SimulationResult
-from .signals import initial_state, input_array
+from .signals import check_positive, initial_state, input_array
 
 __all__ = ["Stream"]
 
@@ -156,6 +156,7 @@ class Stream:
             if n is None:
                 raise SimulationInputError("a dict block needs at least one input array (its length is the block's)")
         S = input_array(plan.summary.inputs, block, n, plan.h, plan._waveform, first=self.samples)
+        check_positive(S, plan.summary.inputs, plan.summary.positive, plan.h, first=self.samples)
         if plan.summary.controls:
             held = lambda i, t: np.full(t.shape, self._held[i])      # noqa: E731
             C = input_array(plan.summary.controls, controls, S.shape[0], plan.h, held, first=self.samples,
@@ -174,6 +175,11 @@ class Stream:
             if start:
                 self._carry = plan.loop.carry(start)
             self._desc = "dc operating point for the first input sample"
+        elif self.samples == 0 and getattr(plan.loop, "unknowns", None):
+            # laws singular at zero ports (entropy transfer): Newton's start as Simulator.run takes it
+            start = plan._port_start(self._x, S[0, :len(plan.summary.inputs)])
+            if start:
+                self._carry = plan.loop.carry(start)
         U = np.vstack([S[:1] if self._u_prev is None else self._u_prev[None, :], S])
         try:
             A, wall = plan.loop.run(self._x, U, plan.h, True, carry=self._carry)
