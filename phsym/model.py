@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Union
+from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import sympy as sp
@@ -11,7 +11,7 @@ import sympy as sp
 from .components import DATUM, REGISTRY, Contribution, couple_inductors
 from .errors import StructureError
 from .graph import build_graph
-from .netlist.params import evaluate_parameters, finite_value
+from .netlist.params import evaluate_parameters, finite_value, prepare_parameters
 from .netlist.parser import load_netlist, parse_netlist
 from .netlist.spec import Netlist
 from .structure.checks import check_structure, latex_model
@@ -100,20 +100,30 @@ class Model:
         """Title of the netlist, or its file name."""
         return self.netlist.title or (Path(self.netlist.file).stem if self.netlist.file else "model")
 
+    @cached_property
+    def _names(self) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+        # printing a sympy symbol costs microseconds; a sweep asks per parameter set
+        S = self.structure
+        return tuple(str(s) for s in S.states), tuple(str(u) for u in S.inputs)
+
+    @cached_property
+    def _parameter_order(self) -> tuple:
+        return prepare_parameters(self.netlist.parameters, StructureError)
+
     @property
     def states(self) -> List[str]:
         """Names of the storage states (e.g. ``q_C1``, ``phi_L1``, ``p_M1``)."""
-        return [str(s) for s in self.structure.states]
+        return list(self._names[0])
 
     @property
     def inputs(self) -> List[str]:
         """Port inputs, named after their source elements."""
-        return [str(u) for u in self.structure.inputs]
+        return list(self._names[1])
 
     @property
     def outputs(self) -> List[str]:
         """Collocated port outputs ``y(NAME)`` (``y^T u`` = power received)."""
-        return [f"y({u})" for u in self.structure.inputs]
+        return [f"y({u})" for u in self._names[1]]
 
     @property
     def parameters(self) -> Dict[str, float]:
@@ -171,7 +181,8 @@ class Model:
         StructureError
             For an unknown parameter name.
         """
-        values = evaluate_parameters(self.netlist.parameters, params, error=StructureError)
+        values = evaluate_parameters(self.netlist.parameters, params, error=StructureError,
+                                     prepared=self._parameter_order)
         if params:
             self._check_values(values)
         return values

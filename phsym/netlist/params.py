@@ -18,7 +18,7 @@ from .source import Statement, Word
 from .spec import Parameter
 
 __all__ = ["ParamTable", "word_expr", "resolve_global_params", "finite_value", "evaluate_parameters",
-           "expand_derived", "dependency_order"]
+           "prepare_parameters", "expand_derived", "dependency_order"]
 
 
 def finite_value(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> Optional[float]:
@@ -147,9 +147,27 @@ def _parameter_deps(parameters: Mapping[str, Parameter]) -> Dict[str, List[str]]
             for name, p in parameters.items()}
 
 
+def prepare_parameters(parameters: Mapping[str, Parameter], error: type = NetlistError) -> tuple:
+    """What :func:`evaluate_parameters` needs of the definitions alone (the name table and
+    the evaluation order), for callers that evaluate many parameter sets.
+
+    Parameters
+    ----------
+    parameters : mapping of str to Parameter
+        The netlist's parameters by name.
+    error : type
+        Exception class for cycles.
+    """
+    try:
+        order = dependency_order(_parameter_deps(parameters))
+    except _Cycle as cyc:
+        raise error("cyclic parameter definitions: " + " -> ".join(cyc.keys)) from None
+    return NameTable(parameters, what="parameter"), order
+
+
 def evaluate_parameters(parameters: Mapping[str, Parameter],
                         overrides: Optional[Mapping[str, float]] = None,
-                        error: type = NetlistError) -> Dict[sp.Symbol, float]:
+                        error: type = NetlistError, prepared: Optional[tuple] = None) -> Dict[sp.Symbol, float]:
     """Numeric value of every parameter symbol.
 
     Overridden parameters take the given value; derived parameters
@@ -165,12 +183,14 @@ def evaluate_parameters(parameters: Mapping[str, Parameter],
     error : type
         Exception class for unknown names, cycles and values outside the
         domain of a definition.
+    prepared : tuple, optional
+        :func:`prepare_parameters` of ``parameters`` (made here when not given).
 
     Returns
     -------
     dict of sympy.Symbol to float
     """
-    table = NameTable(parameters, what="parameter")
+    table, order = prepare_parameters(parameters, error) if prepared is None else prepared
     over: Dict[str, float] = {}
     for key, val in (overrides or {}).items():
         name = table.spelling(str(key))
@@ -180,10 +200,6 @@ def evaluate_parameters(parameters: Mapping[str, Parameter],
             over[name] = float(val)
         except (TypeError, ValueError):
             raise error(f"value of parameter {name} is not a number: {val!r}") from None
-    try:
-        order = dependency_order(_parameter_deps(parameters))
-    except _Cycle as cyc:
-        raise error("cyclic parameter definitions: " + " -> ".join(cyc.keys)) from None
     values: Dict[sp.Symbol, float] = {}
     for name in order:
         p = parameters[name]
