@@ -70,3 +70,20 @@ def test_executor_name_dask_starts_and_closes_a_cluster(monkeypatch):
     res = phsym.sweep(RLC, FS, {"R": [5.0, 10.0]}, duration=DUR, executor="dask")
     _close(res, phsym.sweep(RLC, FS, {"R": [5.0, 10.0]}, duration=DUR))
     assert res.info["executor"] == "dask"
+
+
+def test_chunks_cover_the_runs_in_order_within_the_memory_bound():
+    """Remote executors get contiguous chunks: one per dask worker, two per pool process, more when
+    a chunk's signals would pass CHUNK_BYTES (a long sweep never ships one huge block)."""
+    from phsym.simulation.sweep_exec import CHUNK_BYTES, ModelSpec, _chunks, _run_bytes
+    for n, workers, per in ((10, 2, 1), (10, 2, 2), (3, 4, 2), (1000, 3, 1)):
+        parts = _chunks(n, workers, per)
+        assert np.array_equal(np.concatenate(parts), np.arange(n))
+        assert len(parts) == min(n, workers * per)
+    spec = ModelSpec("x.cir", 48000.0, "discrete_gradient", {}, duration=1.0, outputs=["v(out)", "i(R1)"])
+    assert _run_bytes(spec) == 8 * 48001 * 2
+    parts = _chunks(100_000, 2, 1, _run_bytes(spec))
+    assert np.array_equal(np.concatenate(parts), np.arange(100_000))
+    assert max(len(c) for c in parts) * _run_bytes(spec) <= CHUNK_BYTES
+    spec = ModelSpec("x.cir", 10.0, "midpoint", {}, u={"V1": np.zeros(501)})
+    assert _run_bytes(spec) == 8 * 501 * 4
