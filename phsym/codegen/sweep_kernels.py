@@ -36,7 +36,7 @@ def run_summary(H, Pd, Ps, h, IT, newton):
     for k in range(Pd.shape[0]):
         dh = (H[k + 1] - H[k]) / h
         b = dh + Pd[k] - Ps[k]
-        acc += b + dh + Pd[k] + Ps[k]
+        acc += b          # b is finite only when dh, Pd and Ps are
         ab, adh, apd, aps = abs(b), abs(dh), abs(Pd[k]), abs(Ps[k])
         if ab > mb:
             mb = ab
