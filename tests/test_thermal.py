@@ -146,3 +146,27 @@ def test_stream_of_the_heat_transfer_model_equals_one_run():
     stream = sim.stream(signals=["v(t1)", "v(t2)"])
     y = np.vstack([stream.process(u[:15, None]), stream.process(u[15:, None])])
     assert np.array_equal(y[:, 0], whole["v(t1)"]) and np.array_equal(y[:, 1], whole["v(t2)"])
+
+
+def test_dc_start_of_the_heat_transfer_model_is_the_ambient():
+    """x0="dc" of a thermal network: the DC solver starts its entropy-transfer ports from the
+    state's temperatures (their laws divide by the temperature), and finds both bodies at the bath."""
+    sim = phsym.Simulator(phsym.load(NETLIST), 10.0)
+    res = sim.run(duration=5.0, x0="dc")
+    for node in ("t1", "t2"):
+        assert np.allclose(res[f"v({node})"], 293.15, rtol=1e-12)
+    assert "(relative; " in res.summary() and " W)" in res.summary()
+
+
+def test_balance_scale_of_a_nearly_resting_run_is_its_energy_over_the_run():
+    """A charged capacitor leaking 1e-12 W: relative to that power the round-off of H looked like
+    a 6e-6 residual; the scale is at least max |H| over the duration, the floats of the sweep's
+    compiled summary."""
+    from phsym.codegen.sweep_kernels import run_summary
+    m = phsym.parse("C1 a 0 C=1u IC=1\nR1 a 0 1e30\nD1 a 0 Is=1e-30\n")
+    res = phsym.simulate(m, 48000, duration=0.01)
+    assert res.P_diss.max() < 1e-11
+    assert res.power_scale == np.max(np.abs(res.H)) / (480 * res.info["h"])
+    assert res.max_balance_error < 1e-11
+    mb, scale, _, _ = run_summary(res.H, res.P_diss, res.P_supplied, res.info["h"], np.zeros(0, np.int64), False)
+    assert mb / scale == res.max_balance_error

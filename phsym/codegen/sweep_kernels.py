@@ -24,7 +24,8 @@ def run_summary(H, Pd, Ps, h, IT, newton):
     value is not finite (the caller then takes numpy's expression).
 
     The residual ``(H[k+1] - H[k]) / h + Pd[k] - Ps[k]`` and the scale (the
-    largest of ``|dH/dt|``, ``|Pd|``, ``|Ps|``, or 1) are computed with the
+    largest of ``|dH/dt|``, ``|Pd|``, ``|Ps|`` and ``max |H| / (N h)``, or 1)
+    are computed with the
     operations of ``SimulationResult.max_balance_error``; maxima of exact
     values do not depend on the order.  Finiteness is checked once, on a
     running sum (a NaN or an infinity anywhere makes it non-finite; a finite
@@ -33,7 +34,13 @@ def run_summary(H, Pd, Ps, h, IT, newton):
     mb = 0.0
     scale = 0.0
     acc = 0.0
-    for k in range(Pd.shape[0]):
+    n = Pd.shape[0]
+    hmax = 0.0
+    for k in range(H.shape[0]):
+        ah = abs(H[k])
+        if ah > hmax:
+            hmax = ah
+    for k in range(n):
         dh = (H[k + 1] - H[k]) / h
         b = dh + Pd[k] - Ps[k]
         acc += b          # b is finite only when dh, Pd and Ps are
@@ -55,6 +62,10 @@ def run_summary(H, Pd, Ps, h, IT, newton):
                 itmax = IT[k]
     if not np.isfinite(acc):
         return np.nan, np.nan, itmax, itsum
+    if n:       # at least max |H| over the duration, as SimulationResult.power_scale
+        floor = hmax / (n * h)
+        if floor > scale:
+            scale = floor
     return mb, (scale if scale > 0 else 1.0), itmax, itsum
 
 

@@ -214,6 +214,13 @@ def dc_solution(S: Structure, values: Mapping[sp.Symbol, float], u0: np.ndarray,
     nf = free.size
     z0 = np.zeros(nf + nw + nl)
     z0[:nf] = x_fix[free] / sc[free]
+    from .portstart import port_start
+    # laws singular at zero ports (entropy transfer): start from the ports the state implies
+    start = port_start(S, {sym.name: float(v) for sym, v in values.items()}, x_fix, u0) if nw else None
+    if start:
+        names = [v.name for v in S.variables[nx:nx + nw]]
+        for j, name in enumerate(names):
+            z0[nf + j] = start.get(name, 0.0)
     from .dcsolve import DCProblem, solve_dc
     z, _ = solve_dc(DCProblem(S, values, u0, x_fix, free, sc), z0)
     if z is not None:

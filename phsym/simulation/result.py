@@ -149,11 +149,17 @@ class SimulationResult:
     # ----------------------------------------------------------- scales
     @property
     def power_scale(self) -> float:
-        """Scale for relative balance checks: max of ``|dH/dt|``, P_diss, ``|P_supplied|``."""
+        """Scale for relative balance checks: max of ``|dH/dt|``, P_diss, ``|P_supplied|``,
+        and at least ``max |H|`` over the run's duration (the power that would move
+        the stored energy by its own size during the run: a run at rest then
+        measures its round-off against its energy, not round-off against
+        round-off); 1 when all are zero."""
         h = self.info["h"]
         dH = np.abs(np.diff(self.H)) / h
+        n = self.P_diss.shape[0]
         m = max(np.max(dH, initial=0.0), np.max(np.abs(self.P_diss), initial=0.0),
-                np.max(np.abs(self.P_supplied), initial=0.0))
+                np.max(np.abs(self.P_supplied), initial=0.0),
+                np.max(np.abs(self.H), initial=0.0) / (n * h) if n else 0.0)
         return float(m) if m > 0 else 1.0
 
     @property
@@ -381,7 +387,8 @@ class SimulationResult:
                 else "power-balance residual")
         text = (f"{self.names.name}: {n} steps ({self.info['scheme']}, {self.info['engine']}) in "
                 f"{wall:.3g} s ({rate:.3g} steps/s), max {what} "
-                f"{self.max_balance_error:.2e} (relative), "
+                f"{self.max_balance_error:.2e} (relative; "
+                f"{float(np.max(np.abs(self.balance), initial=0.0)):.1e} W), "
                 f"Newton iterations max {int(np.max(self.iterations, initial=0))}")
         if self.info.get("compile_time", 0.0) >= 0.05:
             text += f"; compiling or loading the loop took {self.info['compile_time']:.2g} s"
