@@ -151,3 +151,20 @@ def test_op_and_ac_agree_with_ngspice(tmp_path):
     ref = np.array(NGSPICE_AC)
     np.testing.assert_allclose(np.abs(r.response["v(b)"]), ref[:, 0], rtol=2e-5)
     np.testing.assert_allclose(np.angle(r.response["v(b)"]), ref[:, 1], rtol=2e-5, atol=1e-6)
+
+
+def test_op_table_gives_each_domain_its_units():
+    """`phsym op` of non-electrical networks: a thermal node's potential is a temperature in K and
+    its through variable an entropy flow in W/K; a loudspeaker's cone moves in m/s under N."""
+    from pathlib import Path
+    from phsym.simulation.op import operating_point
+    net = Path(__file__).resolve().parents[1] / "netlists"
+    text = operating_point(net / "heat_transfer.cir").to_text()
+    assert "t1                            293.15 K" in text
+    assert [ln.split()[-2] for ln in text.splitlines() if ln.startswith("G12")] == ["W/K"]
+    op = operating_point(net / "loudspeaker.cir")
+    assert op.domains["cone"] == "translational" and op.domains["M1"] == "translational"
+    assert op.domains["TF1.p"] == "electrical" and op.domains["TF1.s"] == "translational"
+    text = op.to_text()
+    assert any(ln.startswith("M1") and "m/s" in ln and " N " in ln for ln in text.splitlines())
+    assert any(ln.startswith("R1") and " V " in ln and " A " in ln for ln in text.splitlines())

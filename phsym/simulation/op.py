@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Mapping, Optional
+from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
 from ..errors import SimulationError
+from ..graph import DOMAIN_UNITS
 
 __all__ = ["OperatingPoint", "operating_point", "dc_state"]
 
@@ -48,8 +49,8 @@ class OperatingPoint:
     Attributes
     ----------
     nodes : dict of str to float
-        Node potentials against the datum [V] (internal nodes such as a
-        diode's ``D1#j`` included).
+        Node potentials against the datum [V; K, m/s... in other domains]
+        (internal nodes such as a diode's ``D1#j`` included).
     currents : dict of str to float
         Current through each two-terminal element, from its first node to
         its second [A]; for an element with more terminals, through each of
@@ -66,6 +67,9 @@ class OperatingPoint:
         The model's states (capacitor charges, inductor fluxes...).
     title : str
         The netlist title.
+    domains : dict of str to str
+        Domain of each node and element (``"electrical"``, ``"thermal"``...;
+        units in :data:`phsym.graph.DOMAIN_UNITS`).
     """
 
     nodes: Dict[str, float] = field(default_factory=dict)
@@ -74,15 +78,22 @@ class OperatingPoint:
     power: Dict[str, float] = field(default_factory=dict)
     state: Dict[str, float] = field(default_factory=dict)
     title: str = ""
+    domains: Dict[str, str] = field(default_factory=dict)
+
+    def _units(self, name: str) -> Tuple[str, str]:
+        return DOMAIN_UNITS.get(self.domains.get(name, "electrical"), ("", ""))
 
     def to_text(self) -> str:
-        """The operating point as a plain-text table (as SPICE prints ``.op``)."""
+        """The operating point as a plain-text table (as SPICE prints ``.op``; the units of each
+        node's and element's domain: a thermal node's potential is its temperature in K)."""
         lines = [f"DC operating point: {self.title}" if self.title else "DC operating point", "",
-                 f"{'node':<20} {'potential [V]':>15}"]
-        lines += [f"{n:<20} {v:>15.6g}" for n, v in self.nodes.items()]
-        lines += ["", f"{'element':<20} {'voltage [V]':>15} {'current [A]':>15} {'power [W]':>15}"]
-        lines += [f"{e:<20} {self.voltages[e]:>15.6g} {self.currents[e]:>15.6g} {self.power[e]:>15.6g}"
-                  for e in self.currents]
+                 f"{'node':<20} {'potential':>15}"]
+        lines += [f"{n:<20} {v:>15.6g} {self._units(n)[0]}" for n, v in self.nodes.items()]
+        lines += ["", f"{'element':<20} {'across':>15}      {'through':>15}       {'power [W]':>15}"]
+        for e in self.currents:
+            ua, ut = self._units(e)
+            lines.append(f"{e:<20} {self.voltages[e]:>15.6g} {ua:<5} {self.currents[e]:>15.6g} {ut:<5} "
+                         f"{self.power[e]:>15.6g}")
         lines += ["", f"total power {sum(self.power.values()):.3g} W (zero up to rounding)"]
         return "\n".join(lines)
 
@@ -135,11 +146,15 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
         if n != "0" and n not in nodes:
             nodes.append(n)
     op.nodes = {n: float(res[f"v({n})"][0]) for n in nodes}
+    graph = model.structure.graph
+    op.domains = {n: graph.nodes[n].get("domain", "electrical") for n in nodes if n in graph.nodes}
+    branch_domain = {b.name: b.domain for b in model.structure.branches}
     multi = {el.name for el in model.netlist.elements if len(el.nodes) > 2}
     for b in model.structure.branches:      # transistors, tubes, controlled sources: each port
         if b.element in multi:
             i, v = float(res[f"i({b.name})"][0]), float(res[f"v({b.name})"][0])
             op.currents[b.name], op.voltages[b.name], op.power[b.name] = i, v, v * i
+            op.domains[b.name] = _domain(b.domain, (b.node_from, b.node_to), op.domains)
     for el in model.netlist.elements:
         if len(el.nodes) != 2:
             continue              # couplings and four-terminal two-ports: their inductors/ports are listed
@@ -147,4 +162,12 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
         # terminal voltage: a diode's v(D1) is its junction voltage, without RS
         v = op.nodes.get(el.nodes[0], 0.0) - op.nodes.get(el.nodes[1], 0.0)
         op.currents[el.name], op.voltages[el.name], op.power[el.name] = i, v, v * i
+        op.domains[el.name] = _domain(branch_domain.get(el.name, "any"), el.nodes, op.domains)
     return op
+
+
+def _domain(domain: str, nodes, node_domains: Mapping[str, str]) -> str:
+    """A branch's domain; a two-port's side (``any``) takes that of its nodes."""
+    if domain in DOMAIN_UNITS:
+        return domain
+    return next((node_domains[n] for n in nodes if node_domains.get(n, "any") in DOMAIN_UNITS), "electrical")
