@@ -69,3 +69,7 @@ def test_errors(tmp_path, capsys):
     assert main([RLC, "--param", "C=-1u,-2u", "--fs", "48k", "--duration", "1m", "--quiet"]) == 1
     err = capsys.readouterr().err
     assert "run 0 (C=-1e-06) failed: StructureError" in err and "run 1" in err
+    # no --param: the message says what to give and lists the netlist's parameters
+    assert phsym_main(["sweep", RLC, "--monte-carlo", "10", "--fs", "48k", "--duration", "1m"]) == 1
+    err = capsys.readouterr().err
+    assert "--param NAME (or NAME=TOL%)" in err and "parameters: R, L, C" in err

@@ -19,7 +19,7 @@ from typing import Dict, List, Tuple
 import numpy as np
 
 from ..clitools import ProgressBar, Subcommand
-from ..errors import MissingDependencyError, SimulationInputError
+from ..errors import MissingDependencyError, PhsymError, SimulationInputError
 from .sweep_params import DISTRIBUTIONS
 
 __all__ = ["COMMAND", "add_parser", "build_parser", "run", "main", "parse_values"]
@@ -100,7 +100,14 @@ def _params(args: argparse.Namespace) -> Tuple[Dict[str, np.ndarray], str]:
             raise SimulationInputError(f"--param expects NAME=SPEC, got {item!r}")
         pairs.append((name.strip(), spec.strip()))
     if not pairs:
-        raise SimulationInputError("give at least one --param")
+        try:
+            from ..model import load
+            known = ", ".join(load(args.file).parameters) or "none (write .param cards)"
+        except PhsymError:
+            known = "see phsym show FILE"
+        what = ("--param NAME (or NAME=TOL%) for each parameter to vary" if args.monte_carlo is not None
+                else "--param NAME=SPEC")
+        raise SimulationInputError(f"give at least one {what}; the netlist's parameters: {known}")
     if args.monte_carlo is not None:
         from .sweep_params import sampling
         tol = {n: (_tolerance(s) if s else _tolerance(args.tol)) for n, s in pairs}
