@@ -27,12 +27,14 @@ __getattr__, __dir__ = attach(
                 "Simulator": "simulation.simulator", "SimulationResult": "simulation.result",
                 "simulate": "simulation.run", "sweep": "simulation.sweeps", "grid": "simulation.sweep_params",
                 "sampling": "simulation.sweep_params", "SweepResult": "simulation.sweep_result",
-                "UnidentifiableParameterWarning": "identify.warnings"})
+                "UnidentifiableParameterWarning": "identify.warnings",
+                "SchemeMismatchWarning": "identify.warnings"})
 
 __all__ = [
     "__version__",
     "PhsymError", "NetlistError", "StructureError", "SimulationError", "SimulationInputError", "SignalError",
-    "IdentificationError", "UnknownNameError", "DataFileError", "MissingDependencyError", "BuildError", "PhsymWarning", "NetlistWarning", "CacheWarning", "ClippingWarning", "UnidentifiableParameterWarning",
+    "IdentificationError", "UnknownNameError", "DataFileError", "MissingDependencyError", "BuildError", "PhsymWarning",
+    "NetlistWarning", "CacheWarning", "ClippingWarning", "UnidentifiableParameterWarning", "SchemeMismatchWarning",
     "Model", "parse", "load", "simulate", "Simulator", "SimulationResult", "LinearPHS",
     "sweep", "grid", "sampling", "SweepResult",
 ]

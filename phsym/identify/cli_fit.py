@@ -47,7 +47,9 @@ def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("--outputs", required=True, help="comma-separated output labels, e.g. 'y(VG)',v(n1)")
     p.add_argument("--time", default="t", help="name of the time column (default: t)")
     p.add_argument("--method", default="backward_euler",
-                   choices=("backward_euler", "midpoint", "discrete_gradient"), help="time-stepper")
+                   choices=("backward_euler", "midpoint", "discrete_gradient"),
+                   help="time-stepper (default backward_euler, as the seed; data made by phsym simulate: "
+                        "the scheme it printed, else the fit is biased by the schemes' difference)")
     p.add_argument("--x0", default="zero", choices=("zero", "dc", "estimate"),
                    help="initial state: zero (netlist ICs), dc or estimate")
     p.add_argument("--init", default=None, help="start values NAME=VALUE,... (default: netlist values)")

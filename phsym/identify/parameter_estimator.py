@@ -37,7 +37,7 @@ from .data import measurements, step_targets
 from .metrics import nrms, r2_score
 from .output_error import FAILED, OutputError, Reparam, dc_sensitivity
 from .uncertainty import uncertainty
-from .warnings import UnidentifiableParameterWarning
+from .warnings import SchemeMismatchWarning, UnidentifiableParameterWarning
 
 __all__ = ["ParameterEstimator"]
 
@@ -286,6 +286,12 @@ class ParameterEstimator(Estimator):
         model, free, labels = self._checked()
         data = measurements(t, u, y, model.inputs, labels, min_samples=3)
         scheme = get_scheme(self.method, SCHEMES, IdentificationError)
+        made = getattr(t, "info", {}).get("scheme") if hasattr(t, "t_step") else None
+        if made is not None and made != scheme.name:
+            # another scheme's trajectory differs by its discretisation error: a biased estimate
+            warnings.warn(f"the data were simulated with {made} and are fitted with {scheme.name}: the "
+                          f"estimate absorbs the schemes' difference (give method={made!r})",
+                          SchemeMismatchWarning, stacklevel=2)
         target = step_targets(data, scheme)
         step = self._sensitivity(model, free, labels)
         rp = Reparam(self, model, free)

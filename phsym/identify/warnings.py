@@ -5,7 +5,7 @@ from typing import Sequence
 
 from ..errors import PhsymWarning
 
-__all__ = ["UnidentifiableParameterWarning"]
+__all__ = ["UnidentifiableParameterWarning", "SchemeMismatchWarning"]
 
 
 class UnidentifiableParameterWarning(PhsymWarning):
@@ -27,3 +27,9 @@ class UnidentifiableParameterWarning(PhsymWarning):
     def __init__(self, message: str, parameters: Sequence[str] = ()):
         super().__init__(message)
         self.parameters = list(parameters)
+
+
+class SchemeMismatchWarning(PhsymWarning):
+    """The data are a simulation made with another scheme than the estimator's: the
+    estimate absorbs the difference of the two discretisations (a bias of the
+    order of the schemes' error, not of the data's)."""
