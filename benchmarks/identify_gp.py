@@ -21,8 +21,8 @@ The energy variant factorises a dense covariance (its hyperparameters on a
 subset of 48 samples): it runs two repetitions on both systems by default
 (``--energy-reps``; ``--energy-max`` limits its N_T per system).
 
-Run:  python benchmarks/identify_gp.py [--quick] [--reps 5]
-      python benchmarks/identify_gp.py --timing [--reps 5] [--variants direct]   (fit times at N_T = 128 only)
+Run:  python benchmarks/identify_gp.py [--quick] [--reps 5] [--executor threads]
+      python benchmarks/identify_gp.py --timing [--reps 5] [--variants direct] [--timing-nt 64,128]   (fit times only)
 """
 from __future__ import annotations
 
@@ -41,6 +41,10 @@ from phsym.identify.gp import EffortGP, estimate_derivative  # noqa: E402
 from phsym.identify.gp.seeds import pendulum, rc_circuit  # noqa: E402
 
 FULL_METHOD = {"rc": "gp", "pendulum": "central"}
+#: Where a fit's optimiser starts run (--executor): None one after the other, "threads" at the same time.
+EXECUTOR = None
+#: Optimiser starts per fit (--restarts; None: EffortGP's default).
+RESTARTS = None
 
 
 def rmse(a, b):
@@ -49,7 +53,8 @@ def rmse(a, b):
 
 def fit(s, variant, X, U, Xdot=None, t=None):
     # derivative="gp": the subset mode estimates x' by the seed's GP derivative of the training samples
-    gp = EffortGP(s.E, s.J, s.R, s.B, variant=variant, hamiltonian_inputs="all", derivative="gp")
+    gp = EffortGP(s.E, s.J, s.R, s.B, variant=variant, hamiltonian_inputs="all", derivative="gp", executor=EXECUTOR,
+                  **({} if RESTARTS is None else {"restarts": RESTARTS}))
     start, cpu = time.perf_counter(), time.process_time()
     gp.fit(X, U, Xdot=Xdot, t=t)
     gp.bench_cpu = time.process_time() - cpu       # CPU time: less inflated than wall time on a shared machine
@@ -110,8 +115,8 @@ def extrapolation(s, variant, full_xdot, reps):
 
 def timing(variants, reps, nt=128):
     """Wall time of the N_T = 128 fits alone (the learning curves' training sets), with load averages."""
-    print(f"\nfit time at N_T = {nt}, median (largest) of {reps} fits; load average at start "
-          f"{os.getloadavg()[0]:.2f}\n")
+    print(f"\nfit time at N_T = {nt}, median (largest) of {reps} fits, starts on {EXECUTOR or 'serial'}; "
+          f"load average at start {os.getloadavg()[0]:.2f}\n")
     print("| system | variant | derivatives | median (s) | largest (s) | median CPU (s) | evaluations (median) | load |")
     print("|---|---|---|---|---|---|---|---|")
     for s in (rc_circuit(), pendulum()):
@@ -147,10 +152,18 @@ def main(argv=None):
     ap.add_argument("--energy-reps", type=int, default=2)
     ap.add_argument("--energy-max", default="rc:128,pendulum:128", help="largest N_T of the energy variant")
     ap.add_argument("--quiet", action="store_true")
-    ap.add_argument("--timing", action="store_true", help="only the fit times at N_T = 128 (median of --reps)")
+    ap.add_argument("--timing", action="store_true", help="only the fit times at --timing-nt (median of --reps)")
+    ap.add_argument("--timing-nt", default="128", help="comma-separated N_T of --timing (default 128)")
+    ap.add_argument("--executor", choices=("serial", "threads"), default="serial",
+                    help="where a fit's optimiser starts run (EffortGP's executor)")
+    ap.add_argument("--restarts", type=int, default=None, help="optimiser starts per fit (default: EffortGP's)")
     args = ap.parse_args(argv)
+    global EXECUTOR, RESTARTS
+    RESTARTS = args.restarts
+    EXECUTOR = None if args.executor == "serial" else args.executor
     if args.timing:
-        timing(args.variants.split(","), args.reps)
+        for nt in (int(v) for v in args.timing_nt.split(",")):
+            timing(args.variants.split(","), args.reps, nt)
         return
     sizes = [8, 16, 32] if args.quick else [8, 16, 32, 64, 128]
     reps = 1 if args.quick else args.reps

@@ -465,3 +465,30 @@ def test_pruned_start_leaves_the_estimate_unchanged(pend):
             assert fits[True].n_evals_ < fits[False].n_evals_
     err = _rmse(fits[True].predict(pend["X"][::7]), pend["z"][::7])
     assert np.all(err < 2e-3), err
+
+
+def test_parallel_starts_give_the_serial_fit(rc):
+    """Starts run at the same time (threads, a process pool) compute the floats of the serial fit: the
+    same hyperparameters to the last bit when the serial fit abandons no start."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    class Pool(ProcessPoolExecutor):
+        submitted = 0
+
+        def submit(self, *args, **kwargs):
+            Pool.submitted += 1
+            return super().submit(*args, **kwargs)
+
+    tr = np.random.default_rng(3).choice(len(rc["X"]), 40, replace=False)
+    fits = {}
+    with Pool(2) as pool:
+        for name, ex in (("serial", None), ("threads", "threads"), ("pool", pool)):
+            fits[name] = EffortGP(*_structure(rc), restarts=3, executor=ex).fit(rc["X"][tr], rc["U"][tr],
+                                                                                Xdot=rc["Xdot"][tr])
+    for name in ("threads", "pool"):
+        assert np.array_equal(fits[name].theta_, fits["serial"].theta_), name
+        assert fits[name].n_evals_ == fits["serial"].n_evals_, name
+        assert fits[name].log_marginal_likelihood_ == fits["serial"].log_marginal_likelihood_
+    assert Pool.submitted == 3          # one task per start
+    with pytest.raises(IdentificationError, match="executor must be"):
+        EffortGP(*_structure(rc), executor="gpu").fit(rc["X"][tr], rc["U"][tr], Xdot=rc["Xdot"][tr])

@@ -119,6 +119,10 @@ def test_cli_learn(tmp_path, capsys):
         {s: v for s, v in model.parameter_values().items()}))
     qs = np.linspace(1.0, 3.3, 7)
     assert np.abs(grad(qs) - np.sqrt(2 * qs)).max() < 1e-2     # central differences of 800 samples
+    # the starts ran at the same time; one after the other they give the same law, to the last digit
+    assert main(["learn", str(net), str(data), "--samples", "24", "--out", str(out), "--quiet", "--serial"]) == 0
+    assert out.read_text().strip() == law
+    capsys.readouterr()
     assert main(["learn", str(net), str(data), "--element", "R1", "--quiet"]) == 2
     # --out law.npz: the numbers, and the two netlist lines that use them
     assert main(["learn", str(net), str(data), "--samples", "24", "--out", str(tmp_path / "c1.npz"), "--quiet"]) == 0

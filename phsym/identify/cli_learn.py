@@ -51,6 +51,9 @@ def _fill(p: argparse.ArgumentParser) -> None:
                    help="derivative estimate from the series (default: central)")
     p.add_argument("--samples", type=int, default=64, help="training rows, evenly spaced (default 64)")
     p.add_argument("--restarts", type=int, default=3, help="optimiser starts (default 3)")
+    p.add_argument("--serial", action="store_true", help="run the optimiser's starts one after the other "
+                   "(default: at the same time on this machine's cores; the same result unless a start the "
+                   "serial fit abandons early would have won)")
     p.add_argument("--variable", default=None, help="the law's variable in the netlist (default by kind: q, phi, ...)")
     p.add_argument("--out", default=None, help="write the law: netlist text H={...}, or numbers for "
                                                ".table NAME FILE.npz when the name ends in .npz")
@@ -125,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
                                         if el.law is not None and el.law.learn), None)
         if element is not None and any(d.element.upper() == element.upper() for d in model.structure.dissipative):
             return _dissipative(args, model, element, say)
-        gp = EffortGP.from_model(model, learn=[args.element] if args.element else None, restarts=args.restarts)
+        gp = EffortGP.from_model(model, learn=[args.element] if args.element else None, restarts=args.restarts,
+                                  executor=None if args.serial else "threads")
         states = list(gp.names)
         inputs = split_names(args.inputs) or list(model.inputs)
         cols = read_csv_columns(args.data, [args.time] + states + inputs)

@@ -81,8 +81,10 @@ class EffortGP(Estimator):
     derivative : {"central", "spline", "gp"}, default "central"
         How ``fit`` estimates ``x'`` when it is not given (see
         :func:`~phsym.identify.gp.estimate_derivative`).
-    restarts : int, default 2
+    restarts : int, optional
         Optimiser starts (the first deterministic, the others random).
+        Default: 4 for the direct variant with up to 64 samples (more local
+        optima; an evaluation costs an eighth of one at 128), else 2.
     max_iter : int, default 200
         L-BFGS-B iterations per start.
     hyper_samples : int or None, default 48
@@ -94,6 +96,10 @@ class EffortGP(Estimator):
         square of the targets.
     random_state : int or None, default 0
         Seed of the random restarts.
+    executor : None, "serial", "threads", "dask", Executor or dask Client, optional
+        Where the optimiser's starts run: ``None`` one after the other (a
+        random start far behind a finished one is abandoned), else at the
+        same time, each to its end (``"threads"``: this machine's cores).
 
     Attributes
     ----------
@@ -142,9 +148,10 @@ class EffortGP(Estimator):
     def __init__(self, E: Any = None, J: Any = None, R: Any = None, B: Any = None, *,
                  kernel: str = "rbf", linear: bool = True, rank: Optional[int] = None, variant: str = "direct",
                  hamiltonian_inputs: str = "differential", storage: Optional[Sequence[int]] = None,
-                 names: Optional[Sequence[str]] = None, derivative: str = "central", restarts: int = 2,
+                 names: Optional[Sequence[str]] = None, derivative: str = "central", restarts: Optional[int] = None,
                  max_iter: int = 200, hyper_samples: Optional[int] = 48,
-                 noise_bounds: Sequence[float] = (1e-10, 1.0), random_state: Optional[int] = 0):
+                 noise_bounds: Sequence[float] = (1e-10, 1.0), random_state: Optional[int] = 0,
+                 executor: Any = None):
         self.E = E
         self.J = J
         self.R = R
@@ -162,6 +169,7 @@ class EffortGP(Estimator):
         self.hyper_samples = hyper_samples
         self.noise_bounds = noise_bounds
         self.random_state = random_state
+        self.executor = executor
 
     @classmethod
     def from_model(cls, model: Any, learn: Optional[Sequence[str]] = None, x_op: Optional[Dict[str, float]] = None,
@@ -226,7 +234,8 @@ class EffortGP(Estimator):
         if str(self.derivative).lower() not in DERIVATIVES:
             raise IdentificationError(f"unknown derivative {self.derivative!r}; "
                                       f"choose one of {', '.join(DERIVATIVES)}")
-        if int(self.restarts) < 1 or int(self.max_iter) < 1 or int(self.hyper_samples or 2) < 2:
+        if int(1 if self.restarts is None else self.restarts) < 1 or int(self.max_iter) < 1 \
+                or int(self.hyper_samples or 2) < 2:
             raise IdentificationError("restarts and max_iter must be at least 1, hyper_samples at least 2")
         lo, hi = (float(v) for v in self.noise_bounds)
         if not 0.0 < lo < hi:
@@ -311,18 +320,15 @@ class EffortGP(Estimator):
         # energy variant: hyperparameters on a subset, stop on a flat likelihood; the direct variant's
         # test errors still improved along valleys worth < 0.1 nats per 20 iterations: no early stop,
         # but a random start far behind the first one is abandoned (it never won when recorded)
-        if self.variant == "energy":
-            opts = dict(subset=self.hyper_samples, flat_window=5)
-        else:
-            opts = dict(subset=None, flat_window=None, prune=True)
-        theta, value, nit, nev = fit_hyperparameters(layout, objective, kernel, Xs, Ys, A, self.noise_bounds,
-                                                self.restarts, self.max_iter, self.random_state, **opts)
+        energy = self.variant == "energy"
+        opts = dict(subset=self.hyper_samples, flat_window=5) if energy else dict(subset=None, flat_window=None,
+                                                                                   prune=True)
+        restarts = int(self.restarts) if self.restarts is not None else (2 if energy or X.shape[0] > 64 else 4)
+        theta, value, nit, nev = fit_hyperparameters(layout, objective, kernel, Xs, Ys, A, self.noise_bounds, restarts,
+                                                     self.max_iter, self.random_state, executor=self.executor, **opts)
         self.posterior_ = conditioner(theta, layout, kernel, Xs, Ys, A)
         self.mean_, self.mean_slope_ = mean, slope
-        self.theta_ = theta
-        self.log_marginal_likelihood_ = -value
-        self.n_iter_ = nit
-        self.n_evals_ = nev
+        self.theta_, self.log_marginal_likelihood_, self.n_iter_, self.n_evals_ = theta, -value, nit, nev
         self.structure_ = S
         self.x_mean_, self.x_scale_, self.y_scale_ = mu, sx, sy
         if self.variant == "direct":

@@ -1,12 +1,14 @@
 """Maximising the log marginal likelihood: bounds, starts, L-BFGS-B with restarts."""
 from __future__ import annotations
 
+import contextlib
+import functools
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy.optimize import minimize
 
-from ...common.parallel import single_blas_thread
+from ...common.parallel import in_process, map_tasks, single_blas_thread
 from ...errors import IdentificationError
 from .icm import IcmLayout
 
@@ -106,10 +108,48 @@ def _chain(*callbacks: Optional[Callable]) -> Optional[Callable]:
     return callback
 
 
+def _guarded(objective: Callable, layout: Any, args: tuple, counter: List[int]) -> Callable:
+    """``objective`` as L-BFGS-B's function: a failed or non-finite evaluation is a wall (1e30)."""
+
+    def fun(theta):
+        counter[0] += 1
+        try:
+            f, g = objective(theta, layout, *args)
+        except np.linalg.LinAlgError:
+            return 1e30, np.zeros_like(theta)
+        if not (np.isfinite(f) and np.all(np.isfinite(g))):
+            return 1e30, np.zeros_like(theta)
+        return f, g
+
+    return fun
+
+
+def _lbfgsb(fun: Callable, x0: np.ndarray, bounds: List[tuple], max_iter: int, callback: Optional[Callable]):
+    return minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=callback,
+                    options={"maxiter": int(max_iter), "maxfun": 3 * int(max_iter)})
+
+
+def _one_start(x0: np.ndarray, layout: Any, objective: Callable, args: tuple, bounds: List[tuple],
+               max_iter: int, flat_window: Optional[int], limit_blas: bool) -> Tuple[np.ndarray, float, int, int]:
+    """One start run to its end: ``(theta, value, iterations, evaluations)`` (a task of an executor).
+
+    ``limit_blas``: limit BLAS to one thread here (a worker process); in this
+    process the caller limits it once around all the threads (threadpoolctl's
+    limit is process-wide: nested enters and exits from several threads would
+    not restore it in order).
+    """
+    counter = [0]
+    with single_blas_thread() if limit_blas else contextlib.nullcontext():
+        res = _lbfgsb(_guarded(objective, layout, args, counter), x0, bounds, max_iter,
+                      None if flat_window is None else _flat_stop(flat_window))
+    return res.x, float(res.fun), int(res.nit), counter[0]
+
+
 def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bounds: Sequence[float],
                       restarts: int, max_iter: int, random_state: Optional[int],
                       start: Optional[np.ndarray] = None,
-                      flat_window: Optional[int] = 5, prune: bool = False) -> Tuple[np.ndarray, float, int, int]:
+                      flat_window: Optional[int] = 5, prune: bool = False,
+                      executor: Any = None) -> Tuple[np.ndarray, float, int, int]:
     """Minimise ``objective(theta, layout, *args)`` (a negative LML and its gradient).
 
     Parameters
@@ -135,7 +175,16 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
         (None: only scipy's criteria and ``max_iter``).
     prune : bool, default False
         Abandon a later start that, after 20 iterations, is still 500 nats
-        below the best finished one (in log likelihood).
+        below the best finished one (in log likelihood).  Only when the
+        starts run one after the other.
+    executor : None, "serial", "threads", "dask", concurrent.futures.Executor or dask Client
+        Where the starts run (:func:`~phsym.common.parallel.map_tasks`).
+        ``None``/``"serial"``: one after the other, with ``prune``; any
+        other: at the same time, each to its own end (no start is abandoned,
+        since none has finished when the others are judged).  Each start
+        computes the same floats on every executor (one BLAS thread), so
+        the result is that of the serial fit unless a start it abandons
+        would have won.
 
     Returns
     -------
@@ -155,42 +204,37 @@ def maximize_evidence(layout: Any, objective: Callable, args: tuple, noise_bound
     bounds, starts = _bounds_and_starts(layout, noise_bounds, restarts, random_state)
     if start is not None:
         starts = [np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])]
-
-    n_evals = [0]
-
-    def fun(theta):
-        n_evals[0] += 1
-        try:
-            f, g = objective(theta, layout, *args)
-        except np.linalg.LinAlgError:
-            return 1e30, np.zeros_like(theta)
-        if not (np.isfinite(f) and np.all(np.isfinite(g))):
-            return 1e30, np.zeros_like(theta)
-        return f, g
-
-    def run(f, x0, callback):
-        return minimize(f, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=callback,
-                        options={"maxiter": int(max_iter), "maxfun": 3 * int(max_iter)})
-
-    best = None
-    with single_blas_thread():
-        for x0 in starts:
-            stop = None if flat_window is None else _flat_stop(flat_window)
-            if prune and best is not None and best.fun < 1e30:
-                stop = _chain(stop, _prune_stop(float(best.fun)))
-            res = run(fun, x0, stop)
-            if best is None or res.fun < best.fun:
-                best = res
-    if best is None or not np.isfinite(best.fun) or best.fun >= 1e30:
+    if executor is None or executor == "serial" or len(starts) == 1:
+        counter = [0]
+        fun = _guarded(objective, layout, args, counter)
+        best = None
+        with single_blas_thread():
+            for x0 in starts:
+                stop = None if flat_window is None else _flat_stop(flat_window)
+                if prune and best is not None and best[1] < 1e30:
+                    stop = _chain(stop, _prune_stop(best[1]))
+                res = _lbfgsb(fun, x0, bounds, max_iter, stop)
+                if best is None or res.fun < best[1]:
+                    best = (res.x, float(res.fun), int(res.nit))
+        n_evals = counter[0]
+    else:
+        task = functools.partial(_one_start, layout=layout, objective=objective, args=args, bounds=bounds,
+                                 max_iter=max_iter, flat_window=flat_window, limit_blas=not in_process(executor))
+        with single_blas_thread() if in_process(executor) else contextlib.nullcontext():
+            results = map_tasks(task, starts, executor, error=IdentificationError)
+        best = min(results, key=lambda r: r[1])        # the first of equal minima, as the serial loop
+        n_evals = sum(r[3] for r in results)
+    if best is None or not np.isfinite(best[1]) or best[1] >= 1e30:
         raise IdentificationError("the marginal likelihood could not be evaluated at any start "
                                   "(covariance not positive definite); raise noise_bounds[0]")
-    return best.x, float(best.fun), int(best.nit), n_evals[0]
+    return best[0], best[1], best[2], n_evals
 
 
 def fit_hyperparameters(layout: Any, objective: Callable, kernel: str, X: np.ndarray, Y: np.ndarray,
                         A: np.ndarray, noise_bounds: Sequence[float], restarts: int, max_iter: int,
                         random_state: Optional[int], subset: Optional[int],
-                        flat_window: Optional[int] = 5, prune: bool = False) -> Tuple[np.ndarray, float, int, int]:
+                        flat_window: Optional[int] = 5, prune: bool = False,
+                        executor: Any = None) -> Tuple[np.ndarray, float, int, int]:
     """:func:`maximize_evidence` on a random subset of ``subset`` samples when there are more.
 
     The hyperparameters of the subset are used as they are: on the seed's
@@ -222,6 +266,8 @@ def fit_hyperparameters(layout: Any, objective: Callable, kernel: str, X: np.nda
         See :func:`maximize_evidence`.
     prune : bool, default False
         See :func:`maximize_evidence`.
+    executor : object, optional
+        See :func:`maximize_evidence`.
 
     Returns
     -------
@@ -236,8 +282,8 @@ def fit_hyperparameters(layout: Any, objective: Callable, kernel: str, X: np.nda
     N = X.shape[0]
     if subset is None or N <= int(subset):
         return maximize_evidence(layout, objective, (kernel, X, Y, A), noise_bounds, restarts, max_iter,
-                                 random_state, flat_window=flat_window, prune=prune)
+                                 random_state, flat_window=flat_window, prune=prune, executor=executor)
     rows = np.sort(np.random.default_rng(random_state).choice(N, int(subset), replace=False))
     theta, _, nit, nev = maximize_evidence(layout, objective, (kernel, X[rows], Y[rows], A), noise_bounds, restarts,
-                                      max_iter, random_state, flat_window=flat_window, prune=prune)
+                                      max_iter, random_state, flat_window=flat_window, prune=prune, executor=executor)
     return theta, float(objective(theta, layout, kernel, X, Y, A)[0]), nit, nev + 1
