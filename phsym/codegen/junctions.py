@@ -27,14 +27,14 @@ junctions whose voltage is an eliminated expression of the states).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import sympy as sp
 
 from ..structure.dirac import Structure
 from .printing import block
 
-__all__ = ["JunctionTerm", "junction_terms", "junction_code", "limit_step"]
+__all__ = ["JunctionTerm", "junction_terms", "junction_exprs", "junction_code", "limit_step"]
 
 
 @dataclass(frozen=True)
@@ -110,9 +110,26 @@ def junction_terms(S: Structure) -> List[JunctionTerm]:
     return out
 
 
+def junction_exprs(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr],
+                   psub: Dict[sp.Symbol, sp.Expr]) -> List[sp.Expr]:
+    """The limited variable ``s`` of each junction term at a Newton iterate (runtime symbols).
+
+    Parameters
+    ----------
+    terms : sequence of JunctionTerm
+        The junction terms (:func:`junction_terms`).
+    wsym : dict of int to sympy.Expr
+        Port variable of each dissipative port at a Newton iterate.
+    psub : dict
+        Parameter symbols to the ``p_i`` of the runtime array.
+    """
+    return [(t.arg / sp.Abs(t.c)).xreplace(psub).xreplace({t.w: wsym[t.port]}) for t in terms]
+
+
 def junction_code(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr], psub: Dict[sp.Symbol, sp.Expr],
-                  sizes: Dict[str, int], n_p: int) -> Tuple[List[str], List[str]]:
-    """Source of ``junc(x, v, ub, p, xs, h)`` (the tuple of limited variables
+                  sizes: Dict[str, int], n_p: int,
+                  consts: Optional[Dict[sp.Expr, sp.Symbol]] = None) -> Tuple[List[str], List[str]]:
+    """Source of ``junc(x, v, ub, p, xs, h[, kc])`` (the tuple of limited variables
     ``s``) and of the constants ``jvt{m}``, ``jvc{m}`` (inside ``run``, 4 spaces).
 
     Parameters
@@ -128,13 +145,13 @@ def junction_code(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr], psub:
         Array sizes for :func:`~phsym.codegen.printing.block`.
     n_p : int
         Length of ``p``.
+    consts : dict of sympy.Expr to sympy.Symbol, optional
+        Step constants (:mod:`phsym.codegen.hoist`), read from the tuple ``kc``.
     """
-    exprs = []
-    for m, t in enumerate(terms):
-        s = (t.arg / sp.Abs(t.c)).xreplace(psub)
-        exprs.append((f"s{m}", s.xreplace({t.w: wsym[t.port]})))
+    consts = consts or {}
+    exprs = [(f"s{m}", e.xreplace(consts)) for m, e in enumerate(junction_exprs(terms, wsym, psub))]
     func = ["@njit(cache=True, error_model=\"numpy\", no_cpython_wrapper=True)",
-            "def junc(x, v, ub, p, xs, h):"]
+            f"def junc(x, v, ub, p, xs, h{', kc' if consts else ''}):"]
     func += block(exprs, sizes)
     func += ["    return (" + "".join(f"s{m}, " for m in range(len(terms))) + ")"]
     consts = block([(f"jvt{m}", t.vt.xreplace(psub)) for m, t in enumerate(terms)]
@@ -143,7 +160,7 @@ def junction_code(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr], psub:
 
 
 def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[int, int], nv: int, ind: str,
-               base: str = "v") -> List[str]:
+               base: str = "v", kc: str = "") -> List[str]:
     """Lines that shorten the direction ``d`` from the unknowns ``base`` so that
     no junction variable moves beyond SPICE's limit; ``lim`` ends below 1
     when anything was limited.
@@ -164,12 +181,14 @@ def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[int, int], nv: int, 
         Indentation.
     base : str
         The array the step starts from (``v`` in Newton, ``vold`` for the predictor).
+    kc : str
+        ``", kc"`` when ``junc`` reads step constants, else empty.
     """
     own = sorted({unknown[t.port] for t in terms if t.port in unknown})
-    L = [f"{ind}so = junc(x, {base}, ub, p, xs, h)",
+    L = [f"{ind}so = junc(x, {base}, ub, p, xs, h{kc})",
          f"{ind}for i in range({nv}):",
          f"{ind}    vp[i] = {base}[i] + d[i]",
-         f"{ind}sn = junc(x, vp, ub, p, xs, h)",
+         f"{ind}sn = junc(x, vp, ub, p, xs, h{kc})",
          f"{ind}lim = 1.0"] + [f"{ind}lim{i} = 1.0" for i in own]
     for m, t in enumerate(terms):
         target = f"lim{unknown[t.port]}" if t.port in unknown else "lim"

@@ -2,9 +2,9 @@
 
 :func:`module_source` writes a module with
 
-* ``resjac(x, v, ub, p, xs, h, F, Jm)``: residual and Jacobian of the step
-  (:func:`phsym.codegen.steps.step_equations`, after common-subexpression
-  elimination);
+* ``resjac(x, v, ub, p, xs, h, F, Jm[, kc])``: residual and Jacobian of the
+  step (:func:`phsym.codegen.steps.step_equations`, after common-subexpression
+  elimination; ``kc``: its step constants, :mod:`phsym.codegen.hoist`);
 * ``run(...)``: the whole compiled time loop: predictor (linear extrapolation
   of the last two steps), damped Newton with a contraction test, LU with
   partial pivoting (:mod:`phsym.codegen.kernels`), then H(x), the effort
@@ -36,7 +36,8 @@ from ..common.schemes import get_scheme
 from ..structure.dirac import Structure
 from ..version import __version__
 from .cache import cache_key, load_module
-from .junctions import junction_code, junction_terms, limit_step
+from .hoist import hoisted_lines, step_constants
+from .junctions import junction_code, junction_exprs, junction_terms, limit_step
 from .printing import block, unroll
 from .steps import DD_THRESHOLD, StepEquations, step_equations
 
@@ -147,17 +148,20 @@ def _norm(target: str, nv: int, ind: str) -> List[str]:
             f"{ind}    {target} += (F[i] * wt[i]) * (F[i] * wt[i])"]
 
 
-def _newton(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, int]] = None) -> List[str]:
+def _newton(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, int]] = None,
+            kc: str = "") -> List[str]:
     """The damped Newton iteration of one step (inside ``for k``, 8 spaces),
     with junction limiting of the exponential terms ``terms`` of the laws
-    (``unknown``: the index in ``v`` of each port variable that is an unknown)."""
+    (``unknown``: the index in ``v`` of each port variable that is an unknown;
+    ``kc``: ``", kc"`` when ``resjac`` and ``junc`` read step constants)."""
     a, b, c = " " * 8, " " * 12, " " * 16
-    L = [f"{a}resjac(x, v, ub, p, xs, h, F, Jm)"] + _norm("nrm", nv, a) + [
+    call = f"resjac(x, v, ub, p, xs, h, F, Jm{kc})"
+    L = [f"{a}{call}"] + _norm("nrm", nv, a) + [
         f"{a}if not math.isfinite(nrm):",
         f"{a}    # the predictor overshot into an exponential: restart from the last step",
         f"{a}    for i in range({nv}):",
         f"{a}        v[i] = vold[i]",
-        f"{a}    resjac(x, v, ub, p, xs, h, F, Jm)"] + _norm("nrm", nv, b) + [
+        f"{a}    {call}"] + _norm("nrm", nv, b) + [
         f"{a}while True:",
         f"{b}if not math.isfinite(nrm):",
         f"{c}status = 2",
@@ -186,7 +190,7 @@ def _newton(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, 
           f"{b}    theta = worst / rprev",
           f"{b}    conv = theta / (1.0 - theta) * worst <= tol"]
     if terms:
-        L += [f"{b}if not conv:"] + limit_step(terms, unknown or {}, nv, c) + [f"{c}if lim < 1.0:",
+        L += [f"{b}if not conv:"] + limit_step(terms, unknown or {}, nv, c, kc=kc) + [f"{c}if lim < 1.0:",
                                                            f"{c}    worst = -1.0    # no contraction test next"]
     L += [f"{b}rprev = worst",
           f"{b}for i in range({nv}):",
@@ -198,13 +202,13 @@ def _newton(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, 
           f"{b}if it >= maxit:",
           f"{c}status = 1",
           f"{c}break",
-          f"{b}resjac(x, v, ub, p, xs, h, F, Jm)"] + _norm("nn", nv, b) + [
+          f"{b}{call}"] + _norm("nn", nv, b) + [
           f"{b}lam = 1.0",
           f"{b}while not (nn <= nrm) and lam > 1e-3:",
           f"{c}lam *= 0.5",
           f"{c}for i in range({nv}):",
           f"{c}    v[i] = vp[i] + lam * d[i]",
-          f"{c}resjac(x, v, ub, p, xs, h, F, Jm)"] + _norm("nn", nv, c) + [
+          f"{c}{call}"] + _norm("nn", nv, c) + [
           f"{b}nrm = nn"]
     return L
 
@@ -260,7 +264,10 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     terms = junction_terms(S) if nv else []
     unknown = {j: eq.V.index(w) for j, w in eq.wsym.items() if w in eq.V}
     jac_idx = [((r, c), dv) for r in range(nv) for c in range(nv) if (dv := sp.diff(eq.F[r], eq.V[c])) != 0]
-    jac = [(f"Jm[{r}, {c}]", dv) for (r, c), dv in jac_idx]
+    # step constants (not for sensitivity modules: Python calls their resjac with the plain arguments)
+    consts = {} if sens else step_constants(list(eq.F) + [dv for _, dv in jac_idx] + junction_exprs(terms, eq.wsym, eq.psub))
+    kc, sizes["kc"] = (", kc" if consts else ""), len(consts)
+    jac = [(f"Jm[{r}, {c}]", dv.xreplace(consts)) for (r, c), dv in jac_idx]
     nw, nl = S.n_w, S.n_lambda
     ys = [-eq.Je(nx + nw + nl + i) for i in range(nu)]
     # controlled sources' ports inject power: P_supplied, not P_diss
@@ -280,7 +287,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     if nv > 1:   # a single unknown is a division: do not compile the LU kernels
         L += ["from phsym.codegen.kernels import lu_factor, lu_solve"]
     L += ["", f'KIND = "{"sensitivity" if sens else "newton"}"', f"UNKNOWNS = {eq.names!r}", "",
-          PUBLIC if sens else CALLEE, "def resjac(x, v, ub, p, xs, h, F, Jm):"]
+          PUBLIC if sens else CALLEE, f"def resjac(x, v, ub, p, xs, h, F, Jm{kc}):"]
     if nv:
         # the caller owns Jm: clear its structural zeros (constant bounds: a
         # loop over Jm.shape cost the clipper 25 % of its speed)
@@ -290,12 +297,12 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
             L += [f"    Jm[{r}, {c}] = 0.0" for r, c in zeros]
         else:
             L += [f"    for i in range({nv}):", f"        for j in range({nv}):", "            Jm[i, j] = 0.0"]
-        L += block([(f"F[{i}]", f) for i, f in enumerate(eq.F)] + jac, sizes)
+        L += block([(f"F[{i}]", f.xreplace(consts)) for i, f in enumerate(eq.F)] + jac, sizes)
     else:
         L += ["    return"]
     jconsts: List[str] = []
     if terms:
-        jfunc, jconsts = junction_code(terms, eq.wsym, eq.psub, sizes, P)
+        jfunc, jconsts = junction_code(terms, eq.wsym, eq.psub, sizes, P, consts)
         L += [""] + jfunc
     if sens:
         L += [""] + sens.functions
@@ -321,6 +328,8 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     R += _control_lines(cols, input_expression(scheme, "{j}"), b)
     if c_in_H:
         R += energy + [f"{b}ha = hh"]
+    if consts:
+        R += hoisted_lines(consts, sizes, b)
     if nv:
         c = b + "    "
         # info[3] counts the solved steps behind v (up to 2): the first step
@@ -332,13 +341,13 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
               f"{c}    vold[i] = tmp"]
         if terms:   # limited like a Newton step from the last step's unknowns (as SPICE does)
             R += [f"{c}for i in range({nv}):", f"{c}    d[i] = v[i] - vold[i]"]
-            R += limit_step(terms, unknown, nv, c, "vold")
+            R += limit_step(terms, unknown, nv, c, "vold", kc)
             R += [f"{c}for i in range({nv}):", f"{c}    v[i] = vold[i] + d[i]"]
         R += [f"{b}else:", f"{c}for i in range({nv}):", f"{c}    vold[i] = v[i]"]
     R += [f"{b}for i in range({nx}):", f"{b}    wt[i] = 1.0 / (abs(x[i]) + xs[i])",
           f"{b}it = 0", f"{b}status = 0", f"{b}qi = -1", f"{b}rprev = 1e300"]
     if nv:
-        R += _newton(nx, nv, terms, unknown)
+        R += _newton(nx, nv, terms, unknown, kc)
     R += [f"{b}IT[k] = it",
           f"{b}if status != 0:",
           f"{b}    FL[k] = status",
@@ -364,9 +373,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
         R += [f"{b}pc = ((hh - hb) + (ha - Hh[k])) / h", f"{b}Pc[k] = pc", f"{b}Ps[k] += pc"]
     R += [f"{b}Hh[k + 1] = hh",
                    f"{b}if not math.isfinite(hh):",
-                   f"{b}    info[0] = k",
-                   f"{b}    info[1] = 4",
-                   f"{b}    info[2] = 0",
+                   f"{b}    info[0], info[1], info[2] = k, 4, 0",
                    f"{b}    for i in range({nx}):",
                    f"{b}        if not math.isfinite(x[i]):",
                    f"{b}            info[2] = i",
