@@ -1,9 +1,11 @@
-"""Step constants (phsym.codegen.hoist): what Newton does not change is computed once per step.
+"""Step constants (phsym.codegen.hoist) and shared charge inversions (codegen.printing).
 
 The junction energy of a diode with a transit time inverts its charge law in
 every evaluation; at the state the step starts from it is the same in every
-Newton iteration.  Independent check: the same deck generated without
-hoisting gives bit-identical arrays.
+Newton iteration (a step constant), and at the end point the energy and the
+voltage of the Jacobian invert the same charge (shared after CSE).
+Independent check: the same deck generated without either gives
+bit-identical arrays.
 """
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import sympy as sp
 from sympy.codegen.cfunctions import expm1
 
 import phsym
-from phsym.codegen import hoist, newton
+from phsym.codegen import hoist, newton, printing
 from phsym.codegen.hoist import step_constants
 
 DECK = Path(__file__).resolve().parent / "decks" / "diode_recovery_tt.cir"
@@ -34,12 +36,15 @@ def test_hoisted_module_runs_bit_identically(monkeypatch, tmp_path):
     source = sim._gen.source
     assert "kc = (" in source
     resjac = source[source.index("def resjac("):source.index("def junc(")]
-    assert "junction_energy(x_" not in resjac         # the start-of-step energy is read from kc
+    assert "junction_energy(" not in resjac           # start-of-step energy from kc, the others given v
+    ends = [ln.split(" = ")[1] for ln in resjac.splitlines() if "junction_energy_v(" in ln]
+    assert ends and all("junction_voltage(" not in e for e in ends)      # v is a shared subexpression
     hoisted = sim.run(duration=250e-9)
     monkeypatch.setattr(newton, "step_constants", lambda exprs: {})
+    monkeypatch.setattr(printing, "_share_inversions", lambda e: e)
     monkeypatch.setattr(newton, "_MEMO", None)
     plain = phsym.Simulator(phsym.load(DECK), 1e10)
-    assert "kc = (" not in plain._gen.source
+    assert "kc = (" not in plain._gen.source and "junction_energy_v(" not in plain._gen.source
     ref = plain.run(duration=250e-9)
     for name in ("x", "y", "H", "P_diss", "iterations"):
         assert np.array_equal(getattr(hoisted, name), getattr(ref, name)), name

@@ -11,7 +11,7 @@ from numba import njit
 
 from ..components.junction import charge_energy, charge_voltage
 
-__all__ = ["junction_voltage", "junction_energy"]
+__all__ = ["junction_voltage", "junction_energy", "junction_energy_v"]
 
 junction_voltage = njit(cache=True, error_model="numpy")(charge_voltage)
 junction_energy_v = njit(cache=True, error_model="numpy")(charge_energy)

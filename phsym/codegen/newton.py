@@ -384,7 +384,8 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     text = "\n".join(L) + unroll("\n".join(R))
     if "junction_voltage(" in text or "junction_energy(" in text:
         text = text.replace("from numba import njit\n", "from numba import njit\n"
-                            "from phsym.codegen.junction_kernels import junction_energy, junction_voltage\n", 1)
+                            "from phsym.codegen.junction_kernels import junction_energy, junction_energy_v, "
+                            "junction_voltage\n", 1)
     if "learned_bumps(" in text:     # learned laws: the compiled bump sum and the laws' arrays
         from .learned_kernels import declare
         text = declare(text)

@@ -48,6 +48,31 @@ class _Printer(PythonCodePrinter):
     def _print_JunctionEnergy(self, expr):
         return "junction_energy(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
+    def _print_JunctionEnergyAt(self, expr):
+        return "junction_energy_v(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+
+class JunctionEnergyAt(sp.Function):
+    """A junction charge's energy ``H(Q)`` given its voltage ``v(Q)`` (arguments: ``Q``, ``v`` and
+    the ten parameters), printed as the kernel ``junction_energy_v``.
+
+    ``junction_energy(Q)`` inverts the charge law for ``v`` and then
+    integrates; written as ``JunctionEnergyAt(Q, JunctionVoltage(Q))``, an
+    energy and a voltage at the same charge (a divided difference and its
+    Jacobian) share one inversion after common-subexpression elimination,
+    with the same floats.
+    """
+
+    nargs = 12
+
+
+def _share_inversions(expr: sp.Expr) -> sp.Expr:
+    from ..components.junction import JunctionEnergy, JunctionVoltage
+    if not expr.has(JunctionEnergy):
+        return expr
+    return expr.replace(lambda e: isinstance(e, JunctionEnergy),
+                        lambda e: JunctionEnergyAt(e.args[0], JunctionVoltage(*e.args), *e.args[1:]))
+
 
 def pr(expr: sp.Expr) -> str:
     """Python source of ``expr``.
@@ -73,7 +98,8 @@ def assign(lines: List[str], exprs: Sequence[Tuple[str, sp.Expr]], indent: str =
         Indentation of the lines.
     """
     targets = [t for t, _ in exprs]
-    reps, red = sp.cse([e for _, e in exprs], symbols=sp.numbered_symbols("_c"), optimizations=None)
+    reps, red = sp.cse([_share_inversions(sp.sympify(e)) for _, e in exprs], symbols=sp.numbered_symbols("_c"),
+                       optimizations=None)
     for s, e in reps:
         lines.append(f"{indent}{s} = {pr(e)}")
     for t, e in zip(targets, red):
