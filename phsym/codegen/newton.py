@@ -259,9 +259,8 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     """
     S = eq.S
     nx, nu, ne, nv = S.n_x, S.n_u, S.size, len(eq.V)
-    P = len(parameters)
+    P, terms = len(parameters), (junction_terms(S) if nv else [])
     sizes = {"x": nx, "xs": nx, "v": nv, "ub": nu, "p": P}
-    terms = junction_terms(S) if nv else []
     unknown = {j: eq.V.index(w) for j, w in eq.wsym.items() if w in eq.V}
     jac_idx = [((r, c), dv) for r in range(nv) for c in range(nv) if (dv := sp.diff(eq.F[r], eq.V[c])) != 0]
     # step constants (not for sensitivity modules: Python calls their resjac with the plain arguments)
@@ -309,8 +308,9 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     # energy and the post-step quantities are written into run itself: each
     # separately compiled function costs a fixed 0.1-0.15 s of cold start
     energy = block([("hh", Hexpr)], {"x": nx, "p": P}, " " * 8)
-    post = block([(f"e[{i}]", ex) for i, ex in enumerate(eq.e)] + [(f"y[{i}]", ex) for i, ex in enumerate(ys)]
-                 + [("pdis", pdiss), ("pact", pact)], sizes, " " * 8)
+    post = block([(t, ex.xreplace(consts)) for t, ex in  # before x moves: kc still holds
+                  [(f"e[{i}]", ex) for i, ex in enumerate(eq.e)] + [(f"y[{i}]", ex) for i, ex in enumerate(ys)]
+                  + [("pdis", pdiss), ("pact", pact)]], sizes, " " * 8)
     args = RUN_ARGS + (", " + SENS_ARGS if sens else "")
     a, b = " " * 4, " " * 8
     R = ["", "", RUN_DECORATOR, f"def run({args}):",
