@@ -10,8 +10,8 @@ iteration in every such evaluation.  :func:`step_constants` finds the
 maximal subexpressions of that kind that are worth computing once per step
 (function calls and non-integer powers); the generated ``run`` computes them
 after the step's inputs and passes them to ``resjac`` and ``junc`` as the
-tuple ``kc``.  Measured on the overdrive stage's diode pair (two junction
-energies per residual): 1.37e4 -> 1.63e4 steps/s, the same arrays.
+tuple ``kc`` (the efforts after convergence read them too).  Measured on the overdrive stage (two diodes with transit
+time): 1.37e4 -> 1.78e4 steps/s, the same arrays (docs/benchmarks.md).
 """
 from __future__ import annotations
 
