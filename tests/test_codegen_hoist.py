@@ -1,10 +1,12 @@
-"""Step constants (phsym.codegen.hoist) and shared charge inversions (codegen.printing).
+"""Step constants (phsym.codegen.hoist), shared charge inversions (codegen.printing) and the
+junction variables resjac hands to the limiter (codegen.junctions).
 
 The junction energy of a diode with a transit time inverts its charge law in
 every evaluation; at the state the step starts from it is the same in every
 Newton iteration (a step constant), and at the end point the energy and the
-voltage of the Jacobian invert the same charge (shared after CSE).
-Independent check: the same deck generated without either gives
+voltage of the Jacobian invert the same charge (shared after CSE); the
+junction limiter's start point is the iterate resjac was just evaluated at.
+Independent check: the same deck generated without any of the three gives
 bit-identical arrays.
 """
 from pathlib import Path
@@ -42,9 +44,11 @@ def test_hoisted_module_runs_bit_identically(monkeypatch, tmp_path):
     hoisted = sim.run(duration=250e-9)
     monkeypatch.setattr(newton, "step_constants", lambda exprs: {})
     monkeypatch.setattr(printing, "_share_inversions", lambda e: e)
+    monkeypatch.setattr(newton, "known_variables", lambda terms, n_e: "")
     monkeypatch.setattr(newton, "_MEMO", None)
     plain = phsym.Simulator(phsym.load(DECK), 1e10)
     assert "kc = (" not in plain._gen.source and "junction_energy_v(" not in plain._gen.source
+    assert "so = junc(x, v," in plain._gen.source and "so = junc(x, v," not in source   # the limiter reads e
     ref = plain.run(duration=250e-9)
     for name in ("x", "y", "H", "P_diss", "iterations"):
         assert np.array_equal(getattr(hoisted, name), getattr(ref, name)), name

@@ -34,7 +34,7 @@ import sympy as sp
 from ..structure.dirac import Structure
 from .printing import block
 
-__all__ = ["JunctionTerm", "junction_terms", "junction_exprs", "junction_code", "limit_step"]
+__all__ = ["JunctionTerm", "junction_terms", "junction_exprs", "junction_code", "known_variables", "limit_step"]
 
 
 @dataclass(frozen=True)
@@ -159,8 +159,22 @@ def junction_code(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr], psub:
     return func, consts
 
 
+def known_variables(terms: Sequence[JunctionTerm], n_e: int) -> str:
+    """The array ``resjac`` writes the junction variables into for the limiter: ``"e"`` (the
+    efforts, unused until the step converged), or ``""`` (``junc`` computes them).
+
+    Parameters
+    ----------
+    terms : sequence of JunctionTerm
+        The junction terms.
+    n_e : int
+        Length of the effort vector.
+    """
+    return "e" if terms and len(terms) <= n_e else ""
+
+
 def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[int, int], nv: int, ind: str,
-               base: str = "v", kc: str = "") -> List[str]:
+               base: str = "v", kc: str = "", known: str = "") -> List[str]:
     """Lines that shorten the direction ``d`` from the unknowns ``base`` so that
     no junction variable moves beyond SPICE's limit; ``lim`` ends below 1
     when anything was limited.
@@ -183,22 +197,26 @@ def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[int, int], nv: int, 
         The array the step starts from (``v`` in Newton, ``vold`` for the predictor).
     kc : str
         ``", kc"`` when ``junc`` reads step constants, else empty.
+    known : str
+        An array already holding the junction variables at ``base`` (``resjac``
+        writes them when it was last called there), instead of calling ``junc``.
     """
     own = sorted({unknown[t.port] for t in terms if t.port in unknown})
-    L = [f"{ind}so = junc(x, {base}, ub, p, xs, h{kc})",
+    so = known or "so"
+    L = ([] if known else [f"{ind}so = junc(x, {base}, ub, p, xs, h{kc})"]) + [
          f"{ind}for i in range({nv}):",
          f"{ind}    vp[i] = {base}[i] + d[i]",
          f"{ind}sn = junc(x, vp, ub, p, xs, h{kc})",
          f"{ind}lim = 1.0"] + [f"{ind}lim{i} = 1.0" for i in own]
     for m, t in enumerate(terms):
         target = f"lim{unknown[t.port]}" if t.port in unknown else "lim"
-        L += [f"{ind}if sn[{m}] > jvc{m} and abs(sn[{m}] - so[{m}]) > 2.0 * jvt{m}:",
-              f"{ind}    if so[{m}] > 0.0:",
-              f"{ind}        arg = 1.0 + (sn[{m}] - so[{m}]) / jvt{m}",
-              f"{ind}        slim = so[{m}] + jvt{m} * math.log(arg) if arg > 0.0 else jvc{m}",
+        L += [f"{ind}if sn[{m}] > jvc{m} and abs(sn[{m}] - {so}[{m}]) > 2.0 * jvt{m}:",
+              f"{ind}    if {so}[{m}] > 0.0:",
+              f"{ind}        arg = 1.0 + (sn[{m}] - {so}[{m}]) / jvt{m}",
+              f"{ind}        slim = {so}[{m}] + jvt{m} * math.log(arg) if arg > 0.0 else jvc{m}",
               f"{ind}    else:",
               f"{ind}        slim = jvt{m} * math.log(sn[{m}] / jvt{m})",
-              f"{ind}    a = (slim - so[{m}]) / (sn[{m}] - so[{m}])",
+              f"{ind}    a = (slim - {so}[{m}]) / (sn[{m}] - {so}[{m}])",
               f"{ind}    if a < {target}:",
               f"{ind}        {target} = max(a, 1e-9)"]
     L += [f"{ind}if lim < 1.0:",

@@ -2,9 +2,9 @@
 
 :func:`module_source` writes a module with
 
-* ``resjac(x, v, ub, p, xs, h, F, Jm[, kc])``: residual and Jacobian of the
+* ``resjac(x, v, ub, p, xs, h, F, Jm[, kc, S])``: residual and Jacobian of the
   step (:func:`phsym.codegen.steps.step_equations`, after common-subexpression
-  elimination; ``kc``: its step constants, :mod:`phsym.codegen.hoist`);
+  elimination; ``kc``: step constants, :mod:`phsym.codegen.hoist`; ``S``: the junction variables out);
 * ``run(...)``: the whole compiled time loop: predictor (linear extrapolation
   of the last two steps), damped Newton with a contraction test, LU with
   partial pivoting (:mod:`phsym.codegen.kernels`), then H(x), the effort
@@ -37,7 +37,7 @@ from ..structure.dirac import Structure
 from ..version import __version__
 from .cache import cache_key, load_module
 from .hoist import hoisted_lines, step_constants
-from .junctions import junction_code, junction_exprs, junction_terms, limit_step
+from .junctions import junction_code, junction_exprs, junction_terms, known_variables, limit_step
 from .printing import block, unroll
 from .steps import DD_THRESHOLD, StepEquations, step_equations
 
@@ -144,18 +144,17 @@ def _solve(nv: int, ind: str) -> List[str]:
 
 
 def _norm(target: str, nv: int, ind: str) -> List[str]:
-    return [f"{ind}{target} = 0.0", f"{ind}for i in range({nv}):",
-            f"{ind}    {target} += (F[i] * wt[i]) * (F[i] * wt[i])"]
+    return [f"{ind}{target} = 0.0", f"{ind}for i in range({nv}):", f"{ind}    {target} += (F[i] * wt[i]) * (F[i] * wt[i])"]
 
 
 def _newton(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, int]] = None,
-            kc: str = "") -> List[str]:
-    """The damped Newton iteration of one step (inside ``for k``, 8 spaces),
-    with junction limiting of the exponential terms ``terms`` of the laws
-    (``unknown``: the index in ``v`` of each port variable that is an unknown;
-    ``kc``: ``", kc"`` when ``resjac`` and ``junc`` read step constants)."""
+            kc: str = "", known: str = "") -> List[str]:
+    """The damped Newton iteration of one step (inside ``for k``, 8 spaces), with junction limiting
+    of the exponential terms ``terms`` of the laws (``unknown``: the index in ``v`` of each port
+    variable that is an unknown; ``kc``: ``", kc"`` when ``resjac`` and ``junc`` read step
+    constants; ``known``: the array ``resjac`` writes the junction variables into)."""
     a, b, c = " " * 8, " " * 12, " " * 16
-    call = f"resjac(x, v, ub, p, xs, h, F, Jm{kc})"
+    call = f"resjac(x, v, ub, p, xs, h, F, Jm{kc}{', ' + known if known else ''})"
     L = [f"{a}{call}"] + _norm("nrm", nv, a) + [
         f"{a}if not math.isfinite(nrm):",
         f"{a}    # the predictor overshot into an exponential: restart from the last step",
@@ -190,7 +189,7 @@ def _newton(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, 
           f"{b}    theta = worst / rprev",
           f"{b}    conv = theta / (1.0 - theta) * worst <= tol"]
     if terms:
-        L += [f"{b}if not conv:"] + limit_step(terms, unknown or {}, nv, c, kc=kc) + [f"{c}if lim < 1.0:",
+        L += [f"{b}if not conv:"] + limit_step(terms, unknown or {}, nv, c, kc=kc, known=known) + [f"{c}if lim < 1.0:",
                                                            f"{c}    worst = -1.0    # no contraction test next"]
     L += [f"{b}rprev = worst",
           f"{b}for i in range({nv}):",
@@ -266,7 +265,10 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     # step constants (not for sensitivity modules: Python calls their resjac with the plain arguments)
     consts = {} if sens else step_constants(list(eq.F) + [dv for _, dv in jac_idx] + junction_exprs(terms, eq.wsym, eq.psub))
     kc, sizes["kc"] = (", kc" if consts else ""), len(consts)
-    jac = [(f"Jm[{r}, {c}]", dv.xreplace(consts)) for (r, c), dv in jac_idx]
+    # resjac also writes the junction variables into run's e (unused until convergence): the limiter reads them
+    known = "" if sens else known_variables(terms, ne)
+    jac = [(f"Jm[{r}, {c}]", dv.xreplace(consts)) for (r, c), dv in jac_idx] + [  # and the junction variables
+        (f"S[{m}]", s.xreplace(consts)) for m, s in enumerate(junction_exprs(terms, eq.wsym, eq.psub) if known else [])]
     nw, nl = S.n_w, S.n_lambda
     ys = [-eq.Je(nx + nw + nl + i) for i in range(nu)]
     # controlled sources' ports inject power: P_supplied, not P_diss
@@ -286,16 +288,14 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     if nv > 1:   # a single unknown is a division: do not compile the LU kernels
         L += ["from phsym.codegen.kernels import lu_factor, lu_solve"]
     L += ["", f'KIND = "{"sensitivity" if sens else "newton"}"', f"UNKNOWNS = {eq.names!r}", "",
-          PUBLIC if sens else CALLEE, f"def resjac(x, v, ub, p, xs, h, F, Jm{kc}):"]
+          PUBLIC if sens else CALLEE, f"def resjac(x, v, ub, p, xs, h, F, Jm{kc}{', S' if known else ''}):"]
     if nv:
         # the caller owns Jm: clear its structural zeros (constant bounds: a
         # loop over Jm.shape cost the clipper 25 % of its speed)
         filled = {rc for rc, _ in jac_idx}
         zeros = [(r, c) for r in range(nv) for c in range(nv) if (r, c) not in filled]
-        if len(zeros) <= 64:
-            L += [f"    Jm[{r}, {c}] = 0.0" for r, c in zeros]
-        else:
-            L += [f"    for i in range({nv}):", f"        for j in range({nv}):", "            Jm[i, j] = 0.0"]
+        L += ([f"    Jm[{r}, {c}] = 0.0" for r, c in zeros] if len(zeros) <= 64 else
+              [f"    for i in range({nv}):", f"        for j in range({nv}):", "            Jm[i, j] = 0.0"])
         L += block([(f"F[{i}]", f.xreplace(consts)) for i, f in enumerate(eq.F)] + jac, sizes)
     else:
         L += ["    return"]
@@ -347,7 +347,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     R += [f"{b}for i in range({nx}):", f"{b}    wt[i] = 1.0 / (abs(x[i]) + xs[i])",
           f"{b}it = 0", f"{b}status = 0", f"{b}qi = -1", f"{b}rprev = 1e300"]
     if nv:
-        R += _newton(nx, nv, terms, unknown, kc)
+        R += _newton(nx, nv, terms, unknown, kc, known)
     R += [f"{b}IT[k] = it",
           f"{b}if status != 0:",
           f"{b}    FL[k] = status",
