@@ -49,9 +49,10 @@ def test_newton_batch_is_bit_identical():
     params = phsym.sampling(model, 12, {"Rs": 0.3, "C": 0.3}, seed=11)
     sim, got = _batch(model, params)
     assert got is not None and set(got[1]) == {"v(out)", "i(R1)"}
-    res = phsym.sweep(model, FS, params, duration=DUR, outputs=["v(out)", "i(R1)", "q_C1", "y(Vin)", "H", "P_diss"])
+    labels = ["v(out)", "i(R1)", "q_C1", "Vin", "y(Vin)", "H", "P_diss", "P_supplied"]    # every kind of run_many
+    res = phsym.sweep(model, FS, params, duration=DUR, outputs=labels)
     assert res.ok.all() and res.info["executor"].startswith("threads")
-    _same_as_single(sim, res, params, ["v(out)", "i(R1)", "q_C1", "y(Vin)", "H", "P_diss"])
+    _same_as_single(sim, res, params, labels)
     assert np.isnan(res["v(out)"][:, 0]).all() and not np.isnan(res["q_C1"]).any()
 
 
@@ -247,3 +248,47 @@ def test_slices_of_plans_give_the_same_sweep(monkeypatch):
         assert np.array_equal(whole[lab], sliced[lab], equal_nan=True)
     assert np.array_equal(whole.balance, sliced.balance, equal_nan=True)
     assert sorted(seen) == list(range(1, 12)) and str(whole.errors[7]) == str(sliced.errors[7])
+
+
+def test_parameter_values_of_many_sets_are_the_single_ones():
+    model = phsym.parse(".param a=2 b={3*a} c={a+1}\nV1 x 0 SIN(0 1 1k)\nR1 x y {b}\nC1 y 0 {1u*c}\nR2 y 0 {1k}\n")
+    rows = [{"a": 1.0}, {"A": 4.0}, {"a": -5.0}, {"a": 3.0, "c": 7.0}, {"a": float("nan")}, {"a": 2.5}]
+    many = model.parameter_values_many(rows)
+    for row, got in zip(rows, many):
+        try:
+            one = model.parameter_values(row)
+        except phsym.PhsymError as exc:          # -5: negative R1 (a derived value); NaN: not finite
+            assert type(got) is type(exc) and str(got) == str(exc)
+        else:
+            assert got == one and list(got) == list(one)
+    assert isinstance(many[2], phsym.PhsymError) and not isinstance(many[1], Exception)
+    assert model.parameter_values_many([]) == []
+    assert isinstance(model.parameter_values_many([{"nope": 1.0}])[0], phsym.PhsymError)
+
+
+def test_probe_signals_are_one_kernel_everywhere():
+    """SimulationResult's probe signals and run_many's are the loop of sweep_kernels.probe_signal:
+    numpy's efforts @ c to round-off."""
+    res = phsym.Simulator(phsym.load(CLIPPER), FS).run(duration=DUR)
+    for p in res.names.probes:
+        sig = res[p.label]
+        ref = res.efforts @ res._probe_vector(p.label)
+        assert np.allclose(sig, ref, rtol=1e-13, atol=1e-15 * np.max(np.abs(ref)))
+
+
+def test_settled_heap_freezes_and_returns_the_objects():
+    import gc
+
+    from phsym.common.parallel import settled_heap
+    assert gc.get_freeze_count() == 0
+    with settled_heap():
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0
+    gc.freeze()         # someone else's freeze is left alone
+    try:
+        n = gc.get_freeze_count()
+        with settled_heap():
+            assert gc.get_freeze_count() == n
+        assert gc.get_freeze_count() == n
+    finally:
+        gc.unfreeze()

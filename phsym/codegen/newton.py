@@ -35,6 +35,7 @@ import sympy as sp
 from ..common.schemes import get_scheme
 from ..structure.dirac import Structure
 from ..version import __version__
+from .batch_driver import driver_source
 from .cache import cache_key, load_module
 from .hoist import hoisted_lines, step_constants
 from .junctions import junction_code, junction_exprs, junction_terms, known_variables, limit_step
@@ -64,7 +65,7 @@ class GeneratedStep:
     Attributes
     ----------
     module : module
-        The imported module (functions ``resjac`` and ``run``).
+        The imported module (``resjac``, ``run``; ``run_many`` for sweeps: :mod:`.batch_driver`).
     key : str
         Cache key.
     parameters : list of sympy.Symbol
@@ -383,13 +384,12 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
                    f"{a}return -1", ""]
     text = "\n".join(L) + unroll("\n".join(R))
     if "junction_voltage(" in text or "junction_energy(" in text:
-        text = text.replace("from numba import njit\n", "from numba import njit\n"
-                            "from phsym.codegen.junction_kernels import junction_energy, junction_energy_v, "
-                            "junction_voltage\n", 1)
+        text = text.replace("from numba import njit\n", "from numba import njit\nfrom phsym.codegen.junction_kernels "
+                            "import junction_energy, junction_energy_v, junction_voltage\n", 1)
     if "learned_bumps(" in text:     # learned laws: the compiled bump sum and the laws' arrays
         from .learned_kernels import declare
         text = declare(text)
-    return text
+    return text if sens else driver_source(text)
 
 
 _MEMO: "Optional[weakref.WeakKeyDictionary]" = None

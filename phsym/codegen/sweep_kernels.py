@@ -1,4 +1,4 @@
-"""Compiled summaries of a sweep's runs (the batch path, :mod:`phsym.simulation.sweep_batch`).
+"""Compiled summaries and signals of a run (the batch path, :mod:`phsym.simulation.sweep_batch`).
 
 One pass over a finished run gives what a sweep keeps besides the signals:
 the power-balance residual and scale (the floats of
@@ -15,7 +15,7 @@ from numba import njit
 
 from ..common.guard import check_numba
 
-__all__ = ["run_summary"]
+__all__ = ["probe_signal", "run_summary"]
 
 
 @njit(cache=True, nogil=True)
@@ -67,6 +67,23 @@ def run_summary(H, Pd, Ps, h, IT, newton):
         if floor > scale:
             scale = floor
     return mb, (scale if scale > 0 else 1.0), itmax, itsum
+
+
+@njit(cache=True, nogil=True)
+def probe_signal(E, c, out):
+    """``out[k] = E[k] @ c``: the signal of a probe vector ``c`` from the recorded efforts ``E``.
+
+    Every signal of a run that reads the efforts is this loop (a single run's
+    ``SimulationResult`` and the sweep's ``run_many`` alike): the sums are
+    taken in one fixed order, so a signal is the same float wherever it is
+    computed (BLAS's ``gemv`` may order them differently by shape or library).
+    """
+    m = c.shape[0]
+    for k in range(E.shape[0]):
+        s = 0.0
+        for j in range(m):
+            s += E[k, j] * c[j]
+        out[k] = s
 
 
 # numba reads its cache files at the first call, unguarded: check them now

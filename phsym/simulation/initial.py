@@ -38,11 +38,12 @@ def initial_from_ic(S: Structure, values: Mapping[sp.Symbol, float]) -> Tuple[np
     """
     x0 = np.zeros(S.n_x)
     done: List[str] = []
+    with_ic = [st for st in S.storages if any(ic is not None for ic in st.initial)]
+    if not with_ic:
+        return x0, done
     index = _storage_index(S)
     subs = dict(values)
-    for st in S.storages:
-        if all(ic is None for ic in st.initial):
-            continue
+    for st in with_ic:
         idx = [index[s] for s in st.states]
         target = np.array([0.0 if ic is None else _ic_value(ic, subs, st) for ic in st.initial])
         grads = [_x(sp.diff(st.hamiltonian, s), subs) for s in st.states]

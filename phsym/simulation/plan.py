@@ -11,6 +11,7 @@ arrays of the symbolic run it replaces.  Nothing here imports sympy or scipy.
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import warnings
@@ -36,6 +37,13 @@ LOOPS = {cls.KIND: cls for cls in (NewtonLoop, DenseLinearLoop, SparseLinearLoop
 #: ``(key, U)`` of the last run driven by its netlist waveforms alone: the runs of a sweep
 #: evaluate the same waveforms on the same grid (a copy costs a fraction of evaluating them).
 _LAST_INPUTS: list = [None]
+
+
+@functools.lru_cache(maxsize=None)
+def _portstart():
+    """:mod:`.portstart` (sympy: imported on first use, not on the warm-start path; once, not per plan)."""
+    from . import portstart
+    return portstart
 
 
 class _Probe(NamedTuple):
@@ -340,15 +348,13 @@ class RunPlan:
             S = self._structure(False)
             if S is None or not getattr(self.loop, "unknowns", None):
                 return False
-            from .portstart import singular_at_zero      # sympy: not on the warm-start path
-            self.port_start_needed = singular_at_zero(S, self.values)
+            self.port_start_needed = _portstart().singular_at_zero(S, self.values)
         return self.port_start_needed
 
     def _port_start(self, x: np.ndarray, u0: np.ndarray) -> Optional[Dict[str, float]]:
         if not self.needs_port_start():
             return None
-        from .portstart import port_start
-        return port_start(self._structure(True), self.values, x, u0)
+        return _portstart().port_start(self._structure(True), self.values, x, u0)
 
     @property
     def serialisable(self) -> bool:

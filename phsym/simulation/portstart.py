@@ -44,9 +44,19 @@ def singular_at_zero(S: Structure, values: Mapping[str, float]) -> bool:
         zero = {d.w: sp.Integer(0) for d in S.dissipative}      # a law that is just w: a sympy zero
         laws = [sp.sympify(d.z).xreplace(zero) for d in S.dissipative]
         fixed = [law for law in laws if not law.free_symbols]
-        laws = _ZERO_LAWS[S] = ([law for law in laws if law.free_symbols], _singular(fixed, {}))
-    varying, fixed_singular = laws
-    return fixed_singular or _singular(varying, values)
+        varying = [law for law in laws if law.free_symbols]
+        names = tuple(sorted({s.name for law in varying for s in law.free_symbols}))
+        laws = _ZERO_LAWS[S] = (varying, _singular(fixed, {}), names, {})
+    varying, fixed_singular, names, memo = laws
+    if fixed_singular or not varying:
+        return fixed_singular
+    key = tuple(values.get(name) for name in names)      # a sweep varies other parameters: one evaluation
+    found = memo.get(key)
+    if found is None:
+        if len(memo) > 256:
+            memo.clear()
+        found = memo[key] = _singular(varying, values)
+    return found
 
 
 def _singular(laws, values: Mapping[str, float]) -> bool:

@@ -177,7 +177,13 @@ class SimulationResult:
     def _probe(self, label: str) -> np.ndarray:
         if self.efforts is None:
             raise SignalError(f"{label}: efforts were not recorded (run with record_efforts=True)")
-        return self.efforts @ self._probe_vector(label)
+        E, c = self.efforts, np.ascontiguousarray(self._probe_vector(label), dtype=float)
+        if c.shape != (E.shape[1],):
+            return E @ c        # numpy names the mismatch
+        from ..codegen.sweep_kernels import probe_signal     # numba: the kernel sweeps use too (same floats)
+        out = np.empty(E.shape[0])
+        probe_signal(E, c, out)
+        return out
 
     def __getitem__(self, key: str) -> np.ndarray:
         if key in self._cache:

@@ -193,11 +193,11 @@ class Simulator:
             return out
         fixed, scheme = self._fixed_parts(), get_scheme(self.scheme)
         sets = []
-        for i, row in enumerate(rows):
-            try:
-                sets.append((i, row, self.model.parameter_values(row)))
-            except (PhsymError, ArithmeticError, ValueError) as exc:
-                out[i] = exc
+        for i, (row, values) in enumerate(zip(rows, self.model.parameter_values_many(rows))):
+            if isinstance(values, Exception):
+                out[i] = values
+            else:
+                sets.append((i, row, values))
         loops = tpl.loops([v for _, _, v in sets], fixed.J, True, self.h, scheme, INPUT_CODE[scheme.inputs])
         for (i, row, values), loop in zip(sets, loops):
             try:
@@ -212,7 +212,7 @@ class Simulator:
         model, S = self.model, self.model.structure
         if values is None:
             values = model.parameter_values(params)
-        by_name = {name: float(values[sym]) for name, sym in model.parameter_symbols.items()}
+        by_name = {name: float(values[sym]) for name, sym in model._symbol_items}
         x_ic, done = initial_from_ic(S, values)
         desc = ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
         fixed = self._fixed_parts()

@@ -30,6 +30,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import PhsymError
+from ..codegen.batch_driver import KINDS
 from .engine import RECORD_LIMIT
 from .signals import check_steps, initial_state
 
@@ -78,27 +79,16 @@ def _where(plan, label: str, rec: bool) -> Optional[tuple]:
 class _Work:
     """One thread's work arrays (reused run after run: every entry a run reads is written first)."""
 
-    def __init__(self, N: int, n_x: int, n_u: int, n_e: int, rec: bool, newton: bool):
+    def __init__(self, N: int, n_x: int, n_u: int, n_e: int, rec: bool, loop=None):
         self.X = np.empty((N + 1, n_x))
         self.Y = np.empty((N, n_u))
         self.Hh, self.Pd, self.Ps = np.empty(N + 1), np.empty(N), np.empty(N)
         self.Pc = np.zeros(N)
-        if newton:
-            self.IT, self.FL = np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
         self.E = np.zeros((N, n_e)) if rec else np.zeros((1, max(n_e, 1)))
-        self.carry = None
-
-    def fresh(self, loop) -> tuple:
-        """The Newton loop's carry as ``loop.carry()`` makes it (zeros, ``wt`` ones), in reused arrays."""
-        if self.carry is None:
-            self.carry = loop.carry()
-            return self.carry
-        v, inf, ws = self.carry
-        v[:] = 0.0
-        inf[:] = 0
-        for i, a in enumerate(ws):
-            a[:] = 1 if i == 5 else 0
-        return self.carry
+        if loop is not None:        # Newton: run_many resets the carry before each run
+            self.IT, self.FL = np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
+            self.x = np.empty(n_x)
+            self.v, self.inf, self.ws = loop.carry()
 
 
 class _Batch:
@@ -108,17 +98,20 @@ class _Batch:
                  where: Dict[str, tuple]):
         self.sim, self.spec, self.plans, self.U, self.N, self.rec = sim, spec, plans, U, N, rec
         self.labels, self.where = labels, where
-        from ..codegen.sweep_kernels import run_summary      # numba: only when runs are made
-        self.summary = run_summary
+        from ..codegen.sweep_kernels import probe_signal, run_summary     # numba: only when runs are made
+        self.summary, self.probe_signal = run_summary, probe_signal
         self.h = 1.0 / sim.fs
         self.newton = sim.engine == "newton"
         first = next(p for p in plans if not isinstance(p, Exception))
-        loop = first.loop
+        loop = self.loop0 = first.loop
         self.n_x = len(first.summary.states)
         self.n_u = U.shape[1]
         self.n_e = loop.n_e
         if self.newton:
             self.mod = loop.module
+            self.kinds = np.array([KINDS[where[lab][0]] for lab in labels], dtype=np.int64)
+            self.cols = np.array([c if isinstance(c, int) else 0 for lab in labels
+                                  for c in [where[lab][1]]], dtype=np.int64)
         elif loop.key is not None:
             from ..codegen.linear_gen import unrolled_linear
             self.mod = unrolled_linear(loop.G.shape[0], U.shape[1], loop.Wc.shape[0], loop.n_e, loop.inputs)
@@ -126,17 +119,58 @@ class _Batch:
             from ..codegen.linear_csr import run_linear_csr
             self.mod = run_linear_csr
         n = len(plans)
-        self.blocks = {lab: np.empty((n, N + 1)) for lab in labels}      # rows not written: NaN at the end
+        self.out = np.empty((len(labels), n, N + 1))     # rows not written: NaN at the end
+        self.blocks = {lab: self.out[j] for j, lab in enumerate(labels)}
         self.summ = np.full((n, 4), np.nan)          # balance, it_max, it_mean, wall time
         self.redo: List[int] = []
-        self.loaded = False         # the first run (on the calling thread, alone) compiles or loads the loop
+        self.stack: tuple = ()      # Newton: (base, X0, P, XS, C) of the slice being run
+        self.loaded = False         # the first unit (on the calling thread, alone) compiles or loads the loop
         self._lock = threading.Lock()
 
     def work(self) -> _Work:
-        return _Work(self.N, self.n_x, self.n_u, self.n_e, self.rec and self.n_e > 0, self.newton)
+        return _Work(self.N, self.n_x, self.n_u, self.n_e, self.rec and self.n_e > 0,
+                     self.loop0 if self.newton else None)
+
+    def stack_slice(self, base: int, idx: Sequence[int], x0s: Dict[int, np.ndarray]) -> None:
+        """The numbers of the Newton runs ``idx`` of the slice from ``base``, stacked for ``run_many``."""
+        m = max(idx) - base + 1 if idx else 0
+        X0, P = np.zeros((m, self.n_x)), np.zeros((m, self.loop0.p.size))
+        XS = np.ones((m, self.n_x))
+        C = np.zeros((m, len(self.labels), max(self.n_e, 1)))
+        if idx:
+            r = np.array(idx) - base
+            plans = [self.plans[i] for i in idx]
+            X0[r] = [x0s[i] for i in idx]
+            P[r] = [plan.loop.p for plan in plans]
+            XS[r] = [plan.loop.xs for plan in plans]
+            for j, lab in enumerate(self.labels):
+                if self.where[lab][0] == "E":
+                    C[r, j] = [plan.probe_vector(lab) for plan in plans]
+        self.stack = (base, X0, P, XS, C)
+
+    def many(self, rows: np.ndarray, W: _Work) -> List[int]:
+        """Newton runs ``base + rows`` in one call of the module's ``run_many``; the runs to make again."""
+        base, X0, P, XS, C = self.stack
+        loop = self.loop0
+
+        def call(r):
+            return self.mod.run_many(r, base, X0, P, XS, self.U, self.h, loop.tol, loop.maxit, self.rec, self.kinds,
+                                     self.cols, C, self.out, self.summ, W.x, W.v, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.Pc,
+                                     W.IT, W.FL, W.E, W.inf, *W.ws)
+        if not self.loaded:     # compile or load outside the timed stepping
+            call(rows[:0])
+        t0 = time.perf_counter()
+        call(rows)
+        wall = (time.perf_counter() - t0) / max(len(rows), 1)
+        self.loaded = True
+        g = base + rows
+        failed = self.summ[g, 1] == -1.0
+        self.summ[g[~failed], 3] = wall
+        self.summ[g[failed]] = np.nan
+        return [int(i) for i in g[failed]]
 
     def one(self, i: int, W: _Work) -> bool:
-        """Run ``i``; False when it must be made again on the ordinary path."""
+        """Linear run ``i``; False when it must be made again on the ordinary path."""
         plan = self.plans[i]
         if isinstance(plan, Exception):
             return False
@@ -145,39 +179,28 @@ class _Batch:
         except _FAIL:
             return False
         x = np.array(x, dtype=float)
-        loop, U, N, h = plan.loop, self.U, self.N, self.h
+        loop, U, N = plan.loop, self.U, self.N
         W.X[0] = x
-        # each run is one call over all steps: the loop sets H[0] and every IT[k] itself (NewtonLoop.run's
-        # call at k1 = 0 only loads the loop and sets H[0]); FL is written only by a failing step, whose
-        # run is remade on the ordinary path
-        if self.newton:
-            v, inf, ws = W.fresh(loop)
-            args = (loop.tol, loop.maxit, False, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.Pc, W.IT, W.FL, W.E, self.rec, inf, *ws)
-            if not self.loaded:     # compile or load outside the timed stepping
-                self.mod.run(x, v, U, loop.p, loop.xs, h, 0, 0, *args)
+        rec = self.rec and loop.n_e > 0
+        W.Hh[0] = 0.5 * x @ (loop.Q @ x)
+        args = (loop.G, loop.Yc, loop.Wc, loop.pw, loop.Q, loop.Ec, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, rec)
+        if loop.key is not None:
+            if not self.loaded:
+                self.mod.run(x, U, 0, 0, *args)
             t0 = time.perf_counter()
-            bad = self.mod.run(x, v, U, loop.p, loop.xs, h, 0, N, *args)
+            self.mod.run(x, U, 0, N, *args)
+            bad = -1 if np.isfinite(W.Hh[1:N + 1].sum()) else 0
         else:
-            rec = self.rec and loop.n_e > 0
-            W.Hh[0] = 0.5 * x @ (loop.Q @ x)
-            args = (loop.G, loop.Yc, loop.Wc, loop.pw, loop.Q, loop.Ec, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, rec)
-            if loop.key is not None:
-                if not self.loaded:
-                    self.mod.run(x, U, 0, 0, *args)
-                t0 = time.perf_counter()
-                self.mod.run(x, U, 0, N, *args)
-                bad = -1 if np.isfinite(W.Hh[1:N + 1].sum()) else 0
-            else:
-                cargs = loop.compressed() + (W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, rec)
-                if not self.loaded:
-                    self.mod(x, U, 0, 0, loop.inputs, *cargs)
-                t0 = time.perf_counter()
-                bad = self.mod(x, U, 0, N, loop.inputs, *cargs)
+            cargs = loop.compressed() + (W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, rec)
+            if not self.loaded:
+                self.mod(x, U, 0, 0, loop.inputs, *cargs)
+            t0 = time.perf_counter()
+            bad = self.mod(x, U, 0, N, loop.inputs, *cargs)
         wall = time.perf_counter() - t0
         self.loaded = True
         if bad >= 0:
             return False
-        mb, scale, itmax, itsum = self.summary(W.Hh, W.Pd, W.Ps, h, W.IT if self.newton else _NO_IT, self.newton)
+        mb, scale, _, _ = self.summary(W.Hh, W.Pd, W.Ps, self.h, _NO_IT, False)
         if not np.isfinite(mb):
             return False
         for lab in self.labels:
@@ -185,42 +208,47 @@ class _Batch:
             row = self.blocks[lab][i]
             if step:
                 row[0] = np.nan
-            if arr == "E":      # numpy's matmul as in SimulationResult (efforts @ vector), into the row
-                np.matmul(W.E, plan.probe_vector(col), out=row[1:])
+            if arr == "E":      # the kernel of SimulationResult's probe signals (same floats)
+                self.probe_signal(W.E, np.ascontiguousarray(plan.probe_vector(col), dtype=float), row[1:])
             else:
                 src = U if arr == "U" else getattr(W, arr)
                 row[1 if step else 0:] = src if col is None else src[:, col]
-        if self.newton:        # np.mean of the integers: their exact sum over N
-            self.summ[i] = (mb / scale, float(itmax), float(itsum) / N if N else 0.0, wall)
-        else:
-            self.summ[i] = (mb / scale, 0.0, 0.0, wall)
+        self.summ[i] = (mb / scale, 0.0, 0.0, wall)
         return True
 
-    def safe(self, i: int, W: _Work) -> bool:
-        """:meth:`one`; anything unexpected sends the run to the ordinary path, which reports it."""
+    def unit(self, u, W: _Work) -> List[int]:
+        """A unit of work (Newton: a chunk of rows; linear: one run); anything unexpected sends its runs
+        to the ordinary path, which reports it."""
         try:
-            return self.one(i, W)
+            if self.newton:
+                return self.many(u, W)
+            return [] if self.one(u, W) else [u]
         except Exception:       # noqa: BLE001  (the ordinary path re-raises or records it)
-            return False
+            return [int(i) for i in (self.stack[0] + u if self.newton else [u])]
 
-    def run(self, order: Sequence[int], threads: int, progress: Progress, done0: int, total: int) -> None:
-        """Run ``order`` on ``threads`` threads (the calling one included); progress in the calling thread."""
-        todo = iter(order)
+    def run(self, units: Sequence, sizes: Sequence[int], threads: int, progress: Progress, done0: int,
+            total: int) -> None:
+        """Run ``units`` (of ``sizes`` runs) on ``threads`` threads (the calling one included); progress in the
+        calling thread."""
+        todo = iter(zip(units, sizes))
         finished = [0]
         take = threading.Lock()
 
+        def step(W) -> bool:
+            with take:
+                nxt = next(todo, None)
+            if nxt is None:
+                return False
+            bad = self.unit(nxt[0], W)
+            with self._lock:
+                self.redo += bad
+                finished[0] += nxt[1]
+            return True
+
         def worker():
             W = self.work()
-            while True:
-                with take:
-                    i = next(todo, None)
-                if i is None:
-                    return
-                ok = self.safe(i, W)
-                with self._lock:
-                    if not ok:
-                        self.redo.append(i)
-                    finished[0] += 1
+            while step(W):
+                pass
 
         reported = [done0]
 
@@ -233,19 +261,12 @@ class _Batch:
         W = self.work()
         helpers: List[threading.Thread] = []
         while True:
-            if not helpers and finished[0] and threads > 1:       # the first run compiled or loaded the loop
+            if not helpers and finished[0] and threads > 1:       # the first unit compiled or loaded the loop
                 helpers = [threading.Thread(target=worker, daemon=True) for _ in range(threads - 1)]
                 for t in helpers:
                     t.start()
-            with take:
-                i = next(todo, None)
-            if i is None:
+            if not step(W):
                 break
-            ok = self.safe(i, W)
-            with self._lock:
-                if not ok:
-                    self.redo.append(i)
-                finished[0] += 1
             report()
         for t in helpers:
             while t.is_alive():
@@ -261,11 +282,11 @@ def _newton_plans(sim, rows: List[Dict[str, float]]) -> list:
     model, g = sim.model, sim._gen
     out: list = [None] * len(rows)
     sets = []
-    for i, row in enumerate(rows):
-        try:
-            sets.append((i, model.parameter_values(row)))
-        except _FAIL as exc:
-            out[i] = exc
+    for i, values in enumerate(model.parameter_values_many(rows)):
+        if isinstance(values, Exception):
+            out[i] = values
+        else:
+            sets.append((i, values))
     scales = state_scales_many(model.structure, [v for _, v in sets])
     for (i, values), xs in zip(sets, scales):
         try:
@@ -344,22 +365,31 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
     for s0 in range(0, n, SLICE):
         if plans[s0] is None:
             plans[s0:s0 + SLICE] = build(rows[s0:s0 + SLICE])
-        part = []
+        part, x0s = [], {}
         for i in range(s0, min(n, s0 + SLICE)):     # sympy here, not on the threads: undeclared probes,
             plan = plans[i]                          # the port-start check
             if isinstance(plan, Exception):
                 continue
             try:
-                if sim.engine == "newton" and plan.needs_port_start():
+                if batch.newton and plan.needs_port_start():
                     continue    # Newton starts from the ports the initial state implies: the ordinary path
                 if _same_waves(plan.waveforms, ref.waveforms):
                     for lab in labels:
                         if where[lab][0] == "E":
                             plan.probe_vector(lab)
+                    if batch.newton:
+                        x0s[i] = initial_state(plan.x_ic, plan.x_ic_desc, plan.summary.states, spec.x0)[0]
                     part.append(i)
             except _FAIL:
                 pass
-        batch.run(part, threads, progress, len(order), n)
+        if batch.newton:        # chunks of runs per compiled call: a few per thread and progress step
+            batch.stack_slice(s0, part, x0s)
+            local = np.array(part, dtype=np.int64) - s0
+            size = max(1, min(32, len(part) // (4 * threads) or 1))
+            units = [local[j:j + size] for j in range(0, len(part), size)]
+            batch.run(units, [len(u) for u in units], threads, progress, len(order), n)
+        else:
+            batch.run(part, [1] * len(part), threads, progress, len(order), n)
         order += part
         for i in range(s0, min(n, s0 + SLICE)):
             if not isinstance(plans[i], Exception):

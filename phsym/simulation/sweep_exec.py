@@ -33,7 +33,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..common.parallel import is_dask_client, local_dask, single_blas_thread
+from ..common.parallel import is_dask_client, local_dask, settled_heap, single_blas_thread
 from ..errors import PhsymError, SimulationInputError
 from .sweep_batch import run_batch
 
@@ -237,7 +237,7 @@ def run_chunk(spec: ModelSpec, indices: Sequence[int], names: Sequence[str],
         sim = _simulator(spec)
     except (PhsymError, OSError, ValueError) as exc:        # the model does not build here: every run says so
         return [_portable(RunRecord(int(i), error=exc)) for i in indices], {}
-    with single_blas_thread():       # the workers are the parallelism
+    with single_blas_thread(), settled_heap():       # the workers are the parallelism
         rows = np.asarray(rows, dtype=float)
         got = run_batch(sim, spec, names, rows, 1, None, run_one, RunRecord)
         if got is not None:
@@ -406,7 +406,7 @@ def execute(sim, spec: ModelSpec, names: Sequence[str], values: np.ndarray, exec
         pool = executor if isinstance(executor, ThreadPoolExecutor) else None
         if pool is not None:
             threads = getattr(pool, "_max_workers", None) or threads
-        with single_blas_thread():        # the runs are the parallelism
+        with single_blas_thread(), settled_heap():        # the runs are the parallelism
             got = run_batch(sim, spec, names, values, threads, progress, run_one, RunRecord)
             if got is None:
                 got = _in_process(sim, spec, names, values, progress, pool, threads), {}
