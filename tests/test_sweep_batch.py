@@ -58,7 +58,7 @@ def test_newton_batch_is_bit_identical():
 
 def test_linear_batch_is_bit_identical():
     model = phsym.load(RLC)
-    params = phsym.sampling(model, 12, {"R": 0.5, "C": 0.5, "L": 0.2}, seed=4)
+    params = phsym.sampling(model, 20, {"R": 0.5, "C": 0.5, "L": 0.2}, seed=4)     # linplan.MANY: together
     sim, got = _batch(model, params)
     assert got is not None
     res = phsym.sweep(model, FS, params, duration=DUR, outputs=["v(b)", "i(L1)", "phi_L1", "V1", "P_supplied"])
@@ -266,13 +266,17 @@ def test_parameter_values_of_many_sets_are_the_single_ones():
     assert isinstance(model.parameter_values_many([{"nope": 1.0}])[0], phsym.PhsymError)
 
 
-def test_probe_signals_are_one_kernel_everywhere():
-    """SimulationResult's probe signals and run_many's are the loop of sweep_kernels.probe_signal:
-    numpy's efforts @ c to round-off."""
+def test_probe_signals_are_the_same_sum_everywhere():
+    """SimulationResult's probe signals (numpy, column by column) and run_many's
+    (sweep_kernels.probe_signal) are the same floats, and numpy's efforts @ c to round-off."""
+    from phsym.codegen.sweep_kernels import probe_signal
     res = phsym.Simulator(phsym.load(CLIPPER), FS).run(duration=DUR)
     for p in res.names.probes:
-        sig = res[p.label]
-        ref = res.efforts @ res._probe_vector(p.label)
+        sig, c = res[p.label], res._probe_vector(p.label)
+        out = np.empty_like(sig)
+        probe_signal(res.efforts, np.ascontiguousarray(c, dtype=float), out)
+        assert np.array_equal(out, sig)
+        ref = res.efforts @ c
         assert np.allclose(sig, ref, rtol=1e-13, atol=1e-15 * np.max(np.abs(ref)))
 
 

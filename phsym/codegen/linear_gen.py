@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import List
 
+from .batch_driver import driver_source
 from .cache import cache_key, load_module
 
 __all__ = ["unrolled_linear", "unrolled_source", "MAX_UNROLLED"]
@@ -99,5 +100,5 @@ def unrolled_source(nx: int, nu: int, nw: int, ne: int, inputs: int):
     for i in range(nx):
         L.append(f"    x[{i}] = x_{i}")
     L.append("    return -1")
-    body = "\n".join(L) + "\n"
+    body = driver_source("\n".join(L) + "\n", linear=True)
     return body, cache_key(body, "linear-unrolled")

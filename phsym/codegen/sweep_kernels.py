@@ -15,7 +15,7 @@ from numba import njit
 
 from ..common.guard import check_numba
 
-__all__ = ["probe_signal", "run_summary"]
+__all__ = ["probe_signal", "run_summary", "write_signals"]
 
 
 @njit(cache=True, nogil=True)
@@ -73,10 +73,10 @@ def run_summary(H, Pd, Ps, h, IT, newton):
 def probe_signal(E, c, out):
     """``out[k] = E[k] @ c``: the signal of a probe vector ``c`` from the recorded efforts ``E``.
 
-    Every signal of a run that reads the efforts is this loop (a single run's
-    ``SimulationResult`` and the sweep's ``run_many`` alike): the sums are
-    taken in one fixed order, so a signal is the same float wherever it is
-    computed (BLAS's ``gemv`` may order them differently by shape or library).
+    The sums are taken term by term in one fixed order, the order of
+    ``SimulationResult``'s numpy loop over the columns, so a probe is the
+    same float in a sweep and in a single run (tested; BLAS's ``gemv``
+    orders its sums by shape and library).
     """
     m = c.shape[0]
     for k in range(E.shape[0]):
@@ -84,6 +84,44 @@ def probe_signal(E, c, out):
         for j in range(m):
             s += E[k, j] * c[j]
         out[k] = s
+
+
+@njit(cache=True, nogil=True)
+def write_signals(kinds, cols, C, r, out, g, X, U, Y, Hh, Pd, Ps, E):
+    """The signals of run ``r`` into ``out[:, g]`` from its arrays (the generated ``run_many`` drivers).
+
+    ``kinds[l]`` says where signal ``l`` comes from (codes in
+    :data:`phsym.codegen.batch_driver.KINDS`), ``cols[l]`` its column,
+    ``C[r, l]`` its probe vector.  Step quantities have no value at ``t = 0``:
+    NaN there, as in a single run's signals.
+    """
+    N = U.shape[0] - 1
+    for l in range(kinds.shape[0]):
+        k = kinds[l]
+        c = cols[l]
+        row = out[l, g]
+        if k == 0:
+            for i in range(N + 1):
+                row[i] = X[i, c]
+        elif k == 1:
+            for i in range(N + 1):
+                row[i] = U[i, c]
+        elif k == 3:
+            for i in range(N + 1):
+                row[i] = Hh[i]
+        else:
+            row[0] = np.nan
+            if k == 2:
+                for i in range(N):
+                    row[i + 1] = Y[i, c]
+            elif k == 4:
+                for i in range(N):
+                    row[i + 1] = Pd[i]
+            elif k == 5:
+                for i in range(N):
+                    row[i + 1] = Ps[i]
+            else:
+                probe_signal(E, C[r, l], row[1:])
 
 
 # numba reads its cache files at the first call, unguarded: check them now

@@ -25,6 +25,7 @@ import weakref
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+import scipy.linalg as sla
 import sympy as sp
 
 from ..codegen.linear_gen import MAX_UNROLLED
@@ -37,6 +38,10 @@ from .linear_loops import DenseLinearLoop, sparser_rows, state_point_rows
 __all__ = ["LinearTemplate", "linear_template"]
 
 _TEMPLATES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+#: From this many parameter sets on, their slopes, Hessians and singularity checks are computed together
+#: (numpy's fixed cost per call makes that slower for a few sets; either way the same floats and errors).
+MANY = 16
 
 
 def _function(expr, symbols: frozenset) -> Tuple[Callable, List[sp.Symbol]]:
@@ -107,11 +112,6 @@ class LinearTemplate:
             form is then kept).
         """
         S, n = self.S, self.n
-        if self._Jd is None or not J_constant:
-            Jd = Jn.toarray()
-            if J_constant:
-                self._Jd = Jd
-        Jd = self._Jd if J_constant else Jd
         keep = np.ones(n, dtype=bool)
         Rdiag = np.zeros(n)
         for j, (element, effort_out, *fn) in enumerate(self.slopes):
@@ -135,16 +135,27 @@ class LinearTemplate:
                 Q[idx[0], idx[0]] = block[0][0]
             else:
                 Q[np.ix_(idx, idx)] = block
-        lay = self._layouts.get(keep.tobytes()) if J_constant else None
-        if lay is None:         # what depends on the kept variables only (and on J)
+        E, Jk, B, N, k = self._layout(keep, Jn, None if J_constant else Jn.toarray())
+        return E, Jk, np.diag(Rdiag[k]), Q[np.ix_(k, k)], B, N, k
+
+    def _layout(self, keep: np.ndarray, Jn, Jd: Optional[np.ndarray] = None) -> tuple:
+        """``(E, J, B, N, kept)``: what depends on the kept variables only (and on ``J``; kept per pattern
+        when ``J`` is constant, i.e. ``Jd`` is not given)."""
+        lay = self._layouts.get(keep.tobytes()) if Jd is None else None
+        if lay is None:
+            if Jd is None:
+                if self._Jd is None:
+                    self._Jd = Jn.toarray()
+                J = self._Jd
+            else:
+                J = Jd
             k = np.flatnonzero(keep)
             kk = np.ix_(k, k)
-            lay = (k, kk, np.diag((np.arange(n) < S.n_x).astype(float))[kk], Jd[kk], Jd[np.ix_(k, self.u_idx)],
-                   Jd[np.ix_(self.u_idx, self.u_idx)])
-            if J_constant:
+            lay = (np.diag((np.arange(self.n) < self.S.n_x).astype(float))[kk], J[kk], J[np.ix_(k, self.u_idx)],
+                   J[np.ix_(self.u_idx, self.u_idx)], k)
+            if Jd is None:
                 self._layouts[keep.tobytes()] = lay
-        k, kk, E, Jk, B, N = lay
-        return E, Jk, np.diag(Rdiag[k]), Q[kk], B, N, k
+        return lay
 
     def loops(self, values_list: Sequence[Mapping[sp.Symbol, float]], J_of: Callable, J_constant: bool,
               h: float, scheme: Scheme, inputs: int) -> List[object]:
@@ -176,18 +187,67 @@ class LinearTemplate:
         """
         out: List[object] = [None] * len(values_list)
         groups: dict = {}
-        for r, values in enumerate(values_list):
-            try:
-                E, J, R, Q, B, N, kept = self.matrices(values, J_of(values), J_constant)
-            except StructureError as exc:
-                out[r] = exc
-                continue
-            Rk = np.diag(R)
+        if J_constant and len(values_list) >= MANY:
+            sets = self._matrices_many(values_list, J_of(values_list[0]), out)
+        else:
+            sets = []
+            for r, values in enumerate(values_list):
+                try:
+                    E, J, R, Q, B, N, kept = self.matrices(values, J_of(values), J_constant)
+                except StructureError as exc:
+                    out[r] = exc
+                else:
+                    sets.append((r, E, J, np.diag(R), Q, B, N, kept))
+        for r, E, J, Rk, Q, B, N, kept in sets:
             key = (kept.tobytes(), np.flatnonzero(Rk).tobytes(), r if not J_constant else -1)
             groups.setdefault(key, (E, J, B, N, kept, []))[5].append((r, Rk, Q))
         for E, J, B, N, kept, members in groups.values():
             self._stack(E, J, B, N, kept, members, h, scheme, inputs, out)
         return out
+
+    def _matrices_many(self, values_list: Sequence[Mapping[sp.Symbol, float]], Jn, out: list) -> list:
+        """``(r, E, J, diag(R), Q, B, N, kept)`` of :meth:`matrices` for every set whose matrices exist
+        (the others' errors into ``out``), the slopes and Hessians of all sets evaluated first (a constant
+        ``J``)."""
+        m = len(values_list)
+        D = np.array([[self._at(fn, v) for (_, _, *fn) in self.slopes] for v in values_list]).reshape(m, -1)
+        H = [np.array([[[self._at(fn, v) for fn in row] for row in fns] for v in values_list])
+             for _, _, fns in self.hessians]
+        bad = ~np.isfinite(D).all(axis=1) | (D < 0).any(axis=1)
+        for Hb in H:
+            bad |= ~np.isfinite(Hb).all(axis=(1, 2))
+        out_sets = []
+        for r in np.flatnonzero(bad):     # the error of the single path, named as it names it
+            try:
+                E, J, R, Q, B, N, kept = self.matrices(values_list[r], Jn, True)
+            except StructureError as exc:
+                out[r] = exc
+            else:
+                out_sets.append((int(r), E, J, np.diag(R), Q, B, N, kept))
+        good = np.flatnonzero(~bad)
+        if not good.size:
+            return out_sets
+        S, n = self.S, self.n
+        keep = np.ones((good.size, n), dtype=bool)
+        Rdiag = np.zeros((good.size, n))
+        for j, (element, effort_out, *fn) in enumerate(self.slopes):
+            d = D[good, j]
+            if effort_out:          # an open port (slope 0) drops its effort; else R = 1 / slope
+                keep[:, S.n_x + j] = d > 1e-300
+                Rdiag[:, S.n_x + j] = np.where(d > 1e-300, 1.0 / np.where(d > 1e-300, d, 1.0), 0.0)
+            else:
+                Rdiag[:, S.n_x + j] = d
+        Q = np.broadcast_to(np.eye(n), (good.size, n, n)).copy()
+        for (idx, _, _), Hb in zip(self.hessians, H):
+            Q[:, idx[:, None], idx[None, :]] = Hb[good]
+        patterns: dict = {}
+        for g, row in enumerate(keep):
+            patterns.setdefault(row.tobytes(), []).append(g)
+        for members in patterns.values():
+            E, Jk, B, N, k = self._layout(keep[members[0]], Jn)
+            Rk, Qk = Rdiag[np.ix_(members, k)], Q[members][:, k[:, None], k[None, :]]
+            out_sets += [(int(good[g]), E, Jk, Rk[j], Qk[j], B, N, k) for j, g in enumerate(members)]
+        return sorted(out_sets, key=lambda t: t[0])
 
     def _stack(self, E, J, B, N, kept, members, h, scheme, inputs, out) -> None:
         nk, nd, m = kept.size, self.S.n_x, self.u_idx.size
@@ -202,8 +262,12 @@ class LinearTemplate:
         K = np.concatenate([A[:, :, :nd], np.broadcast_to(B, (len(idx),) + B.shape)], axis=2)
         # rows scaled to unit maximum, singular steps refused: structure.discrete.solve_step, per set
         scale = np.max(np.abs(M), axis=2) if nk else np.ones((len(idx), 0))
+        regular = _regular(M, scale) if len(idx) >= MANY else set()
         good = []
         for g, r in enumerate(idx):
+            if g in regular:
+                good.append(g)
+                continue
             st = ThetaStep(M[g], K[g, :, :nd], B, Sx, Sv, np.arange(nd), np.arange(nd, nk), float(h), scheme)
             try:
                 singular_step(st, scale[g])
@@ -238,6 +302,22 @@ class LinearTemplate:
         for j, gi in enumerate(good):
             out[idx[gi]] = DenseLinearLoop(G[j], Yc[j], sparser_rows(Wc[j], ext[j], G[j]), Rk[j, nz], Qh[j], Ec[j],
                                            inputs)
+
+
+def _regular(M: np.ndarray, scale: np.ndarray) -> set:
+    """Indices of the step matrices ``M[g]`` that :func:`~phsym.structure.discrete.singular_step` accepts,
+    checked together (its test on the LU factors of all row-scaled matrices at once; the others are
+    checked alone, which names their error)."""
+    if not M.shape[1]:
+        return set(range(M.shape[0]))
+    ok = np.isfinite(scale).all(axis=1) & (scale != 0).all(axis=1)
+    ok[ok] = np.isfinite(M[ok]).all(axis=(1, 2))
+    if not ok.any():
+        return set()
+    g = np.flatnonzero(ok)
+    U = sla.lu(M[g] / scale[g][:, :, None], check_finite=False)[2]      # LAPACK getrf, as lu_factor
+    small = np.min(np.abs(np.diagonal(U, axis1=1, axis2=2)), axis=1) <= 1e-14 * M.shape[1]
+    return set(g[~small].tolist())
 
 
 def linear_template(S: Structure, symbols: Sequence[sp.Symbol]) -> Optional[LinearTemplate]:

@@ -177,12 +177,14 @@ class SimulationResult:
     def _probe(self, label: str) -> np.ndarray:
         if self.efforts is None:
             raise SignalError(f"{label}: efforts were not recorded (run with record_efforts=True)")
-        E, c = self.efforts, np.ascontiguousarray(self._probe_vector(label), dtype=float)
+        E, c = self.efforts, np.asarray(self._probe_vector(label), dtype=float)
         if c.shape != (E.shape[1],):
             return E @ c        # numpy names the mismatch
-        from ..codegen.sweep_kernels import probe_signal     # numba: the kernel sweeps use too (same floats)
-        out = np.empty(E.shape[0])
-        probe_signal(E, c, out)
+        # the sum of codegen.sweep_kernels.probe_signal (a sweep's probes), term by term in the same order:
+        # the same floats (BLAS's gemv orders its sums by shape and library), and no numba on a warm start
+        out = np.zeros(E.shape[0])
+        for j, cj in enumerate(c):
+            out += E[:, j] * cj
         return out
 
     def __getitem__(self, key: str) -> np.ndarray:

@@ -85,9 +85,10 @@ class _Work:
         self.Hh, self.Pd, self.Ps = np.empty(N + 1), np.empty(N), np.empty(N)
         self.Pc = np.zeros(N)
         self.E = np.zeros((N, n_e)) if rec else np.zeros((1, max(n_e, 1)))
+        self.x = np.empty(n_x)
+        self.IT = _NO_IT
         if loop is not None:        # Newton: run_many resets the carry before each run
             self.IT, self.FL = np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
-            self.x = np.empty(n_x)
             self.v, self.inf, self.ws = loop.carry()
 
 
@@ -98,8 +99,8 @@ class _Batch:
                  where: Dict[str, tuple]):
         self.sim, self.spec, self.plans, self.U, self.N, self.rec = sim, spec, plans, U, N, rec
         self.labels, self.where = labels, where
-        from ..codegen.sweep_kernels import probe_signal, run_summary     # numba: only when runs are made
-        self.summary, self.probe_signal = run_summary, probe_signal
+        from ..codegen.sweep_kernels import run_summary, write_signals     # numba: only when runs are made
+        self.summary, self.write_signals = run_summary, write_signals
         self.h = 1.0 / sim.fs
         self.newton = sim.engine == "newton"
         first = next(p for p in plans if not isinstance(p, Exception))
@@ -107,23 +108,25 @@ class _Batch:
         self.n_x = len(first.summary.states)
         self.n_u = U.shape[1]
         self.n_e = loop.n_e
+        # Newton modules and unrolled linear modules have run_many; the compressed-row kernel runs one by one
+        self.driven = self.newton or loop.key is not None
         if self.newton:
             self.mod = loop.module
-            self.kinds = np.array([KINDS[where[lab][0]] for lab in labels], dtype=np.int64)
-            self.cols = np.array([c if isinstance(c, int) else 0 for lab in labels
-                                  for c in [where[lab][1]]], dtype=np.int64)
         elif loop.key is not None:
             from ..codegen.linear_gen import unrolled_linear
             self.mod = unrolled_linear(loop.G.shape[0], U.shape[1], loop.Wc.shape[0], loop.n_e, loop.inputs)
         else:
             from ..codegen.linear_csr import run_linear_csr
             self.mod = run_linear_csr
+        self.kinds = np.array([KINDS[where[lab][0]] for lab in labels], dtype=np.int64)
+        self.cols = np.array([c if isinstance(c, int) else 0 for lab in labels for c in [where[lab][1]]],
+                             dtype=np.int64)
         n = len(plans)
         self.out = np.empty((len(labels), n, N + 1))     # rows not written: NaN at the end
         self.blocks = {lab: self.out[j] for j, lab in enumerate(labels)}
         self.summ = np.full((n, 4), np.nan)          # balance, it_max, it_mean, wall time
         self.redo: List[int] = []
-        self.stack: tuple = ()      # Newton: (base, X0, P, XS, C) of the slice being run
+        self.stack: tuple = ()      # run_many: (base, per-run arrays, probe vectors) of the slice being run
         self.loaded = False         # the first unit (on the calling thread, alone) compiles or loads the loop
         self._lock = threading.Lock()
 
@@ -131,32 +134,52 @@ class _Batch:
         return _Work(self.N, self.n_x, self.n_u, self.n_e, self.rec and self.n_e > 0,
                      self.loop0 if self.newton else None)
 
+    def fits(self, plan) -> bool:
+        """Whether ``plan`` runs in this batch's module (a linear loop of other sizes has another)."""
+        return self.newton or plan.loop.key == self.loop0.key
+
     def stack_slice(self, base: int, idx: Sequence[int], x0s: Dict[int, np.ndarray]) -> None:
-        """The numbers of the Newton runs ``idx`` of the slice from ``base``, stacked for ``run_many``."""
+        """The numbers of the runs ``idx`` of the slice from ``base``, stacked for ``run_many``."""
         m = max(idx) - base + 1 if idx else 0
-        X0, P = np.zeros((m, self.n_x)), np.zeros((m, self.loop0.p.size))
-        XS = np.ones((m, self.n_x))
-        C = np.zeros((m, len(self.labels), max(self.n_e, 1)))
+        r = np.array(idx, dtype=np.int64) - base
+        plans = [self.plans[i] for i in idx]
+        X0 = np.zeros((m, self.n_x))
         if idx:
-            r = np.array(idx) - base
-            plans = [self.plans[i] for i in idx]
             X0[r] = [x0s[i] for i in idx]
-            P[r] = [plan.loop.p for plan in plans]
-            XS[r] = [plan.loop.xs for plan in plans]
-            for j, lab in enumerate(self.labels):
-                if self.where[lab][0] == "E":
-                    C[r, j] = [plan.probe_vector(lab) for plan in plans]
-        self.stack = (base, X0, P, XS, C)
+        C = np.zeros((m, len(self.labels), max(self.n_e, 1)))
+        for j, lab in enumerate(self.labels):
+            if self.where[lab][0] == "E" and idx:
+                C[r, j] = [plan.probe_vector(lab) for plan in plans]
+
+        def stacked(name: str, fill: float = 0.0) -> np.ndarray:
+            a = np.full((m,) + np.shape(getattr(self.loop0, name)), fill)
+            if idx:
+                a[r] = [getattr(plan.loop, name) for plan in plans]
+            return a
+        if self.newton:
+            arrays: tuple = (X0, stacked("p"), stacked("xs", 1.0))
+        else:       # H[0] as the single run computes it
+            H0 = np.zeros(m)
+            H0[r] = [0.5 * x @ (plan.loop.Q @ x) for x, plan in zip(X0[r], plans)]
+            arrays = (X0, H0) + tuple(stacked(name) for name in ("G", "Yc", "Wc", "pw", "Q", "Ec"))
+        self.stack = (base, arrays, C)
 
     def many(self, rows: np.ndarray, W: _Work) -> List[int]:
-        """Newton runs ``base + rows`` in one call of the module's ``run_many``; the runs to make again."""
-        base, X0, P, XS, C = self.stack
+        """Runs ``base + rows`` in one call of the module's ``run_many``; the runs to make again."""
+        base, arrays, C = self.stack
         loop = self.loop0
+        if self.newton:
+            consts: tuple = (loop.tol, loop.maxit, self.rec)
+            work: tuple = (W.x, W.v, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.Pc, W.IT, W.FL, W.E, W.inf, *W.ws)
+        else:
+            consts = (self.rec and self.n_e > 0,)
+            work = (W.x, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, W.IT)
 
         def call(r):
-            return self.mod.run_many(r, base, X0, P, XS, self.U, self.h, loop.tol, loop.maxit, self.rec, self.kinds,
-                                     self.cols, C, self.out, self.summ, W.x, W.v, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.Pc,
-                                     W.IT, W.FL, W.E, W.inf, *W.ws)
+            return self.mod.run_many(r, base, *arrays, self.U, self.h, *consts, self.kinds, self.cols, C, self.out,
+                                     self.summ, *work)
+        if not len(rows):
+            return []
         if not self.loaded:     # compile or load outside the timed stepping
             call(rows[:0])
         t0 = time.perf_counter()
@@ -170,7 +193,7 @@ class _Batch:
         return [int(i) for i in g[failed]]
 
     def one(self, i: int, W: _Work) -> bool:
-        """Linear run ``i``; False when it must be made again on the ordinary path."""
+        """Run ``i`` of the compressed-row linear loop; False when it must be made again on the ordinary path."""
         plan = self.plans[i]
         if isinstance(plan, Exception):
             return False
@@ -183,19 +206,11 @@ class _Batch:
         W.X[0] = x
         rec = self.rec and loop.n_e > 0
         W.Hh[0] = 0.5 * x @ (loop.Q @ x)
-        args = (loop.G, loop.Yc, loop.Wc, loop.pw, loop.Q, loop.Ec, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, rec)
-        if loop.key is not None:
-            if not self.loaded:
-                self.mod.run(x, U, 0, 0, *args)
-            t0 = time.perf_counter()
-            self.mod.run(x, U, 0, N, *args)
-            bad = -1 if np.isfinite(W.Hh[1:N + 1].sum()) else 0
-        else:
-            cargs = loop.compressed() + (W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, rec)
-            if not self.loaded:
-                self.mod(x, U, 0, 0, loop.inputs, *cargs)
-            t0 = time.perf_counter()
-            bad = self.mod(x, U, 0, N, loop.inputs, *cargs)
+        cargs = loop.compressed() + (W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, rec)
+        if not self.loaded:
+            self.mod(x, U, 0, 0, loop.inputs, *cargs)
+        t0 = time.perf_counter()
+        bad = self.mod(x, U, 0, N, loop.inputs, *cargs)
         wall = time.perf_counter() - t0
         self.loaded = True
         if bad >= 0:
@@ -203,28 +218,23 @@ class _Batch:
         mb, scale, _, _ = self.summary(W.Hh, W.Pd, W.Ps, self.h, _NO_IT, False)
         if not np.isfinite(mb):
             return False
-        for lab in self.labels:
-            arr, col, step = self.where[lab]
-            row = self.blocks[lab][i]
-            if step:
-                row[0] = np.nan
-            if arr == "E":      # the kernel of SimulationResult's probe signals (same floats)
-                self.probe_signal(W.E, np.ascontiguousarray(plan.probe_vector(col), dtype=float), row[1:])
-            else:
-                src = U if arr == "U" else getattr(W, arr)
-                row[1 if step else 0:] = src if col is None else src[:, col]
+        C = np.zeros((1, len(self.labels), max(self.n_e, 1)))
+        for j, lab in enumerate(self.labels):
+            if self.where[lab][0] == "E":
+                C[0, j] = plan.probe_vector(lab)
+        self.write_signals(self.kinds, self.cols, C, 0, self.out, i, W.X, U, W.Y, W.Hh, W.Pd, W.Ps, W.E)
         self.summ[i] = (mb / scale, 0.0, 0.0, wall)
         return True
 
     def unit(self, u, W: _Work) -> List[int]:
-        """A unit of work (Newton: a chunk of rows; linear: one run); anything unexpected sends its runs
+        """A unit of work (``run_many``: a chunk of rows; else one run); anything unexpected sends its runs
         to the ordinary path, which reports it."""
         try:
-            if self.newton:
+            if self.driven:
                 return self.many(u, W)
             return [] if self.one(u, W) else [u]
         except Exception:       # noqa: BLE001  (the ordinary path re-raises or records it)
-            return [int(i) for i in (self.stack[0] + u if self.newton else [u])]
+            return [int(i) for i in (self.stack[0] + u if self.driven else [u])]
 
     def run(self, units: Sequence, sizes: Sequence[int], threads: int, progress: Progress, done0: int,
             total: int) -> None:
@@ -373,16 +383,16 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
             try:
                 if batch.newton and plan.needs_port_start():
                     continue    # Newton starts from the ports the initial state implies: the ordinary path
-                if _same_waves(plan.waveforms, ref.waveforms):
+                if _same_waves(plan.waveforms, ref.waveforms) and batch.fits(plan):
                     for lab in labels:
                         if where[lab][0] == "E":
                             plan.probe_vector(lab)
-                    if batch.newton:
+                    if batch.driven:
                         x0s[i] = initial_state(plan.x_ic, plan.x_ic_desc, plan.summary.states, spec.x0)[0]
                     part.append(i)
             except _FAIL:
                 pass
-        if batch.newton:        # chunks of runs per compiled call: a few per thread and progress step
+        if batch.driven:        # chunks of runs per compiled call: a few per thread and progress step
             batch.stack_slice(s0, part, x0s)
             local = np.array(part, dtype=np.int64) - s0
             size = max(1, min(32, len(part) // (4 * threads) or 1))
