@@ -94,6 +94,12 @@ def test_state_scales_of_many_sets_are_the_scalar_ones():
         values = [model.parameter_values({k: float(params[k][i]) for k in params}) for i in range(40)]
         many = state_scales_many(model.structure, values)
         assert all(np.array_equal(a, state_scales(model.structure, v)) for a, v in zip(many, values))
+    # crossings above 1 (doubling brackets), far below (several chunks of halvings), far above
+    model = phsym.load(RLC)
+    values = [model.parameter_values({"C": c, "L": l}) for c, l in
+              ((1e3, 5.0), (5.0, 1e-12), (1e-12, 3e-7), (1e80, 1e-80), (0.75, 1.0), (1.0, 2.0 ** -40))]
+    many = state_scales_many(model.structure, values)
+    assert all(np.array_equal(a, state_scales(model.structure, v)) for a, v in zip(many, values))
 
 
 @njit

@@ -23,9 +23,9 @@ from .initial import _gradient_functions, state_scales
 __all__ = ["state_scales_many"]
 
 
-def _crossing_many(f, n: int):
+def _crossing_many(f, f2, n: int):
     """``(z, good)``: the scalar ``_crossing`` of ``z -> f(z) - 1`` for ``n`` sets; ``good`` False where
-    the scalar code must decide."""
+    the scalar code must decide.  ``f2`` is ``f`` on ``(n, k)`` arrays (row ``i`` of set ``i``)."""
     good = np.ones(n, dtype=bool)
 
     def ok(z):
@@ -35,13 +35,27 @@ def _crossing_many(f, n: int):
         return fin & (v >= 0)
 
     first = ok(np.ones(n))
+    # the scalar bracketing halves (or doubles) from 1 until the sign flips: its brackets are
+    # [2^-j, 2^-(j-1)] (or [2^(j-1), 2^j]) for the first such j; the steps j are tried K at a time
     lo, hi = np.where(first, 0.5, 1.0), np.where(first, 1.0, 2.0)
     active = np.ones(n, dtype=bool)
-    for _ in range(300):
-        st = ok(np.where(first, lo, hi))
-        shrink, grow = active & first & st, active & ~first & ~st
-        lo, hi = np.where(shrink, 0.5 * lo, np.where(grow, hi, lo)), np.where(shrink, lo, np.where(grow, 2.0 * hi, hi))
-        active = shrink | grow
+    K = 16
+    for j0 in range(1, 301, K):
+        rows = np.flatnonzero(active)
+        js = np.arange(j0, min(j0 + K, 301), dtype=float)
+        z = np.where(first[rows, None], 2.0 ** -js, 2.0 ** js)
+        v = np.broadcast_to(np.asarray(f2(z, rows), dtype=float), z.shape) - 1.0
+        fin = np.isfinite(v)
+        st = fin & (v >= 0)
+        stop = np.where(first[rows, None], ~st, st)
+        hit = stop.any(axis=1)
+        at = np.where(hit, stop.argmax(axis=1), js.size - 1)      # the last step the scalar code takes
+        seen = np.arange(js.size) <= at[:, None]
+        good[rows] &= (fin | ~seen).all(axis=1)
+        j = js[at]
+        lo[rows] = np.where(hit, np.where(first[rows], 2.0 ** -j, 2.0 ** (j - 1)), lo[rows])
+        hi[rows] = np.where(hit, np.where(first[rows], 2.0 ** -(j - 1), 2.0 ** j), hi[rows])
+        active[rows[hit]] = False
         if not active.any():
             break
     good &= ~active          # the scalar code gives up after 300 (None): let it say so
@@ -76,7 +90,8 @@ def state_scales_many(S: Structure, values: Sequence[Mapping[sp.Symbol, float]])
         args = [np.array([float(v[t]) for v in values]) for t in params]
         try:
             with np.errstate(all="ignore"):
-                z, good = _crossing_many(lambda zz: gf(zz, *args), n)
+                z, good = _crossing_many(lambda zz: gf(zz, *args),
+                                         lambda zz, rows: gf(zz, *[a[rows, None] for a in args]), n)
         except Exception:        # not array arithmetic (a math function): the scalar code
             scalar[:] = True
             break
