@@ -2,12 +2,16 @@
 
 A sweep's runs differ only in numbers: the plans of all its parameter sets
 are built first (:meth:`~phsym.simulation.Simulator.plans`: stacked numpy
-for small linear models), the input rows once, and then each run is one
-call of the compiled loop the single run would make (the generated Newton
-``run`` or the linear loop, ``nogil``) on work arrays its thread reuses.
-Each run writes only the requested signals into preallocated
-``(runs, N + 1)`` blocks and its summaries (balance residual, Newton
-iterations); no :class:`~phsym.simulation.SimulationResult` is built.
+for small linear models; parameter values of all sets together), the
+input rows once, and their numbers stacked; then chunks of runs go to the
+generated module's ``run_many`` (:mod:`phsym.codegen.batch_driver`:
+Newton modules and unrolled linear loops), which makes for each run the
+call of ``run`` a single run makes and writes only the requested signals
+into preallocated ``(runs, N + 1)`` blocks, and its summaries (balance
+residual, Newton iterations); no
+:class:`~phsym.simulation.SimulationResult` is built.  Threads take chunks
+(``nogil``), each with work arrays it reuses.  The compressed-row linear
+kernel (models too large to unroll) runs one call per run.
 
 The calls and their arguments are those of
 :meth:`~phsym.simulation.plan.RunPlan.run` for the same parameter set, so

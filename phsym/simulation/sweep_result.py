@@ -37,7 +37,9 @@ class SweepResult:
     failed_steps : ndarray of int (runs,)
         Steps flagged with ``on_error="flag"`` (-1 for a failed run).
     wall_time : ndarray (runs,)
-        Stepping time of each run in seconds.
+        Stepping time of each run in seconds (runs made together in one
+        compiled call share its time equally; their signals and summaries
+        are part of it).
     errors : list
         ``None`` or the exception that stopped each run.
     info : dict
