@@ -29,7 +29,10 @@ def _crossing_many(f, f2, n: int):
     good = np.ones(n, dtype=bool)
 
     def ok(z):
-        v = np.broadcast_to(np.asarray(f(z), dtype=float), (n,)) - 1.0
+        v = np.asarray(f(z), dtype=float)
+        if v.shape != (n,):         # a gradient that does not read the state (broadcast_to costs 10 us)
+            v = np.broadcast_to(v, (n,))
+        v = v - 1.0
         fin = np.isfinite(v)
         good[:] &= fin
         return fin & (v >= 0)
