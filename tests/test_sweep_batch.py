@@ -302,3 +302,26 @@ def test_settled_heap_freezes_and_returns_the_objects():
         assert gc.get_freeze_count() == n
     finally:
         gc.unfreeze()
+
+
+def test_linear_loops_without_shared_stacks_give_the_same_sweep(monkeypatch):
+    """The batch indexes the template's stacks when every set's loop is a row of the same stack, and
+    stacks the loops' own matrices otherwise: the same runs either way."""
+    from phsym.simulation.linplan import LinearTemplate
+    model = phsym.load(RLC)
+    params = phsym.sampling(model, 20, {"R": 0.5, "C": 0.5}, seed=5)
+    shared = phsym.sweep(model, FS, params, duration=DUR, executor="serial")
+    loops = LinearTemplate.loops
+
+    def unshared(self, *args, **kwargs):
+        out = loops(self, *args, **kwargs)
+        for loop in out:
+            if not isinstance(loop, Exception):
+                loop.stacked = None
+        return out
+    monkeypatch.setattr(LinearTemplate, "loops", unshared)
+    alone = phsym.sweep(model, FS, params, duration=DUR, executor="serial")
+    assert shared.ok.all() and alone.ok.all()
+    for lab in shared.signals:
+        assert np.array_equal(shared[lab], alone[lab], equal_nan=True)
+    assert np.array_equal(shared.balance, alone.balance)

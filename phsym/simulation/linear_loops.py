@@ -108,6 +108,10 @@ class DenseLinearLoop:
         Cache key of the unrolled loop module (``None``: generic kernel).
     compiled : str
         ``"ahead of time"``, ``"numba cache"`` or ``"numba kernel"`` after a run.
+    stacked : tuple or None
+        ``(arrays, j)`` when the matrices are row ``j`` of stacks of many
+        parameter sets (:class:`~phsym.simulation.linplan.LinearTemplate`),
+        ``arrays`` in the order of :attr:`ARRAYS`: a sweep passes the stacks on.
     """
 
     KIND = "linear-dense"
@@ -122,6 +126,7 @@ class DenseLinearLoop:
         self.compile_time = 0.0
         self.n_e = self.Ec.shape[0]
         self._csr: Optional[tuple] = None
+        self.stacked: Optional[tuple] = None        # ((G, Yc, Wc, pw, Q, Ec) of many sets, this set's index)
         nx, nz = self.G.shape
         self.key: Optional[str] = None
         if self.Wc.shape[1] not in (nz, nz + nx):

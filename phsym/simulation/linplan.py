@@ -202,7 +202,13 @@ class LinearTemplate:
             key = (kept.tobytes(), np.flatnonzero(Rk).tobytes(), r if not J_constant else -1)
             groups.setdefault(key, (E, J, B, N, kept, []))[5].append((r, Rk, Q))
         for E, J, B, N, kept, members in groups.values():
-            self._stack(E, J, B, N, kept, members, h, scheme, inputs, out)
+            got = self._stack(E, J, B, N, kept, members, h, scheme, inputs, out)
+            if got is None:
+                continue
+            rows, G, Yc, Wc, pw, Qh, Ec, ext = got
+            for j, r in enumerate(rows):
+                out[r] = DenseLinearLoop(G[j], Yc[j], sparser_rows(Wc[j], ext[j], G[j]), pw[j], Qh[j], Ec[j], inputs)
+                out[r].stacked = None if ext[j] is not None else ((G, Yc, Wc, pw, Qh, Ec), j)
         return out
 
     def _matrices_many(self, values_list: Sequence[Mapping[sp.Symbol, float]], Jn, out: list) -> list:
@@ -249,7 +255,9 @@ class LinearTemplate:
             out_sets += [(int(good[g]), E, Jk, Rk[j], Qk[j], B, N, k) for j, g in enumerate(members)]
         return sorted(out_sets, key=lambda t: t[0])
 
-    def _stack(self, E, J, B, N, kept, members, h, scheme, inputs, out) -> None:
+    def _stack(self, E, J, B, N, kept, members, h, scheme, inputs, out) -> Optional[tuple]:
+        """The loop matrices of the sets ``members`` (one kept pattern): ``(sets, G, Yc, Wc, pw, Qh, Ec,
+        ext)`` stacked over the sets whose step is regular (the others' errors into ``out``), or ``None``."""
         nk, nd, m = kept.size, self.S.n_x, self.u_idx.size
         th = float(scheme.theta)
         idx = [r for r, _, _ in members]
@@ -276,7 +284,7 @@ class LinearTemplate:
                 continue
             good.append(g)
         if not good:
-            return
+            return None
         g = np.array(good)
         V = np.linalg.solve(M[g] / scale[g][:, :, None], K[g] / scale[g][:, :, None])
         Q, Rk = Q[g], Rk[g]
@@ -299,9 +307,7 @@ class LinearTemplate:
         Ec = np.zeros((len(good), self.S.size, nd + m))
         Ec[:, kept] = Q @ Xi
         Ec[:, self.u_idx, nd + np.arange(m)] += 1.0
-        for j, gi in enumerate(good):
-            out[idx[gi]] = DenseLinearLoop(G[j], Yc[j], sparser_rows(Wc[j], ext[j], G[j]), Rk[j, nz], Qh[j], Ec[j],
-                                           inputs)
+        return [idx[gi] for gi in good], G, Yc, Wc, Rk[:, nz], Qh, Ec, ext
 
 
 def _regular(M: np.ndarray, scale: np.ndarray) -> set:

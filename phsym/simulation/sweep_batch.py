@@ -36,6 +36,7 @@ import numpy as np
 from ..errors import PhsymError
 from ..codegen.batch_driver import KINDS
 from .engine import RECORD_LIMIT
+from .linear_loops import DenseLinearLoop
 from .signals import check_steps, initial_state
 
 __all__ = ["run_batch"]
@@ -94,6 +95,14 @@ class _Work:
         if loop is not None:        # Newton: run_many resets the carry before each run
             self.IT, self.FL = np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
             self.v, self.inf, self.ws = loop.carry()
+
+
+def _rows(a: np.ndarray, js, r: np.ndarray, m: int, fill: float = 0.0) -> np.ndarray:
+    """Rows ``js`` of the stack ``a`` at rows ``r`` of an ``m``-row stack (``fill`` elsewhere)."""
+    out = np.full((m,) + a.shape[1:], fill)
+    if r.size:
+        out[r] = a[js]
+    return out
 
 
 class _Batch:
@@ -155,17 +164,19 @@ class _Batch:
             if self.where[lab][0] == "E" and idx:
                 C[r, j] = [plan.probe_vector(lab) for plan in plans]
 
-        def stacked(name: str, fill: float = 0.0) -> np.ndarray:
-            a = np.full((m,) + np.shape(getattr(self.loop0, name)), fill)
-            if idx:
-                a[r] = [getattr(plan.loop, name) for plan in plans]
-            return a
         if self.newton:
-            arrays: tuple = (X0, stacked("p"), stacked("xs", 1.0))
+            P, XS = (np.array([getattr(p.loop, a) for p in plans], dtype=float).reshape(len(plans), k)
+                     for a, k in (("p", self.loop0.p.size), ("xs", self.n_x)))
+            arrays: tuple = (X0, _rows(P, slice(None), r, m), _rows(XS, slice(None), r, m, 1.0))
         else:       # H[0] as the single run computes it
             H0 = np.zeros(m)
             H0[r] = [0.5 * x @ (plan.loop.Q @ x) for x, plan in zip(X0[r], plans)]
-            arrays = (X0, H0) + tuple(stacked(name) for name in ("G", "Yc", "Wc", "pw", "Q", "Ec"))
+            src = {id(p.loop.stacked[0]) if p.loop.stacked else None for p in plans}
+            if len(src) == 1 and None not in src:         # rows of the template's stacks: index them
+                stack, js = plans[0].loop.stacked[0], np.array([p.loop.stacked[1] for p in plans])
+            else:
+                stack, js = [np.array([getattr(p.loop, a) for p in plans]) for a in DenseLinearLoop.ARRAYS], slice(None)
+            arrays = (X0, H0) + tuple(_rows(a, js, r, m) for a in stack)
         self.stack = (base, arrays, C)
 
     def many(self, rows: np.ndarray, W: _Work) -> List[int]:
