@@ -325,3 +325,23 @@ def test_linear_loops_without_shared_stacks_give_the_same_sweep(monkeypatch):
     for lab in shared.signals:
         assert np.array_equal(shared[lab], alone[lab], equal_nan=True)
     assert np.array_equal(shared.balance, alone.balance)
+
+
+def test_a_sweep_compiles_no_second_step():
+    """run_many calls run with the argument types of a single run (no literal 0 or False, which
+    would make numba compile the step again for them)."""
+    from phsym.codegen.linear_gen import unrolled_linear
+    from phsym.codegen.sweep_kernels import run_summary
+    for path, tol in ((CLIPPER, {"Rs": 0.2}), (RLC, {"R": 0.2})):
+        model = phsym.load(path)
+        sim = phsym.Simulator(model, FS)
+        sim.run(duration=DUR)
+        params = phsym.sampling(model, 20, tol, seed=3)
+        phsym.sweep(model, FS, params, duration=DUR, executor="serial")
+        if sim.engine == "newton":
+            run = sim._gen.module.run
+        else:
+            loop = sim.plan().loop
+            run = unrolled_linear(loop.G.shape[0], 1, loop.Wc.shape[0], loop.n_e, loop.inputs).run
+        assert len(run.signatures) == 1, run.signatures
+    assert all("Literal" not in str(sig) for sig in run_summary.signatures)

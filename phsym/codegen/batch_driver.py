@@ -19,6 +19,12 @@ Signal kinds (``kinds[l]``; ``cols[l]`` the column): 0 a state, 1 an input,
 (``efforts @ C[r, l]``).  Step quantities (2, 4, 5, 6) have no value at
 ``t = 0``: NaN there, as in a single run's signals.
 
+``k0`` (0), ``flag`` (False) and ``counted`` come from the caller as
+arguments, not literals: a literal ``0`` or ``False`` in the call would
+make numba compile ``run`` a second time for those literal types (the
+same floats, but a second compilation of the step, and a second entry in
+``run.signatures``).
+
 A run ``run_many`` cannot finish as a single run would (a Newton failure,
 which the ordinary path retries in sub-steps; a non-finite balance) is
 marked ``summ[r, 1] = -1`` and left to the caller.
@@ -48,7 +54,7 @@ _LOOP = '''\
 _SOURCE = '''
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def run_many(rows, base, X0, P, XS, U, h, tol, maxit, rec_e, kinds, cols, C, out, summ,
+def run_many(rows, base, X0, P, XS, U, h, k0, flag, tol, maxit, rec_e, counted, kinds, cols, C, out, summ,
              x, v, X, Y, Hh, Pd, Ps, Pc, IT, FL, E, info, F, Jm, piv, d, vp, wt, ub, e, y, vold):
 ''' + _LOOP.format(what="fresh carry") + '''        v[:] = 0.0
         info[:] = 0
@@ -62,12 +68,12 @@ def run_many(rows, base, X0, P, XS, U, h, tol, maxit, rec_e, kinds, cols, C, out
         e[:] = 0.0
         y[:] = 0.0
         vold[:] = 0.0
-        bad = run(x, v, U, P[r], XS[r], h, 0, N, tol, maxit, False, X, Y, Hh, Pd, Ps, Pc, IT, FL, E, rec_e,
+        bad = run(x, v, U, P[r], XS[r], h, k0, N, tol, maxit, flag, X, Y, Hh, Pd, Ps, Pc, IT, FL, E, rec_e,
                   info, F, Jm, piv, d, vp, wt, ub, e, y, vold)
         if bad >= 0:
             summ[g, 1] = -1.0
             continue
-        mb, scale, itmax, itsum = run_summary(Hh, Pd, Ps, h, IT, True)
+        mb, scale, itmax, itsum = run_summary(Hh, Pd, Ps, h, IT, counted)
         if not math.isfinite(mb):
             summ[g, 1] = -1.0
             continue
@@ -81,11 +87,11 @@ def run_many(rows, base, X0, P, XS, U, h, tol, maxit, rec_e, kinds, cols, C, out
 _LINEAR = '''
 
 @njit(cache=True, error_model="numpy", nogil=True)
-def run_many(rows, base, X0, H0, G, Yc, Wc, pw, Q, Ec, U, h, rec_e, kinds, cols, C, out, summ,
+def run_many(rows, base, X0, H0, G, Yc, Wc, pw, Q, Ec, U, h, k0, rec_e, counted, kinds, cols, C, out, summ,
              x, X, Y, Hh, Pd, Ps, E, IT):
 ''' + _LOOP.format(what="its matrices") + '''        Hh[0] = H0[r]
-        run(x, U, 0, N, G[r], Yc[r], Wc[r], pw[r], Q[r], Ec[r], X, Y, Hh, Pd, Ps, E, rec_e)
-        mb, scale, itmax, itsum = run_summary(Hh, Pd, Ps, h, IT, False)
+        run(x, U, k0, N, G[r], Yc[r], Wc[r], pw[r], Q[r], Ec[r], X, Y, Hh, Pd, Ps, E, rec_e)
+        mb, scale, itmax, itsum = run_summary(Hh, Pd, Ps, h, IT, counted)
         if not math.isfinite(mb):
             summ[g, 1] = -1.0
             continue

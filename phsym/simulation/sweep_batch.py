@@ -183,11 +183,11 @@ class _Batch:
         """Runs ``base + rows`` in one call of the module's ``run_many``; the runs to make again."""
         base, arrays, C = self.stack
         loop = self.loop0
-        if self.newton:
-            consts: tuple = (loop.tol, loop.maxit, self.rec)
+        if self.newton:         # k0 = 0 and flag = False as arguments (see phsym.codegen.batch_driver)
+            consts: tuple = (0, False, loop.tol, loop.maxit, self.rec, True)
             work: tuple = (W.x, W.v, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.Pc, W.IT, W.FL, W.E, W.inf, *W.ws)
         else:
-            consts = (self.rec and self.n_e > 0,)
+            consts = (0, self.rec and self.n_e > 0, False)
             work = (W.x, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, W.IT)
 
         def call(r):
