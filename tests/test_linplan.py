@@ -117,3 +117,56 @@ def test_sweep_grid_when_the_first_run_fails():
     one = phsym.Simulator(model, 48000.0).run(duration=1e-3, params={"R": 10.0})
     assert list(res.failures) == [0] and np.array_equal(res.t, one.t)
     assert np.array_equal(res["v(b)"][1, 1:], one["v(b)"]) and np.isnan(res["v(b)"][0]).all()
+
+
+def test_many_sets_checked_together_give_the_single_sets_results():
+    """From linplan.MANY sets on, slopes, Hessians and step singularity are checked on stacks
+    (_matrices_many, _regular): a bad set among them gets the error the per-set path gives it,
+    the good ones the per-set path's matrices."""
+    from phsym.common.schemes import get_scheme
+    from phsym.simulation.linplan import MANY
+    model = phsym.load(ROOT / "netlists" / "rlc.cir")
+    sim = phsym.Simulator(model, 48000.0)
+    tpl, fixed = sim._template(), sim._fixed_parts()
+    base = model.parameter_values()
+    R = next(s for s in base if str(s) == "R")
+    values = [{**base, R: 10.0 + i} for i in range(MANY + 4)]
+    values[3] = {**base, R: -5.0}             # past the netlist checks: a negative slope
+    values[7] = {**base, R: float("nan")}
+    scheme = get_scheme("discrete_gradient")
+    many = tpl.loops(values, fixed.J, True, 1 / 48000.0, scheme, 1)
+    for v, got in zip(values, many):
+        one = tpl.loops([v], fixed.J, True, 1 / 48000.0, scheme, 1)[0]
+        if isinstance(one, Exception):
+            assert type(got) is type(one) and str(got) == str(one)
+        else:
+            assert all(np.array_equal(getattr(got, a), getattr(one, a)) for a in ARRAYS)
+    assert isinstance(many[3], Exception) and isinstance(many[7], Exception)
+
+
+@pytest.mark.filterwarnings("ignore::scipy.linalg.LinAlgWarning")    # lu_factor on the singular ones
+def test_stacked_singularity_check_is_the_per_matrix_one():
+    """_regular accepts exactly the row-scaled step matrices structure.discrete.singular_step accepts."""
+    from phsym.common.schemes import get_scheme
+    from phsym.errors import StructureError
+    from phsym.simulation.linplan import _regular
+    from phsym.structure.discrete import ThetaStep, singular_step
+    rng = np.random.default_rng(7)
+    M = rng.standard_normal((24, 3, 3)) * 10.0 ** rng.integers(-6, 6, (24, 3, 1))
+    M[2, 2] = M[2, 0] + M[2, 1]                     # dependent rows
+    M[5, :, 1] = 0.0                                # a zero column
+    M[9, 1] = 0.0                                   # a zero row (zero scale)
+    M[11, 0, 0] = np.nan
+    M[13] = [[1.0, 1.0, 0.0], [1.0, 1.0 + 1e-15, 0.0], [0.0, 0.0, 1.0]]     # a pivot below 1e-14 n
+    scale = np.max(np.abs(M), axis=2)
+    got = _regular(M, scale)
+    for g in range(M.shape[0]):
+        st = ThetaStep(M[g], np.zeros((3, 1)), np.zeros((3, 0)), np.eye(3, 1), np.eye(3), np.arange(1),
+                       np.arange(1, 3), 1e-3, get_scheme("midpoint"))
+        try:
+            singular_step(st, scale[g])
+            alone = True
+        except (StructureError, ValueError):
+            alone = False
+        assert (g in got) == alone, g
+    assert {2, 5, 9, 11, 13}.isdisjoint(got) and len(got) >= 15

@@ -101,6 +101,10 @@ class DenseLinearLoop:
     prefer_aot : bool
         Prefer the ahead-of-time compiled unrolled loop when the cache has one
         (and start its background build when not); warm starts set this.
+    stacked : tuple, optional
+        ``(arrays, j)``: the matrices are row ``j`` of ``arrays``, stacks of
+        many parameter sets in the order of :attr:`ARRAYS` (see the
+        attribute).
 
     Attributes
     ----------
@@ -117,7 +121,8 @@ class DenseLinearLoop:
     KIND = "linear-dense"
     ARRAYS = ("G", "Yc", "Wc", "pw", "Q", "Ec")
 
-    def __init__(self, G, Yc, Wc, pw, Q, Ec, inputs: int, prefer_aot: bool = False):
+    def __init__(self, G, Yc, Wc, pw, Q, Ec, inputs: int, prefer_aot: bool = False,
+                 stacked: Optional[tuple] = None):
         c = np.ascontiguousarray
         self.G, self.Yc, self.Wc, self.pw, self.Q, self.Ec = (c(a, dtype=float) for a in (G, Yc, Wc, pw, Q, Ec))
         self.inputs = int(inputs)
@@ -126,7 +131,7 @@ class DenseLinearLoop:
         self.compile_time = 0.0
         self.n_e = self.Ec.shape[0]
         self._csr: Optional[tuple] = None
-        self.stacked: Optional[tuple] = None        # ((G, Yc, Wc, pw, Q, Ec) of many sets, this set's index)
+        self.stacked = stacked
         nx, nz = self.G.shape
         self.key: Optional[str] = None
         if self.Wc.shape[1] not in (nz, nz + nx):

@@ -207,8 +207,8 @@ class LinearTemplate:
                 continue
             rows, G, Yc, Wc, pw, Qh, Ec, ext = got
             for j, r in enumerate(rows):
-                out[r] = DenseLinearLoop(G[j], Yc[j], sparser_rows(Wc[j], ext[j], G[j]), pw[j], Qh[j], Ec[j], inputs)
-                out[r].stacked = None if ext[j] is not None else ((G, Yc, Wc, pw, Qh, Ec), j)
+                out[r] = DenseLinearLoop(G[j], Yc[j], sparser_rows(Wc[j], ext[j], G[j]), pw[j], Qh[j], Ec[j], inputs,
+                                         stacked=None if ext[j] is not None else ((G, Yc, Wc, pw, Qh, Ec), j))
         return out
 
     def _matrices_many(self, values_list: Sequence[Mapping[sp.Symbol, float]], Jn, out: list) -> list:
