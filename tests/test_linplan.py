@@ -133,6 +133,7 @@ def test_many_sets_checked_together_give_the_single_sets_results():
     values = [{**base, R: 10.0 + i} for i in range(MANY + 4)]
     values[3] = {**base, R: -5.0}             # past the netlist checks: a negative slope
     values[7] = {**base, R: float("nan")}
+    values[5] = values[11] = {**base, R: 0.0}       # no dissipation: a group of their own
     scheme = get_scheme("discrete_gradient")
     many = tpl.loops(values, fixed.J, True, 1 / 48000.0, scheme, 1)
     for v, got in zip(values, many):

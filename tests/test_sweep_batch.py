@@ -305,26 +305,59 @@ def test_settled_heap_freezes_and_returns_the_objects():
 
 
 def test_linear_loops_without_shared_stacks_give_the_same_sweep(monkeypatch):
-    """The batch indexes the template's stacks when every set's loop is a row of the same stack, and
-    stacks the loops' own matrices otherwise: the same runs either way."""
+    """The batch indexes the template's stacks when every set is a row of the same stack, and
+    stacks the sets' own matrices otherwise: the same runs either way."""
     from phsym.simulation.linplan import LinearTemplate
     model = phsym.load(RLC)
     params = phsym.sampling(model, 20, {"R": 0.5, "C": 0.5}, seed=5)
     shared = phsym.sweep(model, FS, params, duration=DUR, executor="serial")
-    loops = LinearTemplate.loops
+    stacks = LinearTemplate.stacks
 
-    def unshared(self, *args, **kwargs):
-        out = loops(self, *args, **kwargs)
-        for loop in out:
-            if not isinstance(loop, Exception):
-                loop.stacked = None
-        return out
-    monkeypatch.setattr(LinearTemplate, "loops", unshared)
+    def unshared(self, *args, **kwargs):        # every set a stack of its own
+        return [e if isinstance(e, Exception) else (tuple(a[e[1]:e[1] + 1].copy() for a in e[0]), 0, e[2])
+                for e in stacks(self, *args, **kwargs)]
+    monkeypatch.setattr(LinearTemplate, "stacks", unshared)
     alone = phsym.sweep(model, FS, params, duration=DUR, executor="serial")
     assert shared.ok.all() and alone.ok.all()
     for lab in shared.signals:
         assert np.array_equal(shared[lab], alone[lab], equal_nan=True)
     assert np.array_equal(shared.balance, alone.balance)
+
+
+@pytest.mark.parametrize("path,tol", [(CLIPPER, {"Rs": 0.3, "C": 0.3}), (RLC, {"R": 0.5, "C": 0.5, "L": 0.2})])
+def test_set_numbers_are_the_plans_numbers(path, tol):
+    """What the batch reads of a set (sweep_sets.batch_sets, no plan per set) is what the set's plan
+    holds: initial state, waveforms, loop numbers, probe vectors; the reference plan is the plan."""
+    from phsym.simulation.sweep_sets import SetNumbers, batch_sets, reference_plan
+    model = phsym.load(path)
+    sim = phsym.Simulator(model, FS)
+    params = phsym.sampling(model, 20, tol, seed=8)
+    rows = [{k: float(v[i]) for k, v in params.items()} for i in range(20)]
+    sets = batch_sets(sim, rows)
+    assert all(isinstance(s, SetNumbers) for s in sets)
+    for row, s in zip(rows, sets):
+        plan = sim._model_plan(row)
+        assert np.array_equal(s.x_ic, plan.x_ic) and s.x_ic_desc == plan.x_ic_desc
+        assert s.waveforms == plan.waveforms
+        if sim.engine == "newton":
+            assert np.array_equal(s.loop[0], plan.loop.p) and np.array_equal(s.loop[1], plan.loop.xs)
+        else:
+            arrays, j, _ = s.loop
+            assert all(np.array_equal(a[j], getattr(plan.loop, k)) for a, k in zip(arrays, plan.loop.ARRAYS))
+        for lab in (p.label for p in model.probes):
+            assert np.array_equal(s.probe_vector(sim, lab), plan.probe_vector(lab))
+    ref = reference_plan(sim, rows[0], sets[0])
+    assert np.array_equal(ref.run(duration=DUR)["H"], sim.run(duration=DUR, params=rows[0])["H"])
+
+
+def test_initial_energy_of_a_zero_state_is_zero_without_products():
+    """A zero state's energy is +0.0 whatever Q is (the batch skips the products for zero states)."""
+    from phsym.simulation.linear_loops import initial_energy
+    Q = np.array([[2.0, -1.0], [-1.0, 3.0]])
+    zero = initial_energy(Q, np.zeros(2))
+    assert zero == 0.0 and not np.signbit(zero)
+    x = np.array([0.5, -2.0])
+    assert initial_energy(Q, x) == 0.5 * x @ (Q @ x)
 
 
 def test_a_sweep_compiles_no_second_step():

@@ -18,7 +18,7 @@ from ..codegen.linear_gen import MAX_UNROLLED, unrolled_linear, unrolled_source
 from ..errors import SimulationError
 from .engine import Progress, RunArrays, plain_call, stepping
 
-__all__ = ["DenseLinearLoop", "SparseLinearLoop", "state_point_rows", "sparser_rows"]
+__all__ = ["DenseLinearLoop", "SparseLinearLoop", "state_point_rows", "sparser_rows", "initial_energy"]
 
 
 def state_point_rows(Wd, Wa, Aax, Aaa, Ba, theta: float) -> Optional[np.ndarray]:
@@ -74,6 +74,20 @@ def sparser_rows(Wc: np.ndarray, ext: Optional[np.ndarray], G: np.ndarray) -> np
     nz = Wc.shape[1]
     err = np.abs(ext[:, :nz] + ext[:, nz:] @ G - Wc).max(initial=0.0)
     return ext if err <= 1e-9 * max(np.abs(Wc).max(initial=0.0), 1e-300) else Wc
+
+
+def initial_energy(Q: np.ndarray, x: np.ndarray) -> float:
+    """``H = x Q x / 2`` of a run's initial state (exactly 0.0 for a zero state, without arithmetic: a
+    sweep's batch skips the products for its zero states and must give the same floats).
+
+    Parameters
+    ----------
+    Q : ndarray (n_x, n_x)
+        Energy matrix.
+    x : ndarray (n_x,)
+        Initial state.
+    """
+    return 0.5 * x @ (Q @ x) if x.any() else 0.0
 
 
 def _linear_failure(h: float) -> Callable[[int], SimulationError]:
@@ -182,7 +196,7 @@ class DenseLinearLoop:
         N = U.shape[0] - 1
         rec = bool(rec) and self.n_e > 0
         A = RunArrays.allocate(N, x, U.shape[1], self.n_e, rec, counters=False)
-        A.Hh[0] = 0.5 * x @ (self.Q @ x)
+        A.Hh[0] = initial_energy(self.Q, x)
         args = (self.G, self.Yc, self.Wc, self.pw, self.Q, self.Ec, A.X, A.Y, A.Hh, A.Pd, A.Ps, A.E, rec)
         call = plain_call
         t0 = time.perf_counter()

@@ -157,10 +157,12 @@ class LinearTemplate:
                 self._layouts[keep.tobytes()] = lay
         return lay
 
-    def loops(self, values_list: Sequence[Mapping[sp.Symbol, float]], J_of: Callable, J_constant: bool,
-              h: float, scheme: Scheme, inputs: int) -> List[object]:
-        """The dense loops of many parameter sets at once: per set a
-        :class:`DenseLinearLoop` or the exception that set raises.
+    def stacks(self, values_list: Sequence[Mapping[sp.Symbol, float]], J_of: Callable, J_constant: bool,
+               h: float, scheme: Scheme, inputs: int) -> list:
+        """The loop matrices of many parameter sets at once, stacked: per set the exception it raises or
+        ``(arrays, j, ext)``, its matrices row ``j`` of ``arrays`` (stacks in the order of
+        :attr:`DenseLinearLoop.ARRAYS`, shared by the sets of one kept pattern) and ``ext`` its
+        state-point dissipation rows (``None`` but for loops too large to unroll).
 
         The fused matrices of
         :meth:`~phsym.simulation.linear.LinearEngine._dense_loop`, written
@@ -169,6 +171,7 @@ class LinearTemplate:
         stacks of matrices (numpy's stacked ``matmul`` and ``solve`` treat
         every matrix of a stack as on its own, so a set gives the same
         floats alone or in a stack: a single run is a stack of one).
+        :meth:`loops` makes loops of them; a sweep's batch indexes them.
 
         Parameters
         ----------
@@ -186,9 +189,8 @@ class LinearTemplate:
             Input rule code of the compiled loop.
         """
         out: List[object] = [None] * len(values_list)
-        groups: dict = {}
         if J_constant and len(values_list) >= MANY:
-            sets = self._matrices_many(values_list, J_of(values_list[0]), out)
+            groups = self._matrices_many(values_list, J_of(values_list[0]), out)
         else:
             sets = []
             for r, values in enumerate(values_list):
@@ -198,26 +200,57 @@ class LinearTemplate:
                     out[r] = exc
                 else:
                     sets.append((r, E, J, np.diag(R), Q, B, N, kept))
-        for r, E, J, Rk, Q, B, N, kept in sets:
-            key = (kept.tobytes(), np.flatnonzero(Rk).tobytes(), r if not J_constant else -1)
-            groups.setdefault(key, (E, J, B, N, kept, []))[5].append((r, Rk, Q))
-        for E, J, B, N, kept, members in groups.values():
-            got = self._stack(E, J, B, N, kept, members, h, scheme, inputs, out)
+            groups = _grouped(sets, J_constant)
+        for E, J, B, N, kept, idx, Rk, Q in groups:
+            got = self._stack(E, J, B, N, kept, idx, Rk, Q, h, scheme, inputs, out)
             if got is None:
                 continue
-            rows, G, Yc, Wc, pw, Qh, Ec, ext = got
+            rows, arrays, ext = got[0], got[1:7], got[7]
             for j, r in enumerate(rows):
-                out[r] = DenseLinearLoop(G[j], Yc[j], sparser_rows(Wc[j], ext[j], G[j]), pw[j], Qh[j], Ec[j], inputs,
-                                         stacked=None if ext[j] is not None else ((G, Yc, Wc, pw, Qh, Ec), j))
+                out[r] = (arrays, j, ext[j])
         return out
 
+    @staticmethod
+    def loop_of(entry: tuple, inputs: int) -> DenseLinearLoop:
+        """The loop of one entry ``(arrays, j, ext)`` of :meth:`stacks`.
+
+        Parameters
+        ----------
+        entry : tuple
+            An entry of :meth:`stacks` that is not an exception.
+        inputs : int
+            Input rule code of the compiled loop.
+        """
+        arrays, j, ext = entry
+        G, Yc, Wc, pw, Qh, Ec = (a[j] for a in arrays)
+        return DenseLinearLoop(G, Yc, sparser_rows(Wc, ext, G), pw, Qh, Ec, inputs,
+                               stacked=None if ext is not None else (arrays, j))
+
+    def loops(self, values_list: Sequence[Mapping[sp.Symbol, float]], J_of: Callable, J_constant: bool,
+              h: float, scheme: Scheme, inputs: int) -> List[object]:
+        """The dense loops of many parameter sets at once: per set a
+        :class:`DenseLinearLoop` or the exception that set raises (see :meth:`stacks`, same parameters).
+        """
+        return [e if isinstance(e, Exception) else self.loop_of(e, inputs)
+                for e in self.stacks(values_list, J_of, J_constant, h, scheme, inputs)]
+
     def _matrices_many(self, values_list: Sequence[Mapping[sp.Symbol, float]], Jn, out: list) -> list:
-        """``(r, E, J, diag(R), Q, B, N, kept)`` of :meth:`matrices` for every set whose matrices exist
-        (the others' errors into ``out``), the slopes and Hessians of all sets evaluated first (a constant
-        ``J``)."""
+        """The matrices of :meth:`matrices` of every set whose matrices exist (the others' errors into
+        ``out``), the slopes and Hessians of all sets evaluated first (a constant ``J``), in groups
+        ``(E, J, B, N, kept, sets, diag(R) stack, Q stack)`` of one kept pattern and one pattern of
+        nonzero dissipation."""
         m = len(values_list)
-        D = np.array([[self._at(fn, v) for (_, _, *fn) in self.slopes] for v in values_list]).reshape(m, -1)
-        H = [np.array([[[self._at(fn, v) for fn in row] for row in fns] for v in values_list])
+        cols: dict = {}
+
+        def column(fn) -> np.ndarray:       # _at of every set: the same floats
+            f, params = fn
+            for p in params:
+                if p not in cols:
+                    cols[p] = [float(v[p]) for v in values_list]
+            return np.fromiter(map(float, map(f, *(cols[p] for p in params))) if params
+                               else (float(f()),) * m, float, m)
+        D = np.array([column(fn) for (_, _, *fn) in self.slopes]).T.reshape(m, -1)
+        H = [np.stack([np.stack([column(fn) for fn in row], axis=1) for row in fns], axis=1)
              for _, _, fns in self.hessians]
         bad = ~np.isfinite(D).all(axis=1) | (D < 0).any(axis=1)
         for Hb in H:
@@ -230,9 +263,10 @@ class LinearTemplate:
                 out[r] = exc
             else:
                 out_sets.append((int(r), E, J, np.diag(R), Q, B, N, kept))
+        groups = _grouped(out_sets, True)
         good = np.flatnonzero(~bad)
         if not good.size:
-            return out_sets
+            return groups
         S, n = self.S, self.n
         keep = np.ones((good.size, n), dtype=bool)
         Rdiag = np.zeros((good.size, n))
@@ -246,23 +280,22 @@ class LinearTemplate:
         Q = np.broadcast_to(np.eye(n), (good.size, n, n)).copy()
         for (idx, _, _), Hb in zip(self.hessians, H):
             Q[:, idx[:, None], idx[None, :]] = Hb[good]
-        patterns: dict = {}
-        for g, row in enumerate(keep):
-            patterns.setdefault(row.tobytes(), []).append(g)
-        for members in patterns.values():
+        # one group per kept pattern and pattern of nonzero dissipation (a few per sweep)
+        codes = np.concatenate([keep, Rdiag != 0], axis=1)
+        _, first, inverse = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+        for c in np.argsort(first):
+            members = np.flatnonzero(inverse.ravel() == c)
             E, Jk, B, N, k = self._layout(keep[members[0]], Jn)
-            Rk, Qk = Rdiag[np.ix_(members, k)], Q[members][:, k[:, None], k[None, :]]
-            out_sets += [(int(good[g]), E, Jk, Rk[j], Qk[j], B, N, k) for j, g in enumerate(members)]
-        return sorted(out_sets, key=lambda t: t[0])
+            groups.append((E, Jk, B, N, k, good[members].tolist(), Rdiag[np.ix_(members, k)],
+                           Q[members][:, k[:, None], k[None, :]]))
+        return groups
 
-    def _stack(self, E, J, B, N, kept, members, h, scheme, inputs, out) -> Optional[tuple]:
-        """The loop matrices of the sets ``members`` (one kept pattern): ``(sets, G, Yc, Wc, pw, Qh, Ec,
-        ext)`` stacked over the sets whose step is regular (the others' errors into ``out``), or ``None``."""
+    def _stack(self, E, J, B, N, kept, idx, Rk, Q, h, scheme, inputs, out) -> Optional[tuple]:
+        """The loop matrices of the sets ``idx`` (one kept pattern; ``Rk``, ``Q`` their stacks of
+        ``diag(R)`` and ``Q``): ``(sets, G, Yc, Wc, pw, Qh, Ec, ext)`` stacked over the sets whose step is
+        regular (the others' errors into ``out``), or ``None``."""
         nk, nd, m = kept.size, self.S.n_x, self.u_idx.size
         th = float(scheme.theta)
-        idx = [r for r, _, _ in members]
-        Rk = np.stack([rk for _, rk, _ in members])
-        Q = np.stack([q for _, _, q in members])
         A = (J - Rk[:, :, None] * np.eye(nk)) @ Q
         Sx = np.eye(nk, nd)                       # the states come first and are always kept
         Sv = np.hstack([th * Sx, np.eye(nk)[:, nd:]])
@@ -308,6 +341,17 @@ class LinearTemplate:
         Ec[:, kept] = Q @ Xi
         Ec[:, self.u_idx, nd + np.arange(m)] += 1.0
         return [idx[gi] for gi in good], G, Yc, Wc, Rk[:, nz], Qh, Ec, ext
+
+
+def _grouped(sets: list, J_constant: bool) -> list:
+    """Sets ``(r, E, J, diag(R), Q, B, N, kept)`` in the groups of :meth:`LinearTemplate._matrices_many`
+    (with a ``J`` that has parameters, a group per set)."""
+    groups: dict = {}
+    for r, E, J, Rk, Q, B, N, kept in sets:
+        key = (kept.tobytes(), np.flatnonzero(Rk).tobytes(), r if not J_constant else -1)
+        groups.setdefault(key, (E, J, B, N, kept, []))[5].append((r, Rk, Q))
+    return [(E, J, B, N, kept, [r for r, _, _ in mem], np.stack([rk for _, rk, _ in mem]),
+             np.stack([q for _, _, q in mem])) for E, J, B, N, kept, mem in groups.values()]
 
 
 def _regular(M: np.ndarray, scale: np.ndarray) -> set:

@@ -213,10 +213,8 @@ class Simulator:
         if values is None:
             values = model.parameter_values(params)
         by_name = {name: float(values[sym]) for name, sym in model._symbol_items}
-        x_ic, done = initial_from_ic(S, values)
-        desc = ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
+        x_ic, desc, waves = self.set_parts(values)
         fixed = self._fixed_parts()
-        waves = fixed.waveforms(values)
         Jn = fixed.J(values)
         flag = self.on_error == "flag"
         if loop is not None:
@@ -237,6 +235,19 @@ class Simulator:
         resolver = lambda label: fixed.probe(label, values, Jn)      # noqa: E731
         return RunPlan(summary, self.fs, self.scheme, loop, waves, x_ic, desc, by_name, self.record_efforts,
                      {p.label: resolver(p.label) for p in model.probes}, resolver, model)
+
+    def set_parts(self, values) -> Tuple[np.ndarray, str, list]:
+        """``(x_ic, x_ic_desc, waveforms)`` of a plan at the parameter values ``values`` (by symbol):
+        what :meth:`plan` and a sweep's batch (:mod:`.sweep_sets`) read of a set besides its loop.
+
+        Parameters
+        ----------
+        values : mapping of sympy.Symbol to float
+            Parameter values (:meth:`~phsym.model.Model.parameter_values`).
+        """
+        x_ic, done = initial_from_ic(self.model.structure, values)
+        desc = ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
+        return x_ic, desc, self._fixed_parts().waveforms(values)
 
     def _linear_loop(self, values, Jn, J_constant: bool):
         """The linear loop at ``values``: small models through the per-structure

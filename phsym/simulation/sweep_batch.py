@@ -1,9 +1,10 @@
 """The batch path of a sweep: many parameter sets through one compiled loop, no result objects.
 
-A sweep's runs differ only in numbers: the plans of all its parameter sets
-are built first (:meth:`~phsym.simulation.Simulator.plans`: stacked numpy
-for small linear models; parameter values of all sets together), the
-input rows once, and their numbers stacked; then chunks of runs go to the
+A sweep's runs differ only in numbers: the numbers of all its parameter
+sets are computed first, without a plan per set (:mod:`.sweep_sets`:
+stacked numpy for small linear models; parameter values of all sets
+together), the input rows once from the first good set's plan, and the
+sets' numbers stacked; then chunks of runs go to the
 generated module's ``run_many`` (:mod:`phsym.codegen.batch_driver`:
 Newton modules and unrolled linear loops), which makes for each run the
 call of ``run`` a single run makes and writes only the requested signals
@@ -14,7 +15,7 @@ residual, Newton iterations); no
 kernel (models too large to unroll) runs one call per run.
 
 The calls and their arguments are those of
-:meth:`~phsym.simulation.plan.RunPlan.run` for the same parameter set, so
+:meth:`~phsym.simulation.plan.RunPlan.run` for the plan of the same set, so
 the numbers are bit-identical to single runs (tested).  A run the batch
 cannot finish as a single run would (a Newton failure, which the ordinary
 path retries in sub-steps; a non-finite value; a plan that failed) is made
@@ -33,19 +34,18 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..errors import PhsymError
 from ..codegen.batch_driver import KINDS
 from .engine import RECORD_LIMIT
-from .linear_loops import DenseLinearLoop
+from .linear_loops import initial_energy
 from .signals import check_steps, initial_state
+from .sweep_sets import FAIL as _FAIL, SetNumbers, batch_sets, reference_plan
 
 __all__ = ["run_batch"]
 
 Progress = Optional[Callable[[int, int], None]]
 _NO_IT = np.zeros(0, dtype=np.int64)
-#: Parameter sets whose plans are built and run together (memory: the plans of one slice at a time).
+#: Parameter sets whose numbers are built and run together (memory: the numbers of one slice at a time).
 SLICE = 2048
-_FAIL = (PhsymError, ArithmeticError, ValueError, RuntimeError, KeyError)
 
 
 def _eligible(sim, spec) -> bool:
@@ -97,6 +97,13 @@ class _Work:
             self.v, self.inf, self.ws = loop.carry()
 
 
+def _shapes(entry: tuple) -> tuple:
+    """What decides a linear set's compiled module: its matrices' shapes (and whether the dissipation
+    reads the next state: loops too large to unroll)."""
+    arrays, _, ext = entry
+    return tuple(a.shape[1:] for a in arrays), ext is None
+
+
 def _rows(a: np.ndarray, js, r: np.ndarray, m: int, fill: float = 0.0) -> np.ndarray:
     """Rows ``js`` of the stack ``a`` at rows ``r`` of an ``m``-row stack (``fill`` elsewhere)."""
     out = np.full((m,) + a.shape[1:], fill)
@@ -108,17 +115,16 @@ def _rows(a: np.ndarray, js, r: np.ndarray, m: int, fill: float = 0.0) -> np.nda
 class _Batch:
     """The runs of one sweep on the batch path (see the module docstring)."""
 
-    def __init__(self, sim, spec, plans: list, U: np.ndarray, N: int, rec: bool, labels: List[str],
+    def __init__(self, sim, spec, sets: list, ref, U: np.ndarray, N: int, rec: bool, labels: List[str],
                  where: Dict[str, tuple]):
-        self.sim, self.spec, self.plans, self.U, self.N, self.rec = sim, spec, plans, U, N, rec
+        self.sim, self.spec, self.sets, self.U, self.N, self.rec = sim, spec, sets, U, N, rec
         self.labels, self.where = labels, where
         from ..codegen.sweep_kernels import run_summary, write_signals     # numba: only when runs are made
         self.summary, self.write_signals = run_summary, write_signals
         self.h = 1.0 / sim.fs
         self.newton = sim.engine == "newton"
-        first = next(p for p in plans if not isinstance(p, Exception))
-        loop = self.loop0 = first.loop
-        self.n_x = len(first.summary.states)
+        loop = self.loop0 = ref.loop
+        self.n_x = len(ref.summary.states)
         self.n_u = U.shape[1]
         self.n_e = loop.n_e
         # Newton modules and unrolled linear modules have run_many; the compressed-row kernel runs one by one
@@ -134,7 +140,9 @@ class _Batch:
         self.kinds = np.array([KINDS[where[lab][0]] for lab in labels], dtype=np.int64)
         self.cols = np.array([c if isinstance(c, int) else 0 for lab in labels for c in [where[lab][1]]],
                              dtype=np.int64)
-        n = len(plans)
+        first = next(s for s in sets if isinstance(s, SetNumbers))
+        self.arrays0, self.shape = (None, None) if self.newton else (first.loop[0], _shapes(first.loop))
+        n = len(sets)
         self.out = np.empty((len(labels), n, N + 1))     # rows not written: NaN at the end
         self.blocks = {lab: self.out[j] for j, lab in enumerate(labels)}
         self.summ = np.full((n, 4), np.nan)          # balance, it_max, it_mean, wall time
@@ -147,35 +155,38 @@ class _Batch:
         return _Work(self.N, self.n_x, self.n_u, self.n_e, self.rec and self.n_e > 0,
                      self.loop0 if self.newton else None)
 
-    def fits(self, plan) -> bool:
-        """Whether ``plan`` runs in this batch's module (a linear loop of other sizes has another)."""
-        return self.newton or plan.loop.key == self.loop0.key
+    def fits(self, s: SetNumbers) -> bool:
+        """Whether the set ``s`` runs in this batch's module (a linear loop of other sizes has another)."""
+        return self.newton or s.loop[0] is self.arrays0 or _shapes(s.loop) == self.shape
 
-    def stack_slice(self, base: int, idx: Sequence[int], x0s: Dict[int, np.ndarray]) -> None:
-        """The numbers of the runs ``idx`` of the slice from ``base``, stacked for ``run_many``."""
+    def stack_slice(self, base: int, idx: Sequence[int], x0s: Dict[int, np.ndarray],
+                    vectors: Dict[int, list]) -> None:
+        """The numbers of the runs ``idx`` of the slice from ``base`` (initial states ``x0s`` and probe
+        vectors ``vectors`` by run), stacked for ``run_many``."""
         m = max(idx) - base + 1 if idx else 0
         r = np.array(idx, dtype=np.int64) - base
-        plans = [self.plans[i] for i in idx]
+        sets = [self.sets[i] for i in idx]
         X0 = np.zeros((m, self.n_x))
         if idx:
             X0[r] = [x0s[i] for i in idx]
         C = np.zeros((m, len(self.labels), max(self.n_e, 1)))
-        for j, lab in enumerate(self.labels):
-            if self.where[lab][0] == "E" and idx:
-                C[r, j] = [plan.probe_vector(lab) for plan in plans]
+        cols = [j for j, lab in enumerate(self.labels) if self.where[lab][0] == "E"]
+        if cols and idx:
+            C[r[:, None], np.array(cols)[None, :]] = [vectors[i] for i in idx]
 
         if self.newton:
-            P, XS = (np.array([getattr(p.loop, a) for p in plans], dtype=float).reshape(len(plans), k)
-                     for a, k in (("p", self.loop0.p.size), ("xs", self.n_x)))
+            P, XS = (np.array([s.loop[a] for s in sets], dtype=float).reshape(len(sets), k)
+                     for a, k in ((0, self.loop0.p.size), (1, self.n_x)))
             arrays: tuple = (X0, _rows(P, slice(None), r, m), _rows(XS, slice(None), r, m, 1.0))
-        else:       # H[0] as the single run computes it
+        else:       # H[0] as the single run computes it (DenseLinearLoop.run: Q is the stack's row)
             H0 = np.zeros(m)
-            H0[r] = [0.5 * x @ (plan.loop.Q @ x) for x, plan in zip(X0[r], plans)]
-            src = {id(p.loop.stacked[0]) if p.loop.stacked else None for p in plans}
-            if len(src) == 1 and None not in src:         # rows of the template's stacks: index them
-                stack, js = plans[0].loop.stacked[0], np.array([p.loop.stacked[1] for p in plans])
+            for g in np.flatnonzero(X0.any(axis=1)):
+                s = self.sets[base + g]
+                H0[g] = initial_energy(s.loop[0][4][s.loop[1]], X0[g])
+            if len({id(s.loop[0]) for s in sets}) == 1:         # rows of one stack: index them
+                stack, js = sets[0].loop[0], np.array([s.loop[1] for s in sets])
             else:
-                stack, js = [np.array([getattr(p.loop, a) for p in plans]) for a in DenseLinearLoop.ARRAYS], slice(None)
+                stack, js = [np.stack([s.loop[0][k][s.loop[1]] for s in sets]) for k in range(6)], slice(None)
             arrays = (X0, H0) + tuple(_rows(a, js, r, m) for a in stack)
         self.stack = (base, arrays, C)
 
@@ -209,18 +220,18 @@ class _Batch:
 
     def one(self, i: int, W: _Work) -> bool:
         """Run ``i`` of the compressed-row linear loop; False when it must be made again on the ordinary path."""
-        plan = self.plans[i]
-        if isinstance(plan, Exception):
+        s = self.sets[i]
+        if isinstance(s, Exception):
             return False
         try:
-            x, _ = initial_state(plan.x_ic, plan.x_ic_desc, plan.summary.states, self.spec.x0)
+            x, _ = initial_state(s.x_ic, s.x_ic_desc, self.sim.model.states, self.spec.x0)
         except _FAIL:
             return False
         x = np.array(x, dtype=float)
-        loop, U, N = plan.loop, self.U, self.N
+        loop, U, N = self.sim._template().loop_of(s.loop, self.loop0.inputs), self.U, self.N
         W.X[0] = x
         rec = self.rec and loop.n_e > 0
-        W.Hh[0] = 0.5 * x @ (loop.Q @ x)
+        W.Hh[0] = initial_energy(loop.Q, x)
         cargs = loop.compressed() + (W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, rec)
         if not self.loaded:
             self.mod(x, U, 0, 0, loop.inputs, *cargs)
@@ -236,7 +247,7 @@ class _Batch:
         C = np.zeros((1, len(self.labels), max(self.n_e, 1)))
         for j, lab in enumerate(self.labels):
             if self.where[lab][0] == "E":
-                C[0, j] = plan.probe_vector(lab)
+                C[0, j] = s.probe_vector(self.sim, lab)
         self.write_signals(self.kinds, self.cols, C, 0, self.out, i, W.X, U, W.Y, W.Hh, W.Pd, W.Ps, W.E)
         self.summ[i] = (mb / scale, 0.0, 0.0, wall)
         return True
@@ -300,30 +311,6 @@ class _Batch:
         report()
 
 
-def _newton_plans(sim, rows: List[Dict[str, float]]) -> list:
-    """The plans of ``rows`` as :meth:`Simulator.plan` builds them, the state scales of all sets at once."""
-    from .engine import NewtonLoop
-    from .scales_many import state_scales_many
-    model, g = sim.model, sim._gen
-    out: list = [None] * len(rows)
-    sets = []
-    for i, values in enumerate(model.parameter_values_many(rows)):
-        if isinstance(values, Exception):
-            out[i] = values
-        else:
-            sets.append((i, values))
-    scales = state_scales_many(model.structure, [v for _, v in sets])
-    for (i, values), xs in zip(sets, scales):
-        try:
-            p = np.array([values[s] for s in g.parameters], dtype=float)
-            loop = NewtonLoop(g.key, g.n_v, g.n_u, g.n_e, model.states, g.unknowns, p, xs, sim.tol, sim.maxit,
-                              False, module=g.module)
-            out[i] = sim._model_plan(rows[i], values, loop)
-        except _FAIL as exc:
-            out[i] = exc
-    return out
-
-
 def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int, progress: Progress,
               run_one: Callable, record: type) -> Optional[Tuple[list, Dict[str, np.ndarray]]]:
     """The runs of a sweep on the batch path: ``(records, blocks)``, or ``None`` when it does not apply.
@@ -357,15 +344,19 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
         return None
     n = values.shape[0]
     rows = [dict(zip(names, map(float, r))) for r in values]
-    plans: list = [None] * n
-    build = (lambda r: _newton_plans(sim, r)) if sim.engine == "newton" else (lambda r: list(sim.plans(r)))
-    # plans slice by slice (a plan holds its loop's numbers: 100 000 of them at once would be hundreds of
-    # MB); the first slice with a good plan sets the inputs and the signals
+    sets: list = [None] * n
+    # numbers slice by slice (a set holds its loop's numbers: 100 000 of them at once would be hundreds of
+    # MB); the first good set's plan sets the inputs and the signals
     ref, start = None, 0
     while ref is None and start < n:
-        plans[start:start + SLICE] = build(rows[start:start + SLICE])
-        ref = next((p for p in plans[start:start + SLICE] if not isinstance(p, Exception)), None)
+        sets[start:start + SLICE] = batch_sets(sim, rows[start:start + SLICE])
+        i0 = next((i for i in range(start, min(n, start + SLICE)) if isinstance(sets[i], SetNumbers)), None)
         start += SLICE
+        if i0 is not None:
+            try:
+                ref = reference_plan(sim, rows[i0], sets[i0])
+            except _FAIL:
+                return None
     if ref is None:
         return None
     try:
@@ -385,30 +376,29 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
     where = {lab: _where(ref, lab, rec) for lab in labels}
     if any(w is None for w in where.values()):
         return None
-    batch = _Batch(sim, spec, plans, U, N, rec, labels, where)
+    batch = _Batch(sim, spec, sets, ref, U, N, rec, labels, where)
+    probes = [lab for lab in labels if where[lab][0] == "E"]
     order: List[int] = []
     for s0 in range(0, n, SLICE):
-        if plans[s0] is None:
-            plans[s0:s0 + SLICE] = build(rows[s0:s0 + SLICE])
-        part, x0s = [], {}
+        if sets[s0] is None:
+            sets[s0:s0 + SLICE] = batch_sets(sim, rows[s0:s0 + SLICE])
+        part, x0s, vectors = [], {}, {}
         for i in range(s0, min(n, s0 + SLICE)):     # sympy here, not on the threads: undeclared probes,
-            plan = plans[i]                          # the port-start check
-            if isinstance(plan, Exception):
+            s = sets[i]                              # the port-start check
+            if isinstance(s, Exception):
                 continue
             try:
-                if batch.newton and plan.needs_port_start():
+                if batch.newton and s.needs_port_start(sim):
                     continue    # Newton starts from the ports the initial state implies: the ordinary path
-                if _same_waves(plan.waveforms, ref.waveforms) and batch.fits(plan):
-                    for lab in labels:
-                        if where[lab][0] == "E":
-                            plan.probe_vector(lab)
+                if _same_waves(s.waveforms, ref.waveforms) and batch.fits(s):
+                    vectors[i] = [s.probe_vector(sim, lab) for lab in probes]
                     if batch.driven:
-                        x0s[i] = initial_state(plan.x_ic, plan.x_ic_desc, plan.summary.states, spec.x0)[0]
+                        x0s[i] = initial_state(s.x_ic, s.x_ic_desc, ref.summary.states, spec.x0)[0]
                     part.append(i)
             except _FAIL:
                 pass
         if batch.driven:        # chunks of runs per compiled call: a few per thread and progress step
-            batch.stack_slice(s0, part, x0s)
+            batch.stack_slice(s0, part, x0s, vectors)
             local = np.array(part, dtype=np.int64) - s0
             size = max(1, min(32, len(part) // (4 * threads) or 1))
             units = [local[j:j + size] for j in range(0, len(part), size)]
@@ -417,8 +407,8 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
             batch.run(part, [1] * len(part), threads, progress, len(order), n)
         order += part
         for i in range(s0, min(n, s0 + SLICE)):
-            if not isinstance(plans[i], Exception):
-                plans[i] = None         # a run remade on the ordinary path builds its own
+            if not isinstance(sets[i], Exception):
+                sets[i] = None         # a run remade on the ordinary path builds its own plan
     inside = set(order)
     redo = set(batch.redo)
     records: list = [None] * n
@@ -429,8 +419,8 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
             records[i] = record(i, balance=float(b[0]), it_max=float(b[1]), it_mean=float(b[2]), failed_steps=0,
                                    wall_time=float(b[3]))
             continue
-        plan = plans[i]
-        r = records[i] = run_one(sim, spec, i, rows[i], plan if isinstance(plan, Exception) else None)
+        err = sets[i]
+        r = records[i] = run_one(sim, spec, i, rows[i], err if isinstance(err, Exception) else None)
         if r.error is None:
             for lab in labels:
                 batch.blocks[lab][i] = r.signals[lab]
