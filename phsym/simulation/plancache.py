@@ -38,6 +38,8 @@ class FixedParts:
         self.J_constant = not any(sp.sympify(v).free_symbols for v in S.J.values())
         self._Jn = None
         self._probes: Dict[str, np.ndarray] = {}
+        #: no storage has a netlist IC: every set starts from zero (initial_from_ic's answer, without its work)
+        self.no_ic = not any(ic is not None for st in S.storages for ic in st.initial)
         self._waves: List[Optional[tuple]] = []
         for port in S.ports:
             wf = port.waveform
@@ -82,6 +84,16 @@ class FixedParts:
             else:
                 out.append(self._wave(port.waveform, values))
         return out
+
+    def probe_is_fixed(self, label: str) -> bool:
+        """Whether the vector of ``label`` is the same for every parameter set (kept once computed).
+
+        Parameters
+        ----------
+        label : str
+            Signal label.
+        """
+        return label in self._probes
 
     def probe(self, label: str, values: Mapping[sp.Symbol, float], Jn) -> np.ndarray:
         """:func:`~phsym.simulation.probes.probe_vector`, kept when nothing in it is a parameter.

@@ -245,9 +245,12 @@ class Simulator:
         values : mapping of sympy.Symbol to float
             Parameter values (:meth:`~phsym.model.Model.parameter_values`).
         """
+        fixed = self._fixed_parts()
+        if fixed.no_ic:
+            return np.zeros(self.model.structure.n_x), "zero", fixed.waveforms(values)
         x_ic, done = initial_from_ic(self.model.structure, values)
         desc = ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
-        return x_ic, desc, self._fixed_parts().waveforms(values)
+        return x_ic, desc, fixed.waveforms(values)
 
     def _linear_loop(self, values, Jn, J_constant: bool):
         """The linear loop at ``values``: small models through the per-structure

@@ -378,6 +378,7 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
         return None
     batch = _Batch(sim, spec, sets, ref, U, N, rec, labels, where)
     probes = [lab for lab in labels if where[lab][0] == "E"]
+    shared = {lab: ref.probe_vector(lab) for lab in probes if sim._fixed_parts().probe_is_fixed(lab)}
     order: List[int] = []
     for s0 in range(0, n, SLICE):
         if sets[s0] is None:
@@ -391,7 +392,7 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
                 if batch.newton and s.needs_port_start(sim):
                     continue    # Newton starts from the ports the initial state implies: the ordinary path
                 if _same_waves(s.waveforms, ref.waveforms) and batch.fits(s):
-                    vectors[i] = [s.probe_vector(sim, lab) for lab in probes]
+                    vectors[i] = [shared[lab] if lab in shared else s.probe_vector(sim, lab) for lab in probes]
                     if batch.driven:
                         x0s[i] = initial_state(s.x_ic, s.x_ic_desc, ref.summary.states, spec.x0)[0]
                     part.append(i)
