@@ -16,7 +16,7 @@ from numba import njit
 
 from ..common.guard import check_numba
 
-__all__ = ["lu_factor", "lu_solve", "lu_solve_t", "splu_solve", "step_input",
+__all__ = ["lu_factor", "lu_solve", "lu_solve_t", "schur_setup", "schur_direction", "splu_solve", "step_input",
            "run_linear_sparse"]
 
 
@@ -70,6 +70,143 @@ def lu_solve(A, piv, b):
         for j in range(i + 1, n):
             s -= A[i, j] * b[j]
         b[i] = s / A[i, i]
+
+
+@njit(cache=True)
+def _pivot(A, k, c0, m):
+    """Row ``p >= k`` of the largest ``|A[p, c0 + k]|`` among rows ``k..m-1``; -1 when it is 0 or not finite."""
+    p = k
+    best = abs(A[k, c0 + k])
+    for r in range(k + 1, m):
+        if abs(A[r, c0 + k]) > best:
+            best = abs(A[r, c0 + k])
+            p = r
+    return -1 if best == 0.0 or not np.isfinite(best) else p
+
+
+@njit(cache=True)
+def _swap(A, k, p, c0, m):
+    """Swap ``A[k, c0:c0 + m]`` and ``A[p, c0:c0 + m]``."""
+    if p != k:
+        for c in range(c0, c0 + m):
+            t = A[k, c]
+            A[k, c] = A[p, c]
+            A[p, c] = t
+
+
+@njit(cache=True)
+def schur_setup(Jm, n, SL, mark):
+    """``W = T^{-1}`` into ``Jm[:, n:2n]`` for the Newton solve of :func:`schur_direction`; False when the
+    constant columns ``SL`` of the Jacobian ``Jm[:, :n]`` are rank deficient (the Jacobian is singular).
+
+    ``T = [A_L | unit columns]``: the constant columns, then a unit column
+    on each row the constant columns do not pivot on (partial pivoting), so
+    ``W Jm = [[I, W_t A_N], [0, W_b A_N]]`` and a Newton step needs only the
+    small system ``W_b A_N d_N = -W_b F``.  ``Jm[:, 2n:3n]`` is work space;
+    ``mark`` (``n`` integers) too.
+    """
+    nl = SL.shape[0]
+    c2 = 2 * n
+    for r in range(n):
+        mark[r] = 0
+        for k in range(nl):
+            Jm[r, c2 + k] = Jm[r, SL[k]]
+    for k in range(nl):         # the rows the constant columns pivot on
+        p = -1
+        best = 0.0
+        for r in range(n):
+            if mark[r] == 0 and abs(Jm[r, c2 + k]) > best:
+                best = abs(Jm[r, c2 + k])
+                p = r
+        if p < 0 or not np.isfinite(best):
+            return False
+        mark[p] = 1
+        inv = 1.0 / Jm[p, c2 + k]
+        for r in range(n):
+            if mark[r] == 0:
+                f = Jm[r, c2 + k] * inv
+                if f != 0.0:
+                    for c in range(k + 1, nl):
+                        Jm[r, c2 + c] -= f * Jm[p, c2 + c]
+    for r in range(n):          # T into Jm[:, 2n:3n], the identity into Jm[:, n:2n]
+        for k in range(n):
+            Jm[r, c2 + k] = Jm[r, SL[k]] if k < nl else 0.0
+            Jm[r, n + k] = 1.0 if r == k else 0.0
+    j = nl
+    for r in range(n):
+        if mark[r] == 0:
+            Jm[r, c2 + j] = 1.0
+            j += 1
+    for k in range(n):          # Gauss-Jordan with partial pivoting: [T | I] -> [I | T^{-1}]
+        p = _pivot(Jm, k, c2, n)
+        if p < 0:
+            return False
+        _swap(Jm, k, p, c2, n)
+        _swap(Jm, k, p, n, n)
+        inv = 1.0 / Jm[k, c2 + k]
+        for c in range(n):
+            Jm[k, c2 + c] *= inv
+            Jm[k, n + c] *= inv
+        for r in range(n):
+            f = Jm[r, c2 + k]
+            if r != k and f != 0.0:
+                for c in range(n):
+                    Jm[r, c2 + c] -= f * Jm[k, c2 + c]
+                    Jm[r, n + c] -= f * Jm[k, n + c]
+    return True
+
+
+@njit(cache=True)
+def schur_direction(Jm, n, SL, SN, F, d, b):
+    """Newton direction ``d = -Jm^{-1} F`` from ``W`` of :func:`schur_setup`: the small system on the
+    unknowns ``SN`` of the varying columns, then the others; False when it is singular.
+
+    ``F`` is overwritten (``F + A_N d_N``); ``b`` (``n`` floats) and
+    ``Jm[:len(SN), 2n:]`` are work space.
+    """
+    nl, nn = SL.shape[0], SN.shape[0]
+    c2 = 2 * n
+    for i in range(nn):         # Z = W_b A_N, b = -W_b F
+        s = 0.0
+        for r in range(n):
+            s += Jm[nl + i, n + r] * F[r]
+        b[i] = -s
+        for j in range(nn):
+            z = 0.0
+            for r in range(n):
+                z += Jm[nl + i, n + r] * Jm[r, SN[j]]
+            Jm[i, c2 + j] = z
+    for k in range(nn):         # Z d_N = b, partial pivoting
+        p = _pivot(Jm, k, c2, nn)
+        if p < 0:
+            return False
+        _swap(Jm, k, p, c2, nn)
+        t = b[k]
+        b[k] = b[p]
+        b[p] = t
+        for r in range(k + 1, nn):
+            f = Jm[r, c2 + k] / Jm[k, c2 + k]
+            if f != 0.0:
+                for c in range(k + 1, nn):
+                    Jm[r, c2 + c] -= f * Jm[k, c2 + c]
+                b[r] -= f * b[k]
+    for i in range(nn - 1, -1, -1):
+        s = b[i]
+        for c in range(i + 1, nn):
+            s -= Jm[i, c2 + c] * b[c]
+        b[i] = s / Jm[i, c2 + i]
+        d[SN[i]] = b[i]
+    for r in range(n):          # d_L = -W_t (F + A_N d_N)
+        s = F[r]
+        for j in range(nn):
+            s += Jm[r, SN[j]] * b[j]
+        F[r] = s
+    for k in range(nl):
+        s = 0.0
+        for r in range(n):
+            s += Jm[k, n + r] * F[r]
+        d[SL[k]] = -s
+    return True
 
 
 @njit(cache=True)

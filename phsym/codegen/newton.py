@@ -40,6 +40,7 @@ from .cache import cache_key, load_module
 from .hoist import hoisted_lines, step_constants
 from .junctions import junction_code, junction_exprs, junction_terms, known_variables, limit_step
 from .printing import block, unroll
+from .schur import IMPORT as SCHUR_IMPORT, direction_lines, globals_lines, prologue_lines, split
 from .steps import DD_THRESHOLD, StepEquations, step_equations
 
 __all__ = ["GeneratedStep", "SensitivityCode", "generate", "module_source", "input_expression", "parameter_array"]
@@ -135,25 +136,17 @@ def input_expression(scheme: str, i: str = "i") -> str:
     return {"mid": f"0.5 * (U[k, {i}] + U[k + 1, {i}])", "end": f"U[k + 1, {i}]", "start": f"U[k, {i}]"}[rule]
 
 
-def _solve(nv: int, ind: str) -> List[str]:
-    """Newton direction ``d = -Jm^{-1} F`` (status 3 on a singular Jacobian)."""
-    if nv == 1:
-        return [f"{ind}if Jm[0, 0] == 0.0:", f"{ind}    status = 3", f"{ind}    qi = 0", f"{ind}    break",
-                f"{ind}d[0] = -F[0] / Jm[0, 0]"]
-    return [f"{ind}if not lu_factor(Jm, piv):", f"{ind}    status = 3", f"{ind}    qi = 0", f"{ind}    break",
-            f"{ind}for i in range({nv}):", f"{ind}    d[i] = -F[i]", f"{ind}lu_solve(Jm, piv, d)"]
-
-
 def _norm(target: str, nv: int, ind: str) -> List[str]:
     return [f"{ind}{target} = 0.0", f"{ind}for i in range({nv}):", f"{ind}    {target} += (F[i] * wt[i]) * (F[i] * wt[i])"]
 
 
 def _newton(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, int]] = None,
-            kc: str = "", known: str = "") -> List[str]:
+            kc: str = "", known: str = "", schur=None) -> List[str]:
     """The damped Newton iteration of one step (inside ``for k``, 8 spaces), with junction limiting
     of the exponential terms ``terms`` of the laws (``unknown``: the index in ``v`` of each port
     variable that is an unknown; ``kc``: ``", kc"`` when ``resjac`` and ``junc`` read step
-    constants; ``known``: the array ``resjac`` writes the junction variables into)."""
+    constants; ``known``: the array ``resjac`` writes the junction variables into; ``schur``: the
+    direction through the constant columns, :mod:`.schur`)."""
     a, b, c = " " * 8, " " * 12, " " * 16
     call = f"resjac(x, v, ub, p, xs, h, F, Jm{kc}{', ' + known if known else ''})"
     L = [f"{a}{call}"] + _norm("nrm", nv, a) + [
@@ -170,7 +163,7 @@ def _newton(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, 
         f"{c}    if qi < 0 and not math.isfinite(F[i]):",
         f"{c}        qi = i",
         f"{c}break"]
-    L += _solve(nv, b)
+    L += direction_lines(nv, b, schur)
     L += [f"{b}worst = 0.0",
           f"{b}for i in range({nx}):",
           f"{b}    r = abs(d[i]) / (abs(v[i]) + abs(x[i]) + xs[i])",
@@ -263,12 +256,15 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     sizes = {"x": nx, "xs": nx, "v": nv, "ub": nu, "p": P}
     unknown = {j: eq.V.index(w) for j, w in eq.wsym.items() if w in eq.V}
     jac_idx = [((r, c), dv) for r in range(nv) for c in range(nv) if (dv := sp.diff(eq.F[r], eq.V[c])) != 0]
+    # constant Jacobian entries once per run, the direction through the constant columns (not sensitivities)
+    cut = None if sens else split(jac_idx, nv, parameter_array(parameters)[0], eq.h, controls)
     # step constants (not for sensitivity modules: Python calls their resjac with the plain arguments)
     consts = {} if sens else step_constants(list(eq.F) + [dv for _, dv in jac_idx] + junction_exprs(terms, eq.wsym, eq.psub))
     kc, sizes["kc"] = (", kc" if consts else ""), len(consts)
     # resjac also writes the junction variables into run's e (unused until convergence): the limiter reads them
     known = "" if sens else known_variables(terms, ne)
-    jac = [(f"Jm[{r}, {c}]", dv.xreplace(consts)) for (r, c), dv in jac_idx] + [  # and the junction variables
+    once = {rc for rc, _ in cut.entries} if cut else set()
+    jac = [(f"Jm[{r}, {c}]", dv.xreplace(consts)) for (r, c), dv in jac_idx if (r, c) not in once] + [  # and junctions
         (f"S[{m}]", s.xreplace(consts)) for m, s in enumerate(junction_exprs(terms, eq.wsym, eq.psub) if known else [])]
     nw, nl = S.n_w, S.n_lambda
     ys = [-eq.Je(nx + nw + nl + i) for i in range(nu)]
@@ -286,7 +282,9 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     if sens:
         doc += sens.legend
     L = doc + ['"""', "import math", "from numba import njit"]
-    if nv > 1:   # a single unknown is a division: do not compile the LU kernels
+    if cut:
+        L += ["import numpy as np", SCHUR_IMPORT, ""] + globals_lines(cut)
+    elif nv > 1:   # a single unknown is a division: do not compile the LU kernels
         L += ["from phsym.codegen.kernels import lu_factor, lu_solve"]
     L += ["", f'KIND = "{"sensitivity" if sens else "newton"}"', f"UNKNOWNS = {eq.names!r}", "",
           PUBLIC if sens else CALLEE, f"def resjac(x, v, ub, p, xs, h, F, Jm{kc}{', S' if known else ''}):"]
@@ -294,7 +292,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
         # the caller owns Jm: clear its structural zeros (constant bounds: a
         # loop over Jm.shape cost the clipper 25 % of its speed)
         filled = {rc for rc, _ in jac_idx}
-        zeros = [(r, c) for r in range(nv) for c in range(nv) if (r, c) not in filled]
+        zeros = [] if cut else [(r, c) for r in range(nv) for c in range(nv) if (r, c) not in filled]
         L += ([f"    Jm[{r}, {c}] = 0.0" for r, c in zeros] if len(zeros) <= 64 else
               [f"    for i in range({nv}):", f"        for j in range({nv}):", "            Jm[i, j] = 0.0"])
         L += block([(f"F[{i}]", f.xreplace(consts)) for i, f in enumerate(eq.F)] + jac, sizes)
@@ -320,7 +318,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     cols = [(c, nu + j) for j, c in enumerate(controls)]
     # a control in H: its change between samples is work done on the storages (P_control)
     c_in_H = bool({sp.Symbol(f"p_{c}", real=True) for c in controls} & Hexpr.free_symbols)
-    R += jconsts + _control_lines(cols, "U[k0, {j}]", a) + [ln[4:] for ln in energy] + [f"{a}Hh[k0] = hh",
+    R += jconsts + (prologue_lines(cut, nv, sizes, a) if cut else []) + _control_lines(cols, "U[k0, {j}]", a) + [ln[4:] for ln in energy] + [f"{a}Hh[k0] = hh",
                                       f"{a}# v and vold (the predictor's history) persist across calls, so a run in",
                                       f"{a}# chunks (progress bars) steps exactly like one call",
                                       f"{a}for k in range(k0, k1):",
@@ -348,7 +346,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     R += [f"{b}for i in range({nx}):", f"{b}    wt[i] = 1.0 / (abs(x[i]) + xs[i])",
           f"{b}it = 0", f"{b}status = 0", f"{b}qi = -1", f"{b}rprev = 1e300"]
     if nv:
-        R += _newton(nx, nv, terms, unknown, kc, known)
+        R += _newton(nx, nv, terms, unknown, kc, known, cut)
     R += [f"{b}IT[k] = it",
           f"{b}if status != 0:",
           f"{b}    FL[k] = status",

@@ -180,9 +180,10 @@ class NewtonLoop:
         self.subdivided: Dict[int, int] = {}
 
     def workspace(self) -> tuple:
-        """Work arrays ``(F, Jm, piv, d, vp, wt, ub, e, y, vold)`` of the generated ``run``."""
+        """Work arrays ``(F, Jm, piv, d, vp, wt, ub, e, y, vold)`` of the generated ``run`` (``Jm``: the
+        Jacobian, then the factors and work space of :mod:`phsym.codegen.schur`)."""
         m, mu = max(self.n_v, 1), max(self.n_u, 1)
-        return (np.zeros(m), np.zeros((m, m)), np.zeros(m, np.int64), np.zeros(m), np.zeros(m),
+        return (np.zeros(m), np.zeros((m, 3 * m)), np.zeros(m, np.int64), np.zeros(m), np.zeros(m),
                 np.ones(m), np.zeros(mu), np.zeros(max(self.n_e, 1)), np.zeros(mu), np.zeros(m))
 
     def carry(self, start: Optional[Mapping[str, float]] = None) -> tuple:

@@ -1,0 +1,156 @@
+"""Newton directions through the Jacobian's constant columns (the generated code's side).
+
+Most unknowns of a circuit's step are linear: capacitor charge increments,
+resistor and source currents; their columns of the step Jacobian hold only
+parameters and the step ``h``, so they are the same at every iteration of
+every step of a run.  Only the columns of the nonlinear port variables
+(junction voltages, say) change.  :func:`split` finds the constant columns
+``L`` and the varying ones ``N``; the generated ``run`` then writes every
+constant Jacobian entry once per call and factors the constant columns
+there (:func:`phsym.codegen.kernels.schur_setup`), and each Newton iteration
+solves only the ``|N| x |N|`` Schur complement and back-substitutes
+(:func:`phsym.codegen.kernels.schur_direction`): ``O(n |N|)`` work instead
+of an ``n x n`` LU.  The direction is the full Newton direction (to
+round-off), so the convergence test, limiting and line search are those of
+the LU path.
+
+The common-emitter stage of ``benchmarks/bench_bjt_hand.py`` has 7 unknowns,
+2 of them varying.  Sensitivity modules keep the LU path (Python calls
+their ``resjac`` and reads the whole Jacobian from it).
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import sympy as sp
+
+from .printing import block
+
+__all__ = ["Split", "split", "direction_lines", "prologue_lines", "globals_lines", "written_out"]
+
+#: Import line of the generated modules that use the Schur path.
+IMPORT = "from phsym.codegen.kernels import schur_direction, schur_setup"
+
+
+class Split:
+    """The constant and the varying columns of a step Jacobian.
+
+    Attributes
+    ----------
+    constant : list of int
+        Columns whose every entry depends on parameters and ``h`` only.
+    varying : list of int
+        The other columns.
+    entries : list of ((int, int), sympy.Expr)
+        Every constant entry, in constant and varying columns (written once per ``run`` call).
+    zeros : list of (int, int)
+        Structural zeros.
+    """
+
+    def __init__(self, constant: List[int], varying: List[int], entries: list, zeros: list):
+        self.constant, self.varying, self.entries, self.zeros = constant, varying, entries, zeros
+
+
+def split(jac_idx: Sequence[Tuple[Tuple[int, int], sp.Expr]], nv: int, parameters: Sequence[sp.Symbol],
+          h: sp.Symbol, controls: Sequence[int] = ()) -> Optional[Split]:
+    """The :class:`Split` of a Jacobian, or ``None`` when no column is constant (or one unknown).
+
+    Parameters
+    ----------
+    jac_idx : sequence of ((row, column), expression)
+        The structurally nonzero entries of the Jacobian, in ``p_i`` symbols.
+    nv : int
+        Unknowns.
+    parameters : sequence of sympy.Symbol
+        The symbols ``p_i`` of the parameter array.
+    h : sympy.Symbol
+        The step.
+    controls : sequence of int
+        Indices of parameters driven by signals (they change between steps: not constant).
+    """
+    if nv < 2:
+        return None
+    fixed = {s for i, s in enumerate(parameters) if i not in set(controls)} | {h}
+    const = {rc: dv for rc, dv in jac_idx if dv.free_symbols <= fixed}
+    varying = sorted({c for (r, c), _ in jac_idx if (r, c) not in const})
+    constant = [c for c in range(nv) if c not in varying]
+    if not constant:
+        return None
+    filled = {rc for rc, _ in jac_idx}
+    zeros = [(r, c) for r in range(nv) for c in range(nv) if (r, c) not in filled]
+    return Split(constant, varying, sorted(const.items()), zeros)
+
+
+def globals_lines(sp_: Split) -> List[str]:
+    """Module-level index arrays of the constant and varying columns (numba constants)."""
+    arr = "np.array([{}], dtype=np.int64)"
+    return [f"SL = {arr.format(', '.join(map(str, sp_.constant)))}",
+            f"SN = {arr.format(', '.join(map(str, sp_.varying)))}"]
+
+
+def prologue_lines(sp_: Split, nv: int, sizes: Dict[str, int], ind: str) -> List[str]:
+    """Lines at the start of ``run``: the constant entries and zeros of ``Jm``, then the factors of its
+    constant columns (``schur_ok`` false: a singular Jacobian at every step, as the LU path finds it)."""
+    L = [f"{ind}# constant Jacobian entries (parameters and h only): once per call, see phsym.codegen.schur"]
+    L += ([f"{ind}Jm[{r}, {c}] = 0.0" for r, c in sp_.zeros] if len(sp_.zeros) <= 64 else
+          [f"{ind}for i in range({nv}):", f"{ind}    for j in range({nv}):", f"{ind}        Jm[i, j] = 0.0"])
+    L += block([(f"Jm[{r}, {c}]", dv) for (r, c), dv in sp_.entries], sizes, ind)
+    L += [f"{ind}schur_ok = schur_setup(Jm, {nv}, SL, piv)"]
+    return L + (factor_lines(sp_, nv, ind) if written_out(sp_, nv) else [])
+
+
+def written_out(sp_: Optional[Split], nv: int) -> bool:
+    """Whether the Schur direction is written out in the generated loop (a small system of at most two
+    varying unknowns and at most :data:`WRITTEN` products) rather than a call of the kernel."""
+    return sp_ is not None and len(sp_.varying) <= 2 and nv * nv <= WRITTEN
+
+
+#: Products of a written-out direction at most (``nv**2``): beyond, the kernel's loops.
+WRITTEN = 256
+
+
+def factor_lines(sp_: Split, nv: int, ind: str) -> List[str]:
+    """After :func:`prologue_lines`, for a written-out direction: the rows of ``W`` as locals."""
+    nl, nn = len(sp_.constant), len(sp_.varying)
+    return [f"{ind}sw_{i}_{r} = Jm[{i}, {nv + r}]" for i in range(nl + nn) for r in range(nv)]
+
+
+def _written(sp_: Split, nv: int, ind: str, fail: List[str]) -> List[str]:
+    """The direction of :func:`phsym.codegen.kernels.schur_direction` written out: ``W``'s rows are
+    locals (:func:`factor_lines`), the varying columns read from ``Jm`` where they are nonzero."""
+    nl, N, Lc = len(sp_.constant), sp_.varying, sp_.constant
+    rows = {c: [r for r in range(nv) if (r, c) not in set(sp_.zeros)] for c in N}
+
+    def dot(i, vec):
+        return " + ".join(f"sw_{i}_{r} * {vec(r)}" for r in range(nv))
+    L = [f"{ind}sf_{i} = -({dot(nl + i, lambda r: f'F[{r}]')})" for i in range(len(N))]
+    L += [f"{ind}sz_{i}_{j} = " + (" + ".join(f"sw_{nl + i}_{r} * Jm[{r}, {c}]" for r in rows[c]) or "0.0")
+          for i in range(len(N)) for j, c in enumerate(N)]
+    if not N:         # every column constant: d = -W F
+        pass
+    elif len(N) == 1:
+        L += [f"{ind}if sz_0_0 == 0.0 or not math.isfinite(sz_0_0):"] + fail + [f"{ind}sd_0 = sf_0 / sz_0_0"]
+    else:       # Cramer's rule (status 3 on a zero or non-finite determinant, as the LU's pivot test)
+        L += [f"{ind}sdet = sz_0_0 * sz_1_1 - sz_0_1 * sz_1_0",
+              f"{ind}if sdet == 0.0 or not math.isfinite(sdet):"] + fail + [
+              f"{ind}sd_0 = (sf_0 * sz_1_1 - sz_0_1 * sf_1) / sdet",
+              f"{ind}sd_1 = (sz_0_0 * sf_1 - sf_0 * sz_1_0) / sdet"]
+    L += [f"{ind}d[{c}] = sd_{j}" for j, c in enumerate(N)]
+    L += [f"{ind}sg_{r} = F[{r}]" + "".join(f" + Jm[{r}, {c}] * sd_{j}" for j, c in enumerate(N) if r in rows[c])
+          for r in range(nv)]
+    return L + [f"{ind}d[{c}] = -({dot(k, lambda r: f'sg_{r}')})" for k, c in enumerate(Lc)]
+
+
+def direction_lines(nv: int, ind: str, schur: Optional[Split] = None) -> List[str]:
+    """Newton direction ``d = -Jm^{-1} F`` (status 3 on a singular Jacobian): through the Schur
+    complement of the columns ``schur`` (written out or the kernel), a division (one unknown) or the
+    LU of :mod:`phsym.codegen.kernels`."""
+    fail = [f"{ind}    status = 3", f"{ind}    qi = 0", f"{ind}    break"]
+    if schur is not None and written_out(schur, nv):
+        return [f"{ind}if not schur_ok:"] + fail + _written(schur, nv, ind, fail)
+    if schur is not None:       # vp is free until the step is taken: the small system's right-hand side
+        return [f"{ind}if not (schur_ok and schur_direction(Jm, {nv}, SL, SN, F, d, vp)):"] + fail
+    if nv == 1:
+        return [f"{ind}if Jm[0, 0] == 0.0:"] + fail + [f"{ind}d[0] = -F[0] / Jm[0, 0]"]
+    return [f"{ind}if not lu_factor(Jm, piv):"] + fail + [
+        f"{ind}for i in range({nv}):", f"{ind}    d[i] = -F[i]", f"{ind}lu_solve(Jm, piv, d)"]
