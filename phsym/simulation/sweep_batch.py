@@ -147,6 +147,7 @@ class _Batch:
         self.blocks = {lab: self.out[j] for j, lab in enumerate(labels)}
         self.summ = np.full((n, 4), np.nan)          # balance, it_max, it_mean, wall time
         self.redo: List[int] = []
+        self.walls: List[tuple] = []        # (runs, wall time per run) of each chunk, until settle()
         self.stack: tuple = ()      # run_many: (base, per-run arrays, probe vectors) of the slice being run
         self.loaded = False         # the first unit (on the calling thread, alone) compiles or loads the loop
         self._lock = threading.Lock()
@@ -191,7 +192,7 @@ class _Batch:
         self.stack = (base, arrays, C)
 
     def many(self, rows: np.ndarray, W: _Work) -> List[int]:
-        """Runs ``base + rows`` in one call of the module's ``run_many``; the runs to make again."""
+        """Runs ``base + rows`` in one call of the module's ``run_many`` (their summaries: :meth:`settle`)."""
         base, arrays, C = self.stack
         loop = self.loop0
         if self.newton:         # k0 = 0 and flag = False as arguments (see phsym.codegen.batch_driver)
@@ -210,13 +211,20 @@ class _Batch:
             call(rows[:0])
         t0 = time.perf_counter()
         call(rows)
-        wall = (time.perf_counter() - t0) / max(len(rows), 1)
+        # nothing else here: on this kind of machine the first numpy calls after a compiled call
+        # take 10-50 us each; the chunks' bookkeeping is done once, after all of them (settle)
+        self.walls.append((base + rows, (time.perf_counter() - t0) / max(len(rows), 1)))
         self.loaded = True
-        g = base + rows
-        failed = self.summ[g, 1] == -1.0
-        self.summ[g[~failed], 3] = wall
-        self.summ[g[failed]] = np.nan
-        return [int(i) for i in g[failed]]
+        return []
+
+    def settle(self) -> None:
+        """The wall time per run of the chunks run so far; runs that failed in them go to :attr:`redo`."""
+        walls, self.walls = self.walls, []
+        for g, wall in walls:
+            failed = self.summ[g, 1] == -1.0
+            self.summ[g[~failed], 3] = wall
+            self.summ[g[failed]] = np.nan
+            self.redo += [int(i) for i in g[failed]]
 
     def one(self, i: int, W: _Work) -> bool:
         """Run ``i`` of the compressed-row linear loop; False when it must be made again on the ordinary path."""
@@ -410,6 +418,7 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
         for i in range(s0, min(n, s0 + SLICE)):
             if not isinstance(sets[i], Exception):
                 sets[i] = None         # a run remade on the ordinary path builds its own plan
+    batch.settle()
     inside = set(order)
     redo = set(batch.redo)
     records: list = [None] * n
