@@ -98,3 +98,17 @@ def test_generated_loop_steps_like_the_full_factorisation(monkeypatch, variant):
         assert np.allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max()), name
     assert np.abs(fast.iterations.astype(float).mean() - other.iterations.mean()) < 0.05
     assert fast.max_balance_error < 1e-9 and other.max_balance_error < 1e-9
+
+
+def test_split_keeps_controls_states_and_inputs_out_of_the_constant_columns():
+    """A column is constant only when every entry reads parameters that are not controls, and h."""
+    import sympy as sp
+    p0, p1, h, x0, ub0, v0, v1 = sp.symbols("p_0 p_1 h x_0 ub_0 v_0 v_1", real=True)
+    entries = {(0, 0): 1 + h / p0, (1, 0): h * p1, (0, 1): h, (1, 1): sp.exp(v1)}
+    jac = sorted(entries.items())
+    got = schur.split(jac, 2, [p0, p1], h)
+    assert got.constant == [0] and got.varying == [1] and [rc for rc, _ in got.entries] == [(0, 0), (0, 1), (1, 0)]
+    assert schur.split(jac, 2, [p0, p1], h, controls=[1]) is None     # p_1 driven: column 0 varies too
+    for reads in (x0, ub0):
+        assert schur.split([((0, 0), reads), ((1, 1), h)], 2, [p0, p1], h).constant == [1]
+    assert schur.split([((0, 0), h)], 1, [p0], h) is None              # one unknown: a division
