@@ -378,3 +378,25 @@ def test_a_sweep_compiles_no_second_step():
             run = unrolled_linear(loop.G.shape[0], 1, loop.Wc.shape[0], loop.n_e, loop.inputs).run
         assert len(run.signatures) == 1, run.signatures
     assert all("Literal" not in str(sig) for sig in run_summary.signatures)
+
+
+def test_a_slice_with_no_batch_run_fails_each_run_alone():
+    """Every set of a slice leaving the batch (here: an unknown state name in x0) gives each run the
+    single run's error, not one error for the sweep."""
+    model = phsym.load(RLC)
+    res = phsym.sweep(model, FS, {"R": [1.0, 2.0, 3.0]}, duration=DUR, x0={"bogus": 1.0}, executor="serial")
+    assert not res.ok.any()
+    with pytest.raises(phsym.errors.PhsymError) as single:
+        phsym.Simulator(model, FS).run(duration=DUR, x0={"bogus": 1.0}, params={"R": 1.0})
+    assert all(type(e) is type(single.value) and str(e) == str(single.value) for e in res.errors)
+
+
+def test_port_start_check_of_a_set_is_its_plans():
+    """Whether a set needs Newton's port start (a law singular at zero for some parameter values) is
+    decided as its plan decides it."""
+    from phsym.simulation.sweep_sets import batch_sets
+    model = phsym.parse(".param k=1\nV1 a 0 SIN(0 1 1k)\nR1 a w 1k\nC1 w 0 10n\nR2 w 0 I={1m*v**k}\n")
+    sim = phsym.Simulator(model, FS)
+    rows = [{"k": k} for k in (1.0, 3.0, -1.0)]
+    got = [s.needs_port_start(sim) for s in batch_sets(sim, rows)]
+    assert got == [sim.plan(row).needs_port_start() for row in rows] and got[-1]

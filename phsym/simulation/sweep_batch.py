@@ -148,6 +148,8 @@ class _Batch:
         self.summ = np.full((n, 4), np.nan)          # balance, it_max, it_mean, wall time
         self.redo: List[int] = []
         self.walls: List[tuple] = []        # (runs, wall time per run) of each chunk, until settle()
+        self.vectors: Dict[int, list] = {}  # run -> its probe vectors (computed on the calling thread)
+        self.ecols = [j for j, lab in enumerate(labels) if where[lab][0] == "E"]       # probe signals
         self.stack: tuple = ()      # run_many: (base, per-run arrays, probe vectors) of the slice being run
         self.loaded = False         # the first unit (on the calling thread, alone) compiles or loads the loop
         self._lock = threading.Lock()
@@ -171,9 +173,8 @@ class _Batch:
         if idx:
             X0[r] = [x0s[i] for i in idx]
         C = np.zeros((m, len(self.labels), max(self.n_e, 1)))
-        cols = [j for j, lab in enumerate(self.labels) if self.where[lab][0] == "E"]
-        if cols and idx:
-            C[r[:, None], np.array(cols)[None, :]] = [vectors[i] for i in idx]
+        if self.ecols and idx:
+            C[r[:, None], np.array(self.ecols)[None, :]] = [vectors[i] for i in idx]
 
         if self.newton:
             P, XS = (np.array([s.loop[a] for s in sets], dtype=float).reshape(len(sets), k)
@@ -253,9 +254,8 @@ class _Batch:
         if not np.isfinite(mb):
             return False
         C = np.zeros((1, len(self.labels), max(self.n_e, 1)))
-        for j, lab in enumerate(self.labels):
-            if self.where[lab][0] == "E":
-                C[0, j] = s.probe_vector(self.sim, lab)
+        for j, vec in zip(self.ecols, self.vectors[i]):
+            C[0, j] = vec
         self.write_signals(self.kinds, self.cols, C, 0, self.out, i, W.X, U, W.Y, W.Hh, W.Pd, W.Ps, W.E)
         self.summ[i] = (mb / scale, 0.0, 0.0, wall)
         return True
@@ -406,13 +406,14 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
                     part.append(i)
             except _FAIL:
                 pass
-        if batch.driven:        # chunks of runs per compiled call: a few per thread and progress step
+        if part and batch.driven:       # chunks of runs per compiled call: a few per thread and progress step
             batch.stack_slice(s0, part, x0s, vectors)
             local = np.array(part, dtype=np.int64) - s0
             size = max(1, min(32, len(part) // (4 * threads) or 1))
             units = [local[j:j + size] for j in range(0, len(part), size)]
             batch.run(units, [len(u) for u in units], threads, progress, len(order), n)
-        else:
+        elif part:
+            batch.vectors = vectors
             batch.run(part, [1] * len(part), threads, progress, len(order), n)
         order += part
         for i in range(s0, min(n, s0 + SLICE)):

@@ -77,7 +77,10 @@ class SetNumbers:
         sim : Simulator
             The simulator the set belongs to.
         """
-        return bool(sim._gen.unknowns) and _portstart().singular_at_zero(sim.model.structure, self.values)
+        if not sim._gen.unknowns:
+            return False
+        by_name = {name: float(self.values[sym]) for name, sym in sim.model._symbol_items}     # as the plan's
+        return _portstart().singular_at_zero(sim.model.structure, by_name)
 
 
 def batch_sets(sim, rows: Sequence[Mapping[str, float]]) -> List[object]:
