@@ -19,7 +19,9 @@ Compilation happens once before the timings; pools and clusters are started
 and warmed (each worker builds its simulator) before their timed sweep, and
 their start-up is reported on its own.  Also measured: the stepping time of a
 run (``result.info["wall_time"]``), the per-run overhead of a serial sweep
-beyond the stepping, and the per-task overhead of the pool and the cluster
+beyond the stepping (in the interleaved batches, and in one sweep of all the
+runs: its time minus its compiled calls' own time, best of 3), and the
+per-task overhead of the pool and the cluster
 (chunks of one-step runs), from which docs/sweeps.md estimates the scaling
 on N workers.
 """
@@ -82,6 +84,16 @@ def timed_sweep(model, params, duration, executor):
     wall = time.perf_counter() - t0
     assert res.ok.all(), res.failures
     return wall, res
+
+
+def direct_overhead(model, params, duration, repeats=3):
+    """Seconds per run of one serial sweep of all the runs beyond its compiled calls' own time
+    (``result.wall_time``), best of ``repeats``: the overhead with nothing else interleaved."""
+    best = np.inf
+    for _ in range(repeats):
+        wall, res = timed_sweep(model, params, duration, "serial")
+        best = min(best, (wall - float(res.wall_time.sum())) / len(res))
+    return best
 
 
 def parallel_ceiling(n=200):
@@ -182,6 +194,7 @@ def main(argv=None) -> int:
             row["serial-sweep overhead beyond its stepping (s)"] = serial / runs - float(np.mean(batch_steps))
             row["2-thread ceiling (pure compiled work)"] = float(np.mean(ceilings))
             row["plan build per run (s)"] = plan_time(model, params)
+            row["serial-sweep overhead, one sweep of all runs (s)"] = direct_overhead(model, params, args.duration)
             row["worker warm-up (s)"] = warm_workers
             row["threads in-process"] = rb.info["executor"]
             out["models"][name] = row
@@ -190,7 +203,9 @@ def main(argv=None) -> int:
                   f"{row['serial overhead per run (s)'] * 1e3:.3f} ms/run, of which plan building "
                   f"{row['plan build per run (s)'] * 1e3:.3f} ms)")
             print(f"  serial sweep: stepping {row['serial-sweep stepping per run (s)'] * 1e6:.0f} us/run, "
-                  f"overhead beyond it {row['serial-sweep overhead beyond its stepping (s)'] * 1e6:.0f} us/run; "
+                  f"overhead beyond it {row['serial-sweep overhead beyond its stepping (s)'] * 1e6:.0f} us/run "
+                  f"({row['serial-sweep overhead, one sweep of all runs (s)'] * 1e6:.0f} us/run in one sweep of all "
+                  f"runs, best of 3); "
                   f"2-thread speed-up of pure compiled work meanwhile {row['2-thread ceiling (pure compiled work)']:.2f}x")
             for k in m:
                 print(f"  {k:<24} {row[k]['s']:8.3f} s {row[k]['runs/s']:9.1f} runs/s  {row[k]['ratio']:5.2f}x")
