@@ -112,3 +112,27 @@ def test_split_keeps_controls_states_and_inputs_out_of_the_constant_columns():
     for reads in (x0, ub0):
         assert schur.split([((0, 0), reads), ((1, 1), h)], 2, [p0, p1], h).constant == [1]
     assert schur.split([((0, 0), h)], 1, [p0], h) is None              # one unknown: a division
+
+
+def test_rows_of_very_different_units_keep_the_direction_accurate():
+    """Rows scaled by 1e-12 .. 1e12 (a step mixes charges, currents and voltages): the direction is the
+    linear solve's to round-off of the scaled problem."""
+    rng = np.random.default_rng(21)
+    n = 7
+    for trial in range(20):
+        base = rng.normal(size=(n, n)) + np.diag(rng.uniform(2, 3, n))
+        scale = 10.0 ** rng.uniform(-12, 12, n)
+        A, F = scale[:, None] * base, scale * rng.normal(size=n)
+        d = _direction(A, F, [0, 1, 2, 3, 6], [4, 5])
+        ref = np.linalg.solve(base, F / scale * -1.0)
+        assert d is not None and np.allclose(d, ref, rtol=1e-9, atol=1e-12 * np.abs(ref).max()), trial
+
+
+def test_pivots_are_chosen_on_rows_scaled_to_unit_maximum():
+    """A row of large units but a small relative entry must not be taken as pivot: on the unscaled
+    rows partial pivoting would pivot on 1e-10 of that row and lose six digits."""
+    base = np.array([[1e-10, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])
+    A = np.diag([1e12, 1.0, 1.0]) @ base
+    F = A @ np.array([1.0, 2.0, 3.0])
+    d = _direction(A, F, [0, 1, 2], [])
+    assert np.allclose(d, [-1.0, -2.0, -3.0], rtol=1e-12), d

@@ -102,15 +102,20 @@ def schur_setup(Jm, n, SL, mark):
     ``T = [A_L | unit columns]``: the constant columns, then a unit column
     on each row the constant columns do not pivot on (partial pivoting), so
     ``W Jm = [[I, W_t A_N], [0, W_b A_N]]`` and a Newton step needs only the
-    small system ``W_b A_N d_N = -W_b F``.  ``Jm[:, 2n:3n]`` is work space;
-    ``mark`` (``n`` integers) too.
+    small system ``W_b A_N d_N = -W_b F``.  Rows are scaled to unit maximum
+    before pivoting (a step's rows mix units: charges, currents, voltages),
+    ``T^{-1} = (D T)^{-1} D``.  ``Jm[:, 2n:3n]`` is work space; ``mark``
+    (``n`` integers) too.
     """
     nl = SL.shape[0]
     c2 = 2 * n
     for r in range(n):
         mark[r] = 0
+        big = 0.0
         for k in range(nl):
-            Jm[r, c2 + k] = Jm[r, SL[k]]
+            big = max(big, abs(Jm[r, SL[k]]))
+        for k in range(nl):
+            Jm[r, c2 + k] = Jm[r, SL[k]] / big if big > 0.0 else 0.0
     for k in range(nl):         # the rows the constant columns pivot on
         p = -1
         best = 0.0
@@ -128,15 +133,24 @@ def schur_setup(Jm, n, SL, mark):
                 if f != 0.0:
                     for c in range(k + 1, nl):
                         Jm[r, c2 + c] -= f * Jm[p, c2 + c]
-    for r in range(n):          # T into Jm[:, 2n:3n], the identity into Jm[:, n:2n]
+    for r in range(n):          # T into Jm[:, 2n:3n]
         for k in range(n):
             Jm[r, c2 + k] = Jm[r, SL[k]] if k < nl else 0.0
-            Jm[r, n + k] = 1.0 if r == k else 0.0
     j = nl
     for r in range(n):
         if mark[r] == 0:
             Jm[r, c2 + j] = 1.0
             j += 1
+    for r in range(n):          # D T into Jm[:, 2n:3n], D into Jm[:, n:2n]
+        big = 0.0
+        for k in range(n):
+            big = max(big, abs(Jm[r, c2 + k]))
+        if big == 0.0 or not np.isfinite(big):
+            return False
+        inv = 1.0 / big
+        for k in range(n):
+            Jm[r, c2 + k] *= inv
+            Jm[r, n + k] = inv if r == k else 0.0
     for k in range(n):          # Gauss-Jordan with partial pivoting: [T | I] -> [I | T^{-1}]
         p = _pivot(Jm, k, c2, n)
         if p < 0:
