@@ -356,8 +356,8 @@ def test_initial_energy_of_a_zero_state_is_zero_without_products():
     Q = np.array([[2.0, -1.0], [-1.0, 3.0]])
     zero = initial_energy(Q, np.zeros(2))
     assert zero == 0.0 and not np.signbit(zero)
-    x = np.array([0.5, -2.0])
-    assert initial_energy(Q, x) == 0.5 * x @ (Q @ x)
+    x = np.array([0.5, -2.0])       # by hand: (2 * 0.25 + 2 * (-1) * 0.5 * (-2) + 3 * 4) / 2
+    assert initial_energy(Q, x) == 7.25
 
 
 def test_a_sweep_compiles_no_second_step():

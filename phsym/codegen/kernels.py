@@ -21,25 +21,37 @@ __all__ = ["lu_factor", "lu_solve", "lu_solve_t", "schur_setup", "schur_directio
 
 
 @njit(cache=True)
+def _pivot(A, k, c0, m):
+    """Row ``p >= k`` of the largest ``|A[p, c0 + k]|`` among rows ``k..m-1``; -1 when it is 0 or not finite."""
+    p = k
+    best = abs(A[k, c0 + k])
+    for r in range(k + 1, m):
+        if abs(A[r, c0 + k]) > best:
+            best = abs(A[r, c0 + k])
+            p = r
+    return -1 if best == 0.0 or not np.isfinite(best) else p
+
+
+@njit(cache=True)
+def _swap(A, k, p, c0, m):
+    """Swap ``A[k, c0:c0 + m]`` and ``A[p, c0:c0 + m]``."""
+    if p != k:
+        for c in range(c0, c0 + m):
+            t = A[k, c]
+            A[k, c] = A[p, c]
+            A[p, c] = t
+
+
+@njit(cache=True)
 def lu_factor(A, piv):
     """In-place LU factorisation with partial pivoting; returns False if singular."""
     n = A.shape[0]
     for k in range(n):
-        p = k
-        best = abs(A[k, k])
-        for i in range(k + 1, n):
-            a = abs(A[i, k])
-            if a > best:
-                best = a
-                p = i
-        piv[k] = p
-        if best == 0.0 or not np.isfinite(best):
+        p = _pivot(A, k, 0, n)
+        if p < 0:
             return False
-        if p != k:
-            for j in range(n):
-                t = A[k, j]
-                A[k, j] = A[p, j]
-                A[p, j] = t
+        piv[k] = p
+        _swap(A, k, p, 0, n)
         inv = 1.0 / A[k, k]
         for i in range(k + 1, n):
             A[i, k] *= inv
@@ -70,28 +82,6 @@ def lu_solve(A, piv, b):
         for j in range(i + 1, n):
             s -= A[i, j] * b[j]
         b[i] = s / A[i, i]
-
-
-@njit(cache=True)
-def _pivot(A, k, c0, m):
-    """Row ``p >= k`` of the largest ``|A[p, c0 + k]|`` among rows ``k..m-1``; -1 when it is 0 or not finite."""
-    p = k
-    best = abs(A[k, c0 + k])
-    for r in range(k + 1, m):
-        if abs(A[r, c0 + k]) > best:
-            best = abs(A[r, c0 + k])
-            p = r
-    return -1 if best == 0.0 or not np.isfinite(best) else p
-
-
-@njit(cache=True)
-def _swap(A, k, p, c0, m):
-    """Swap ``A[k, c0:c0 + m]`` and ``A[p, c0:c0 + m]``."""
-    if p != k:
-        for c in range(c0, c0 + m):
-            t = A[k, c]
-            A[k, c] = A[p, c]
-            A[p, c] = t
 
 
 @njit(cache=True)

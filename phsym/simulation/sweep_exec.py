@@ -8,7 +8,7 @@ in the batch path's blocks), or the error that stopped it.  One run
 failing never stops the others.
 
 * In-process (the default): one simulator; the batch path
-  (:mod:`phsym.simulation.sweep_batch`) builds the plans of all sets, then
+  (:mod:`phsym.simulation.sweep_batch`) computes the numbers of all sets, then
   steps the runs through the compiled loop on every core (it releases the
   GIL) into preallocated signal blocks; sweeps it does not cover run as a
   loop of single runs on a thread pool.  Nothing is pickled.
