@@ -4,14 +4,15 @@ Within one step the residual ``F(v)`` is evaluated once per Newton
 iteration (and per line-search trial, and twice more per junction limit),
 but many of its subexpressions depend only on the state ``x`` at the start
 of the step, the step's inputs ``ub``, the parameters and ``h``: the energy
-``H(x)`` of a divided difference, ``exp(x / C)`` of a heat capacity...  A
-junction charge with a transit time inverts its law by an inner Newton
-iteration in every such evaluation.  :func:`step_constants` finds the
+``H(x)`` of a divided difference, ``exp(x / C)`` of a heat capacity, the
+voltage ``v(Q)`` of a junction charge at the step's start (an inner
+Newton iteration).  :func:`step_constants` finds the
 maximal subexpressions of that kind that are worth computing once per step
 (function calls and non-integer powers); the generated ``run`` computes them
 after the step's inputs and passes them to ``resjac`` and ``junc`` as the
 tuple ``kc`` (the efforts after convergence read them too).  Measured on the overdrive stage (two diodes with transit
-time): 1.37e4 -> 1.78e4 steps/s, the same arrays (docs/benchmarks.md).
+time): 1.37e4 -> 1.78e4 steps/s, the same arrays (docs/benchmarks.md; when Newton still
+solved for the charge).
 """
 from __future__ import annotations
 

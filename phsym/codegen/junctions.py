@@ -12,7 +12,10 @@ linearised current asked, ``s_old + Vt ln(1 + (s_new - s_old) / Vt)``
 
 Here a junction is any term ``K exp(c w + c0)`` of a dissipative law
 ``z(w)`` (``c`` and ``K`` free of ``w``): a diode (``c = 1/(N Vt)``), its
-reverse breakdown (``c < 0``), a user law ``I={...exp(v/...)...}``.  In a
+reverse breakdown (``c < 0``), a user law ``I={...exp(v/...)...}``; and of
+the state law ``x(e)`` of a storage that Newton solves through its effort
+(a junction charge with transit time, ``TT Is exp(v / (N Vt))``), whose
+critical voltage is that of the conductance ``dx/de / h`` of the step.  In a
 multiport law (a transistor) ``w`` may be the variable of another port of
 the device (the base-collector junction in the collector current); each
 junction is limited once, however many laws it appears in.  Its
@@ -45,7 +48,7 @@ class JunctionTerm:
     ----------
     port : int
         Index of the dissipative port in ``Structure.dissipative`` whose
-        variable the exponent reads.
+        variable the exponent reads (-1 for a storage's term).
     element : str
         Its element.
     w : sympy.Symbol
@@ -56,6 +59,9 @@ class JunctionTerm:
         ``d arg / d w`` (free of ``w``).
     K : sympy.Expr
         The factor in front of the exponential (free of ``w``).
+    state : int, optional
+        For a term of a storage's state law ``x(e)``: the state's index
+        (``w`` is then the effort).
     """
 
     port: int
@@ -64,6 +70,12 @@ class JunctionTerm:
     arg: sp.Expr
     c: sp.Expr
     K: sp.Expr
+    state: Optional[int] = None
+
+    @property
+    def key(self) -> Tuple[str, int]:
+        """``("w", port)`` or ``("x", state)``: whose variable the exponent reads."""
+        return ("w", self.port) if self.state is None else ("x", self.state)
 
     @property
     def vt(self) -> sp.Expr:
@@ -72,17 +84,44 @@ class JunctionTerm:
 
     @property
     def vcrit(self) -> sp.Expr:
-        """SPICE's critical voltage ``Vt ln(Vt / (sqrt(2) |K|))``."""
-        return self.vt * sp.log(self.vt / (sp.sqrt(2) * sp.Abs(self.K)))
+        """SPICE's critical voltage ``Vt ln(Vt / (sqrt(2) |K|))`` (a storage's term: ``K / h``, its
+        conductance in the step)."""
+        K = sp.Abs(self.K) if self.state is None else sp.Abs(self.K) / sp.Symbol("h", positive=True)
+        return self.vt * sp.log(self.vt / (sp.sqrt(2) * K))
 
 
-def junction_terms(S: Structure) -> List[JunctionTerm]:
-    """Exponential terms of the nonlinear dissipative laws of ``S``.
+def _exp_terms(law: sp.Expr, w: sp.Symbol, others: Sequence[sp.Symbol]) -> List[Tuple[sp.Expr, sp.Expr, sp.Expr]]:
+    """``(arg, c, K)`` of each term ``K exp(arg)`` of ``law`` whose exponent is linear in ``w``,
+    with ``K`` and ``arg`` free of ``w`` and of ``others``."""
+    out = []
+    law = sp.expand(law, power_exp=False, log=False, multinomial=False, basic=False)
+    for term in sp.Add.make_args(law):
+        exps = [a for a in term.atoms(sp.exp) if a.has(w)]
+        if len(exps) != 1:
+            continue
+        arg = exps[0].args[0]
+        c = sp.diff(arg, w)
+        K = sp.simplify(term / exps[0])
+        # a term whose factor reads another junction (a transport
+        # current over the base charge) is left to that junction's
+        # own pure term, which every transistor law also has
+        if c == 0 or c.has(w) or K.has(w) or any(K.has(o) or arg.has(o) for o in others):
+            continue
+        out.append((arg, c, K))
+    return out
+
+
+def junction_terms(S: Structure, efforts: Sequence[int] = ()) -> List[JunctionTerm]:
+    """Exponential terms of the nonlinear dissipative laws of ``S`` and of the
+    state laws of the storages solved through their effort.
 
     Parameters
     ----------
     S : Structure
         The structure.
+    efforts : sequence of int
+        States whose Newton unknown is their effort's increment
+        (:attr:`~phsym.codegen.steps.StepEquations.by_effort`).
     """
     out: List[JunctionTerm] = []
     seen = set()
@@ -90,28 +129,23 @@ def junction_terms(S: Structure) -> List[JunctionTerm]:
         if dp.linear:
             continue
         ports = [(i, dp.w)] + [(k, S.dissipative[k].w) for k in dp.coupled]
-        law = sp.expand(dp.z, power_exp=False, log=False, multinomial=False, basic=False)
-        for term in sp.Add.make_args(law):
-            for j, w in ports:
-                exps = [a for a in term.atoms(sp.exp) if a.has(w)]
-                if len(exps) != 1:
-                    continue
-                arg = exps[0].args[0]
-                c = sp.diff(arg, w)
-                K = sp.simplify(term / exps[0])
-                # a term whose factor reads another junction (a transport
-                # current over the base charge) is left to that junction's
-                # own pure term, which every transistor law also has
-                if c == 0 or c.has(w) or K.has(w) or any(K.has(o) or arg.has(o) for _, o in ports if o != w):
-                    continue
+        for j, w in ports:
+            for arg, c, K in _exp_terms(dp.z, w, [o for _, o in ports if o != w]):
                 if (j, arg) not in seen:
                     seen.add((j, arg))
                     out.append(JunctionTerm(j, S.dissipative[j].element, w, arg, c, K))
+    index = {s: i for i, s in enumerate(S.states)}
+    for st in S.storages:
+        if st.by_effort is not None and index[st.states[0]] in efforts:
+            law = st.by_effort
+            for arg, c, K in _exp_terms(law.state, law.effort, ()):
+                if not c.could_extract_minus_sign():    # the forward charge, not a breakdown's
+                    out.append(JunctionTerm(-1, st.elements[0], law.effort, arg, c, K, index[st.states[0]]))
     return out
 
 
 def junction_exprs(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr],
-                   psub: Dict[sp.Symbol, sp.Expr]) -> List[sp.Expr]:
+                   psub: Dict[sp.Symbol, sp.Expr], esym: Optional[Dict[int, sp.Expr]] = None) -> List[sp.Expr]:
     """The limited variable ``s`` of each junction term at a Newton iterate (runtime symbols).
 
     Parameters
@@ -122,13 +156,16 @@ def junction_exprs(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr],
         Port variable of each dissipative port at a Newton iterate.
     psub : dict
         Parameter symbols to the ``p_i`` of the runtime array.
+    esym : dict of int to sympy.Expr, optional
+        Effort at the step's end of each state solved through its effort.
     """
-    return [(t.arg / sp.Abs(t.c)).xreplace(psub).xreplace({t.w: wsym[t.port]}) for t in terms]
+    return [(t.arg / sp.Abs(t.c)).xreplace(psub).xreplace(
+        {t.w: wsym[t.port] if t.state is None else (esym or {})[t.state]}) for t in terms]
 
 
 def junction_code(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr], psub: Dict[sp.Symbol, sp.Expr],
-                  sizes: Dict[str, int], n_p: int,
-                  consts: Optional[Dict[sp.Expr, sp.Symbol]] = None) -> Tuple[List[str], List[str]]:
+                  sizes: Dict[str, int], n_p: int, consts: Optional[Dict[sp.Expr, sp.Symbol]] = None,
+                  esym: Optional[Dict[int, sp.Expr]] = None) -> Tuple[List[str], List[str]]:
     """Source of ``junc(x, v, ub, p, xs, h[, kc])`` (the tuple of limited variables
     ``s``) and of the constants ``jvt{m}``, ``jvc{m}`` (inside ``run``, 4 spaces).
 
@@ -147,9 +184,11 @@ def junction_code(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr], psub:
         Length of ``p``.
     consts : dict of sympy.Expr to sympy.Symbol, optional
         Step constants (:mod:`phsym.codegen.hoist`), read from the tuple ``kc``.
+    esym : dict of int to sympy.Expr, optional
+        Effort at the step's end of each state solved through its effort.
     """
     consts = consts or {}
-    exprs = [(f"s{m}", e.xreplace(consts)) for m, e in enumerate(junction_exprs(terms, wsym, psub))]
+    exprs = [(f"s{m}", e.xreplace(consts)) for m, e in enumerate(junction_exprs(terms, wsym, psub, esym))]
     func = ["@njit(cache=True, error_model=\"numpy\", no_cpython_wrapper=True)",
             f"def junc(x, v, ub, p, xs, h{', kc' if consts else ''}):"]
     func += block(exprs, sizes)
@@ -187,8 +226,9 @@ def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[int, int], nv: int, 
     ----------
     terms : sequence of JunctionTerm
         The junction terms.
-    unknown : dict of int to int
-        Index in ``v`` of each port variable that is a Newton unknown.
+    unknown : dict of (str, int) to int
+        Index in ``v`` of each junction variable that is a Newton unknown, by
+        :attr:`JunctionTerm.key` (a port variable, a state's effort).
     nv : int
         Number of Newton unknowns.
     ind : str
@@ -201,7 +241,7 @@ def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[int, int], nv: int, 
         An array already holding the junction variables at ``base`` (``resjac``
         writes them when it was last called there), instead of calling ``junc``.
     """
-    own = sorted({unknown[t.port] for t in terms if t.port in unknown})
+    own = sorted({unknown[t.key] for t in terms if t.key in unknown})
     so = known or "so"
     L = ([] if known else [f"{ind}so = junc(x, {base}, ub, p, xs, h{kc})"]) + [
          f"{ind}for i in range({nv}):",
@@ -209,7 +249,7 @@ def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[int, int], nv: int, 
          f"{ind}sn = junc(x, vp, ub, p, xs, h{kc})",
          f"{ind}lim = 1.0"] + [f"{ind}lim{i} = 1.0" for i in own]
     for m, t in enumerate(terms):
-        target = f"lim{unknown[t.port]}" if t.port in unknown else "lim"
+        target = f"lim{unknown[t.key]}" if t.key in unknown else "lim"
         L += [f"{ind}if sn[{m}] > jvc{m} and abs(sn[{m}] - {so}[{m}]) > 2.0 * jvt{m}:",
               f"{ind}    if {so}[{m}] > 0.0:",
               f"{ind}        arg = 1.0 + (sn[{m}] - {so}[{m}]) / jvt{m}",

@@ -38,9 +38,10 @@ from ..version import __version__
 from .batch_driver import driver_source
 from .cache import cache_key, load_module
 from .hoist import hoisted_lines, step_constants
+from .iteration import iteration_lines
 from .junctions import junction_code, junction_exprs, junction_terms, known_variables, limit_step
 from .printing import block, unroll
-from .schur import IMPORT as SCHUR_IMPORT, direction_lines, globals_lines, prologue_lines, split
+from .schur import IMPORT as SCHUR_IMPORT, globals_lines, prologue_lines, split
 from .steps import DD_THRESHOLD, StepEquations, step_equations
 
 __all__ = ["GeneratedStep", "SensitivityCode", "generate", "module_source", "input_expression", "parameter_array"]
@@ -136,80 +137,11 @@ def input_expression(scheme: str, i: str = "i") -> str:
     return {"mid": f"0.5 * (U[k, {i}] + U[k + 1, {i}])", "end": f"U[k + 1, {i}]", "start": f"U[k, {i}]"}[rule]
 
 
-def _norm(target: str, nv: int, ind: str) -> List[str]:
-    return [f"{ind}{target} = 0.0", f"{ind}for i in range({nv}):", f"{ind}    {target} += (F[i] * wt[i]) * (F[i] * wt[i])"]
-
-
-def _newton(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, int]] = None,
-            kc: str = "", known: str = "", schur=None) -> List[str]:
-    """The damped Newton iteration of one step (inside ``for k``, 8 spaces), with junction limiting
-    of the exponential terms ``terms`` of the laws (``unknown``: the index in ``v`` of each port
-    variable that is an unknown; ``kc``: ``", kc"`` when ``resjac`` and ``junc`` read step
-    constants; ``known``: the array ``resjac`` writes the junction variables into; ``schur``: the
-    direction through the constant columns, :mod:`.schur`)."""
-    a, b, c = " " * 8, " " * 12, " " * 16
-    call = f"resjac(x, v, ub, p, xs, h, F, Jm{kc}{', ' + known if known else ''})"
-    L = [f"{a}{call}"] + _norm("nrm", nv, a) + [
-        f"{a}if not math.isfinite(nrm):",
-        f"{a}    # the predictor overshot into an exponential: restart from the last step",
-        f"{a}    for i in range({nv}):",
-        f"{a}        v[i] = vold[i]",
-        f"{a}    {call}"] + _norm("nrm", nv, b) + [
-        f"{a}while True:",
-        f"{b}if not math.isfinite(nrm):",
-        f"{c}status = 2",
-        f"{c}qi = -1",
-        f"{c}for i in range({nv}):",
-        f"{c}    if qi < 0 and not math.isfinite(F[i]):",
-        f"{c}        qi = i",
-        f"{c}break"]
-    L += direction_lines(nv, b, schur)
-    L += [f"{b}worst = 0.0",
-          f"{b}for i in range({nx}):",
-          f"{b}    r = abs(d[i]) / (abs(v[i]) + abs(x[i]) + xs[i])",
-          f"{b}    if not (r <= worst):",
-          f"{b}        worst = r",
-          f"{b}        qi = i"]
-    if nv > nx:
-        L += [f"{b}for i in range({nx}, {nv}):",
-              f"{b}    r = abs(d[i]) / (abs(v[i]) + 1.0)",
-              f"{b}    if not (r <= worst):",
-              f"{b}        worst = r",
-              f"{b}        qi = i"]
-    L += [f"{b}# converged: step below tol, or (contracting iteration) the",
-          f"{b}# estimated remaining error theta/(1-theta)*|d| below tol",
-          f"{b}conv = worst <= tol",
-          f"{b}if not conv and it > 0 and worst < rprev:",
-          f"{b}    theta = worst / rprev",
-          f"{b}    conv = theta / (1.0 - theta) * worst <= tol"]
-    if terms:
-        L += [f"{b}if not conv:"] + limit_step(terms, unknown or {}, nv, c, kc=kc, known=known) + [f"{c}if lim < 1.0:",
-                                                           f"{c}    worst = -1.0    # no contraction test next"]
-    L += [f"{b}rprev = worst",
-          f"{b}for i in range({nv}):",
-          f"{b}    vp[i] = v[i]",
-          f"{b}    v[i] += d[i]",
-          f"{b}it += 1",
-          f"{b}if conv:",
-          f"{c}break",
-          f"{b}if it >= maxit:",
-          f"{c}status = 1",
-          f"{c}break",
-          f"{b}{call}"] + _norm("nn", nv, b) + [
-          f"{b}lam = 1.0",
-          f"{b}while not (nn <= nrm) and lam > 1e-3:",
-          f"{c}lam *= 0.5",
-          f"{c}for i in range({nv}):",
-          f"{c}    v[i] = vp[i] + lam * d[i]",
-          f"{c}{call}"] + _norm("nn", nv, c) + [
-          f"{b}nrm = nn"]
-    return L
-
-
 def _legend(eq: StepEquations, parameters: Sequence[sp.Symbol]) -> List[str]:
     S = eq.S
     L = ["Parameters p[i]:"] + [f"    p[{i}] = {s}" for i, s in enumerate(parameters)]
-    L += ["Newton unknowns v[i] (a state's name stands for its increment over the step):"]
+    L += ["Newton unknowns v[i] (a state's name stands for its increment over the step, an effort's",
+          "(v_D1.cj) for the increment of the effort through which that storage's law is solved):"]
     L += [f"    v[{i}] = {n}" for i, n in enumerate(eq.names)]
     L += ["Efforts e[i] (Dirac form [dx/dt; f_w; 0; -y] = J e):"]
     what = {"x": "dH/d{}", "w": "effort of dissipative port {}", "lambda": "{} (algebraic)", "u": "input {}"}
@@ -252,20 +184,25 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     """
     S = eq.S
     nx, nu, ne, nv = S.n_x, S.n_u, S.size, len(eq.V)
-    P, terms = len(parameters), (junction_terms(S) if nv else [])
+    P, terms = len(parameters), (junction_terms(S, eq.by_effort) if nv else [])
     sizes = {"x": nx, "xs": nx, "v": nv, "ub": nu, "p": P}
-    unknown = {j: eq.V.index(w) for j, w in eq.wsym.items() if w in eq.V}
+    unknown = {("w", j): eq.V.index(w) for j, w in eq.wsym.items() if w in eq.V}
+    unknown.update({("x", i): i for i in eq.by_effort})
+    # a port whose variable is the effort of a storage solved through its effort (a junction's current
+    # beside its charge) is limited with that effort's unknown, not by a common factor of the whole step
+    unknown.update({("w", j): i for i in eq.by_effort for j, w in eq.wsym.items() if w == eq.e[i]})
+    jexprs = junction_exprs(terms, eq.wsym, eq.psub, eq.s1)
     jac_idx = [((r, c), dv) for r in range(nv) for c in range(nv) if (dv := sp.diff(eq.F[r], eq.V[c])) != 0]
     # constant Jacobian entries once per run, the direction through the constant columns (not sensitivities)
     cut = None if sens else split(jac_idx, nv, parameter_array(parameters)[0], eq.h, controls)
     # step constants (not for sensitivity modules: Python calls their resjac with the plain arguments)
-    consts = {} if sens else step_constants(list(eq.F) + [dv for _, dv in jac_idx] + junction_exprs(terms, eq.wsym, eq.psub))
+    consts = {} if sens else step_constants(list(eq.F) + [dv for _, dv in jac_idx] + jexprs)
     kc, sizes["kc"] = (", kc" if consts else ""), len(consts)
     # resjac also writes the junction variables into run's e (unused until convergence): the limiter reads them
     known = "" if sens else known_variables(terms, ne)
     once = {rc for rc, _ in cut.entries} if cut else set()
     jac = [(f"Jm[{r}, {c}]", dv.xreplace(consts)) for (r, c), dv in jac_idx if (r, c) not in once] + [  # and junctions
-        (f"S[{m}]", s.xreplace(consts)) for m, s in enumerate(junction_exprs(terms, eq.wsym, eq.psub) if known else [])]
+        (f"S[{m}]", s.xreplace(consts)) for m, s in enumerate(jexprs if known else [])]
     nw, nl = S.n_w, S.n_lambda
     ys = [-eq.Je(nx + nw + nl + i) for i in range(nu)]
     # controlled sources' ports inject power: P_supplied, not P_diss
@@ -300,16 +237,18 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
         L += ["    return"]
     jconsts: List[str] = []
     if terms:
-        jfunc, jconsts = junction_code(terms, eq.wsym, eq.psub, sizes, P, consts)
+        jfunc, jconsts = junction_code(terms, eq.wsym, eq.psub, sizes, P, consts, eq.s1)
         L += [""] + jfunc
     if sens:
         L += [""] + sens.functions
     # energy and the post-step quantities are written into run itself: each
     # separately compiled function costs a fixed 0.1-0.15 s of cold start
     energy = block([("hh", Hexpr)], {"x": nx, "p": P}, " " * 8)
+    # a storage solved through its effort moves by x(s1) - x(s0), not by its unknown: vp holds the increments
+    incr = [(f"vp[{i}]", dx) for i, dx in enumerate(eq.dx)] if eq.by_effort else []
     post = block([(t, ex.xreplace(consts)) for t, ex in  # before x moves: kc still holds
                   [(f"e[{i}]", ex) for i, ex in enumerate(eq.e)] + [(f"y[{i}]", ex) for i, ex in enumerate(ys)]
-                  + [("pdis", pdiss), ("pact", pact)]], sizes, " " * 8)
+                  + [("pdis", pdiss), ("pact", pact)] + incr], sizes, " " * 8)
     args = RUN_ARGS + (", " + SENS_ARGS if sens else "")
     a, b = " " * 4, " " * 8
     R = ["", "", RUN_DECORATOR, f"def run({args}):",
@@ -338,6 +277,9 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
               f"{b}if info[3] >= 2:",
               f"{c}for i in range({nv}):", f"{c}    tmp = v[i]", f"{c}    v[i] = 2.0 * v[i] - vold[i]",
               f"{c}    vold[i] = tmp"]
+        # an effort starts from its last value (no extrapolation): a junction's voltage extrapolated
+        # past its solution walks back about N Vt per iteration, and the stiff junction modes ring
+        R += [f"{c}v[{i}] = 0.0" for i in eq.by_effort]
         if terms:   # limited like a Newton step from the last step's unknowns (as SPICE does)
             R += [f"{c}for i in range({nv}):", f"{c}    d[i] = v[i] - vold[i]"]
             R += limit_step(terms, unknown, nv, c, "vold", kc)
@@ -346,7 +288,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     R += [f"{b}for i in range({nx}):", f"{b}    wt[i] = 1.0 / (abs(x[i]) + xs[i])",
           f"{b}it = 0", f"{b}status = 0", f"{b}qi = -1", f"{b}rprev = 1e300"]
     if nv:
-        R += _newton(nx, nv, terms, unknown, kc, known, cut)
+        R += iteration_lines(nx, nv, terms, unknown, kc, known, cut, eq.by_effort)
     R += [f"{b}IT[k] = it",
           f"{b}if status != 0:",
           f"{b}    FL[k] = status",
@@ -364,7 +306,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
           f"{b}        E[k, i] = e[i]"]
     if sens:
         R += sens.step
-    R += [f"{b}for i in range({nx}):", f"{b}    x[i] += v[i]", f"{b}    X[k + 1, i] = x[i]"]
+    R += [f"{b}for i in range({nx}):", f"{b}    x[i] += {'vp' if incr else 'v'}[i]", f"{b}    X[k + 1, i] = x[i]"]
     R += [f"{b}if info[3] < 2:", f"{b}    info[3] += 1"]
     R += energy
     if c_in_H:
@@ -381,9 +323,10 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
                    f"{b}    FL[k] = 4",
                    f"{a}return -1", ""]
     text = "\n".join(L) + unroll("\n".join(R))
-    if "junction_voltage(" in text or "junction_energy(" in text:
+    if "junction_" in text:
         text = text.replace("from numba import njit\n", "from numba import njit\nfrom phsym.codegen.junction_kernels "
-                            "import junction_energy, junction_energy_v, junction_voltage\n", 1)
+                            "import junction_energy, junction_energy_at_voltage, junction_energy_v, "
+                            "junction_voltage\n", 1)
     if "learned_bumps(" in text:     # learned laws: the compiled bump sum and the laws' arrays
         from .learned_kernels import declare
         text = declare(text)
@@ -427,7 +370,7 @@ def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source:
         _, psub = parameter_array(parameters)
         psub.update({d: sp.sympify(e).xreplace(psub) for d, e in derived.items()})
         index = {s: i for i, s in enumerate(parameters)}
-        eq = step_equations(S, scheme, psub)
+        eq = step_equations(S, scheme, psub, by_effort=True)
         body = module_source(eq, parameters, scheme, source, controls=[index[c] for c in controls])
         key = cache_key(body, scheme)
         memo[mkey] = GeneratedStep(load_module(body, key), key, list(parameters), eq.names, S.n_x, len(eq.V),

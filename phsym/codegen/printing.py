@@ -48,6 +48,9 @@ class _Printer(PythonCodePrinter):
     def _print_JunctionEnergy(self, expr):
         return "junction_energy(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
+    def _print_JunctionEnergyOfVoltage(self, expr):
+        return "junction_energy_at_voltage(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
     def _print_JunctionEnergyAt(self, expr):
         return "junction_energy_v(" + ", ".join(self._print(a) for a in expr.args) + ")"
 

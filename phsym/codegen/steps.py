@@ -15,6 +15,15 @@ a diode clipper has only ``dx`` as Newton unknown.  The ports of a
 multiport (a transistor's junctions, whose laws read each other's
 variables) always stay unknowns.
 
+A storage that also gives its law through its effort
+(:class:`~phsym.components.base.EffortLaw`: a junction charge ``Q(v)``
+with transit time, whose inverse ``v(Q)`` needs an inner iteration) is
+solved for the effort's increment in the simulator's loops (discrete
+gradient and backward Euler): ``dx = x(s0 + V) - x(s0)`` and the divided
+difference ``(H(s1) - H(s0)) / dx`` are closed forms, and ``v(Q)`` is
+inverted once per step, at its start.  It is the same step (the same
+``x_{k+1}``, the same power balance); only Newton's coordinates differ.
+
 The simulator's loop (:mod:`phsym.codegen.newton`) and the sensitivities of
 the grey-box identification (:mod:`phsym.codegen.sensitivity`) are both
 generated from :func:`step_equations`, so a fitted model steps exactly like
@@ -118,6 +127,29 @@ def _discrete_gradients(S: Structure, scheme: str, X, V, XS) -> List[sp.Expr]:
     return out
 
 
+def _effort_step(st, X: sp.Symbol, V: sp.Symbol, XS: sp.Symbol, s0: sp.Expr, scheme: str,
+                 psub: Dict[sp.Symbol, sp.Expr]):
+    """``(gbar, dx)`` of a storage solved through its effort (:class:`~phsym.components.base.EffortLaw`):
+    ``V`` is the effort's increment from ``s0`` (the effort at the step's start).
+
+    The discrete gradient is the same divided difference of ``H`` in the
+    state, written in the effort: ``(H(s1) - H(s0)) / (x(s1) - x(s0))``, so
+    the power balance is that of the state form; near ``dx = 0`` its Taylor
+    form ``m + x''(m) V**2 / (12 x'(m))`` at ``m = s0 + V/2``.
+    """
+    law = st.by_effort
+    e, s1 = law.effort, s0 + V
+    xe = law.state.xreplace(psub)
+    dx = xe.xreplace({e: s1}) - xe.xreplace({e: s0})
+    if scheme == "backward_euler":
+        return s1, dx
+    He = law.energy.xreplace(psub)
+    m = s0 + V / 2
+    taylor = m + sp.diff(xe, e, 2).xreplace({e: m}) * V ** 2 / (12 * sp.diff(xe, e).xreplace({e: m}))
+    dd = (He.xreplace({e: s1}) - He.xreplace({e: s0})) / dx
+    return sp.Piecewise((dd, sp.Abs(dx) > DD_THRESHOLD * (sp.Abs(X) + XS)), (taylor, True)), dx
+
+
 def _row(S: Structure) -> Dict[int, Dict[int, sp.Expr]]:
     rows: Dict[int, Dict[int, sp.Expr]] = {}
     for (r, c), val in S.J.items():
@@ -164,6 +196,12 @@ class StepEquations:
     rows: Dict[int, Dict[int, sp.Expr]] = field(default_factory=dict)
     #: each state at the step (midpoint, or end for backward Euler), for state-dependent laws
     xsub: Dict[sp.Symbol, sp.Expr] = field(default_factory=dict)
+    #: each state's increment over the step (``V[i]``, or ``x(s0 + V[i]) - x(s0)`` through an effort)
+    dx: List[sp.Expr] = field(default_factory=list)
+    #: states whose unknown is their effort's increment (:class:`~phsym.components.base.EffortLaw`)
+    by_effort: List[int] = field(default_factory=list)
+    #: the effort at the step's end of each of those states (``s0 + V[i]``)
+    s1: Dict[int, sp.Expr] = field(default_factory=dict)
 
     def z_of(self, j: int, w: sp.Expr) -> sp.Expr:
         """Law of dissipative port ``j`` evaluated at ``w`` (the other
@@ -179,7 +217,7 @@ class StepEquations:
         return sp.Add(*[val.xreplace(self.psub) * self.e[c] for c, val in self.rows.get(r, {}).items()])
 
 
-def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]) -> StepEquations:
+def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by_effort: bool = False) -> StepEquations:
     """Residual, unknowns and efforts of one step of ``scheme``.
 
     Parameters
@@ -190,6 +228,12 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]) ->
         ``discrete_gradient``, ``midpoint`` or ``backward_euler``.
     psub : dict
         Substitution for the parameter symbols (e.g. ``p_i`` array entries).
+    by_effort : bool
+        Solve for the effort's increment of the storages that give their law
+        through it (``Storage.by_effort``; discrete gradient and backward
+        Euler, whose gradients need no inversion then): the simulator's
+        loops.  The state increments stay the unknowns otherwise (the
+        sensitivities differentiate those).
 
     Returns
     -------
@@ -207,6 +251,20 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]) ->
     names: List[str] = [str(s) for s in S.states]
     gbar = [g.xreplace(psub).xreplace(dict(zip(tmp, V)))
             for g in _discrete_gradients(S, scheme, X, tmp, XS)]
+    dx: List[sp.Expr] = list(V)
+    efforts: List[int] = []
+    s1: Dict[int, sp.Expr] = {}
+    if by_effort and scheme != "midpoint":      # the midpoint's gradient would still invert x(e)
+        index = {s: i for i, s in enumerate(S.states)}
+        for st in S.storages:
+            if st.by_effort is None or len(st.states) != 1:
+                continue
+            i = index[st.states[0]]
+            s0 = S.gradients[i].xreplace(psub).xreplace({st.states[0]: X[i]})
+            gbar[i], dx[i] = _effort_step(st, X[i], V[i], XS[i], s0, scheme, psub)
+            names[i] = str(st.by_effort.effort)
+            efforts.append(i)
+            s1[i] = s0 + V[i]
     # effort-out ports whose row involves only states, inputs and other
     # explicit ports are eliminated: w_j = (J e)_j
     ublk = set(range(S.block("u").start, S.block("u").stop))
@@ -243,8 +301,8 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]) ->
     for i in range(nu):
         e[nx + nw + nl + i] = UB[i]
     half = sp.Integer(1) if scheme == "backward_euler" else sp.Rational(1, 2)
-    xsub = {s: X[i] + half * V[i] for i, s in enumerate(S.states)}
-    eq = StepEquations(X, XS, UB, V, hs, names, [], e, explicit, wsym, S, psub, rows, xsub)
+    xsub = {s: X[i] + half * dx[i] for i, s in enumerate(S.states)}
+    eq = StepEquations(X, XS, UB, V, hs, names, [], e, explicit, wsym, S, psub, rows, xsub, dx, efforts, s1)
     for j, s in list(wsym.items()):
         dp = S.dissipative[j]
         e[nx + j] = sp.Integer(0) if dp.nullator else (eq.z_of(j, s) if dp.effort_out else s)
@@ -261,7 +319,7 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr]) ->
                 progressed = True
         if not progressed:   # J is skew (J_jj = 0), so a cycle means a bug upstream
             raise SimulationError("internal error: cyclic explicit dissipative ports")
-    F: List[sp.Expr] = [V[i] - hs * eq.Je(i) for i in range(nx)]
+    F: List[sp.Expr] = [dx[i] - hs * eq.Je(i) for i in range(nx)]
     for j, dp in enumerate(S.dissipative):
         if j in explicit:
             continue

@@ -15,7 +15,7 @@ from typing import Optional, Tuple
 
 import sympy as sp
 
-__all__ = ["Branch", "Storage", "Dissipation", "Port", "TwoPort", "Coupling", "Contribution",
+__all__ = ["Branch", "EffortLaw", "Storage", "Dissipation", "Port", "TwoPort", "Coupling", "Contribution",
            "EFFORT", "FLOW"]
 
 # Tree-selection priorities (lower = preferred in the spanning tree).  The
@@ -66,6 +66,31 @@ class Branch:
     priority: int
 
 
+@dataclass(frozen=True)
+class EffortLaw:
+    """A one-state storage's law written through its effort ``e = dH/dx``: the
+    state ``x(e)`` and the energy ``H(x(e))`` in closed form where ``H(x)``
+    needs an inversion (a junction's charge ``q(v)`` with transit time).
+
+    Simulators then solve each step for the effort's increment instead of
+    the state's: no inversion inside Newton, and the predictor extrapolates
+    a voltage, which varies smoothly where the charge varies exponentially.
+
+    Attributes
+    ----------
+    effort : sympy.Symbol
+        The effort (its name names Newton's unknown, e.g. ``v_D1.cj``).
+    state : sympy.Expr
+        ``x(e)``, increasing in ``e``.
+    energy : sympy.Expr
+        ``H(x(e))``; its derivative in ``e`` is ``e dx/de``.
+    """
+
+    effort: sp.Symbol
+    state: sp.Expr
+    energy: sp.Expr
+
+
 @dataclass
 class Storage:
     """An energy-storing component with one state per port.
@@ -85,6 +110,10 @@ class Storage:
         (through = dH/dx, across = dx/dt) for each state.
     initial : tuple of (sympy.Expr or None)
         Initial value of the port variable dH/dx (SPICE ``IC=``), or ``None``.
+    quadratic : bool, optional
+        Whether H is quadratic (inspected when not given).
+    by_effort : EffortLaw, optional
+        The same law written through the effort (one state only).
     """
 
     elements: Tuple[str, ...]
@@ -95,6 +124,7 @@ class Storage:
     initial: Tuple[Optional[sp.Expr], ...]
 
     quadratic: Optional[bool] = None
+    by_effort: Optional[EffortLaw] = None
 
     @property
     def is_quadratic(self) -> bool:

@@ -11,7 +11,7 @@ from ..errors import StructureError
 from .analogy import Mechanical
 from .base import EFFORT, P_CCR, P_LINEAR, P_STORE_EFFORT, P_VCR, Contribution, Dissipation, Storage
 from .component import Component, LawForm, Value, register
-from .junction import JunctionEnergy, breakdown_current
+from .junction import breakdown_current, junction_storage
 
 __all__ = ["check_passive", "Resistor", "Diode", "Damper", "RotationalDamper"]
 
@@ -244,11 +244,12 @@ class Diode(Component):
             # H(Q) = Q v - Phi(v) through compiled kernels: v(Q) in closed form
             # without TT, by a safeguarded Newton with it (components/junction.py);
             # the same H as depletion_energy's expression, with a fraction of its code
-            H = JunctionEnergy(q, *dep, sp.Integer(0) if tt is None else tt, Is, N * Vt, gmin,
-                               sp.Integer(1) if bv is None else bv,
-                               sp.Integer(0) if bv is None else self._optional("Ibv", 1e-3))
+            H, law = junction_storage(q, *dep, sp.Integer(0) if tt is None else tt, Is, N * Vt, gmin,
+                                      sp.Integer(1) if bv is None else bv,
+                                      sp.Integer(0) if bv is None else self._optional("Ibv", 1e-3))
             out.branches.append(cap)
-            out.storages.append(Storage((cap.name,), (q,), H, (cap.name,), (EFFORT,), (None,), quadratic=False))
+            out.storages.append(Storage((cap.name,), (q,), H, (cap.name,), (EFFORT,), (None,), quadratic=False,
+                                        by_effort=law))
         return Contribution(branches=out.branches, storages=out.storages, dissipations=out.dissipations)
 
 

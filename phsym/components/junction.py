@@ -35,8 +35,11 @@ import math
 
 import sympy as sp
 
+from .base import EffortLaw
+
 __all__ = ["depletion_energy", "depletion_charge", "breakdown_current", "charge_voltage", "charge_energy",
-           "JunctionVoltage", "JunctionEnergy"]
+           "charge_at", "voltage_energy", "JunctionVoltage", "JunctionEnergy", "JunctionEnergyOfVoltage",
+           "junction_storage"]
 
 
 def depletion_charge(v, cjo, vj, m, fc):
@@ -222,10 +225,39 @@ def charge_energy(Q, v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
         dv = v - vf
         phi = (phi_f + q_fc * dv + cjo / f2 * (f3 * dv * dv / 2.0
                                                + m / (2.0 * vj) * ((v ** 3 - vf ** 3) / 3.0 - vf * vf * dv)))
-    eb = math.exp(-bv / nvt)
-    phi += tt * (i_s * (nvt * math.expm1(v / nvt) - v) + gmin * v * v / 2.0
-                 + ibv * nvt * (math.exp(-(v + bv) / nvt) - eb) + ibv * v * eb)
+    if tt != 0.0:       # (0 * inf is nan where the exponentials overflow)
+        pd = i_s * (nvt * math.expm1(v / nvt) - v) + gmin * v * v / 2.0
+        if ibv != 0.0:
+            eb = math.exp(-bv / nvt)
+            pd += ibv * nvt * (math.exp(-(v + bv) / nvt) - eb) + ibv * v * eb
+        phi += tt * pd
     return Q * v - phi
+
+
+def charge_at(v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
+    """Junction charge ``q_dep(v) + TT i(v)`` at voltage ``v`` (float; parameters as
+    :func:`charge_voltage`, whose inverse it is)."""
+    a = 1.0 - m
+    vf = fc * vj
+    if v < vf:
+        qd = cjo * vj / a * (1.0 - (1.0 - v / vj) ** a)
+    else:
+        f2 = (1.0 - fc) ** (1.0 + m)
+        q_fc = cjo * vj / a * (1.0 - (1.0 - fc) ** a)
+        qd = q_fc + cjo / f2 * ((1.0 - fc * (1.0 + m)) * (v - vf) + m / (2.0 * vj) * (v * v - vf * vf))
+    if tt == 0.0:       # (0 * inf is nan where the exponentials overflow)
+        return qd
+    cur = i_s * math.expm1(v / nvt) + gmin * v
+    if ibv != 0.0:
+        cur -= ibv * (math.exp(-(v + bv) / nvt) - math.exp(-bv / nvt))
+    return qd + tt * cur
+
+
+def voltage_energy(v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
+    """``H = Q v - Phi(v)`` with ``Q = charge_at(v)``: the energy through the voltage, no inversion
+    (parameters as :func:`charge_voltage`)."""
+    return charge_energy(charge_at(v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv), v,
+                         cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv)
 
 
 def _charge_expr(v, P):
@@ -302,3 +334,50 @@ class JunctionEnergy(sp.Function):
         if all(a.is_number for a in self.args):
             return sp.Float(JunctionEnergy._imp_(*self.args), prec)
         return None
+
+
+class JunctionEnergyOfVoltage(sp.Function):
+    """``H(v) = Q(v) v - Phi(v)``: the energy of the junction charge written through its voltage
+    (arguments: ``v`` and the ten parameters of :func:`charge_voltage`); ``dH/dv = v dQ/dv``."""
+
+    nargs = 11
+
+    def fdiff(self, argindex=1):
+        v, args = self.args[0], self.args[1:]
+        if argindex == 1:
+            return v * _partial(_charge_expr, v, args, -1)
+        k = argindex - 2
+        return v * _partial(_charge_expr, v, args, k) - _partial(_phi_expr, v, args, k)
+
+    @staticmethod
+    def _imp_(*a):
+        return voltage_energy(*(float(x) for x in a))
+
+    def _eval_evalf(self, prec):
+        if all(a.is_number for a in self.args):
+            return sp.Float(JunctionEnergyOfVoltage._imp_(*self.args), prec)
+        return None
+
+
+def junction_storage(q: sp.Symbol, *P) -> "tuple[sp.Expr, EffortLaw]":
+    """Energy ``H(Q)`` of a junction charge with state ``q`` and the same law through its voltage.
+
+    Parameters
+    ----------
+    q : sympy.Symbol
+        The charge state, named ``q_<branch>``; the voltage is ``v_<branch>``.
+    *P : sympy.Expr
+        The ten parameters of :func:`charge_voltage`.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> H, law = junction_storage(sp.Symbol("q_D1.cj"), 4e-12, 1, 0.5, 0.5, 0, 1e-14, 0.025, 0, 1, 0)
+    >>> law.effort
+    v_D1.cj
+    >>> round(float(law.state.subs(law.effort, -1.0)) * 1e12, 9)    # 2 CJO VJ (1 - sqrt(2)) at -1 V, in pC
+    -3.313708499
+    """
+    v = sp.Symbol("v_" + q.name.split("_", 1)[-1], real=True)
+    P = tuple(sp.sympify(a) for a in P)
+    return JunctionEnergy(q, *P), EffortLaw(v, _charge_expr(v, P), JunctionEnergyOfVoltage(v, *P))

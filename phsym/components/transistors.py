@@ -14,7 +14,7 @@ import sympy as sp
 
 from .base import EFFORT, P_STORE_EFFORT, Contribution, Storage
 from .component import Choice, Value, register
-from .junction import JunctionEnergy
+from .junction import junction_storage
 from .device import Device
 
 __all__ = ["BJT", "gummel_poon"]
@@ -191,9 +191,10 @@ class BJT(Device):
             br = self.branch("storage", P_STORE_EFFORT, nodes=(b, node) if self.n_type else (node, b),
                              suffix=f".cj{tag}")
             q = sp.Symbol(f"q_{br.name}", real=True)
-            H = JunctionEnergy(q, sp.Integer(0) if cap is None else cap, self.opt(vj, 0.75), self.opt(mj, 0.33),
-                               fc, sp.Integer(0) if tau is None else tau, Is, n * Vt, gmin, sp.Integer(1),
-                               sp.Integer(0))
+            H, law = junction_storage(q, sp.Integer(0) if cap is None else cap, self.opt(vj, 0.75),
+                                      self.opt(mj, 0.33), fc, sp.Integer(0) if tau is None else tau, Is, n * Vt, gmin,
+                                      sp.Integer(1), sp.Integer(0))
             out.branches.append(br)
-            out.storages.append(Storage((br.name,), (q,), H, (br.name,), (EFFORT,), (None,), quadratic=False))
+            out.storages.append(Storage((br.name,), (q,), H, (br.name,), (EFFORT,), (None,), quadratic=False,
+                                        by_effort=law))
         return out

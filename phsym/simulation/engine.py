@@ -178,6 +178,8 @@ class NewtonLoop:
         self.compile_time = 0.0
         #: steps of the last run that were subdivided: {step: number of sub-steps}
         self.subdivided: Dict[int, int] = {}
+        # unknowns that are their state's increment (the others: an effort's, steps.EffortLaw)
+        self._increments = np.array([u == s for s, u in zip(self.states, self.unknowns)], dtype=bool)
 
     def workspace(self) -> tuple:
         """Work arrays ``(F, Jm, piv, d, vp, wt, ub, e, y, vold)`` of the generated ``run`` (``Jm``: the
@@ -296,7 +298,9 @@ class NewtonLoop:
         if rec:
             A.E[k] = acc.E[:A.E.shape[1]] / h
         A.IT[k], A.FL[k] = acc.iterations, 0
-        v[:n_x] = A.X[k + 1] - A.X[k]      # the predictor of the next step: this step's increments
+        # the predictor of the next step: this step's increments (an effort's increment, not known
+        # without inverting the storage's law, starts from no change)
+        v[:n_x] = np.where(self._increments, A.X[k + 1] - A.X[k], 0.0)
         vold[:] = v
         self.subdivided[k] = acc.count
         return True

@@ -1,0 +1,120 @@
+"""Storages solved through their effort (junction charges with transit time): Newton's unknown
+is the junction voltage's increment, and the step is the same as through the charge."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import phsym
+from phsym.codegen.newton import parameter_array
+from phsym.codegen.steps import step_equations
+from phsym.components.junction import (JunctionEnergy, JunctionEnergyOfVoltage, JunctionVoltage, charge_at,
+                                       charge_energy, charge_voltage, junction_storage, voltage_energy)
+
+TT_PARAMS = (2e-12, 0.7, 0.4, 0.5, 10e-9, 1e-14, 0.02585, 1e-12, 5.1, 1e-3)
+MODULES = [{"JunctionVoltage": JunctionVoltage._imp_, "JunctionEnergy": JunctionEnergy._imp_,
+            "JunctionEnergyOfVoltage": JunctionEnergyOfVoltage._imp_}, "math"]
+
+
+def test_effort_law_is_the_charge_law_written_through_the_voltage():
+    q = sp.Symbol("q_D1.cj", real=True)
+    H, law = junction_storage(q, *(sp.Float(a) for a in TT_PARAMS))
+    assert str(law.effort) == "v_D1.cj"
+    dstate = sp.diff(law.state, law.effort)
+    denergy = sp.diff(law.energy, law.effort)
+    for v in (-5.3, -2.0, -0.1, 0.0, 0.2, 0.36, 0.6, 0.8):
+        Q = charge_at(v, *TT_PARAMS)
+        assert float(law.state.subs(law.effort, v)) == pytest.approx(Q, rel=1e-13, abs=1e-30)
+        assert charge_voltage(Q, *TT_PARAMS) == pytest.approx(v, rel=1e-12, abs=1e-12)
+        # the energy through the voltage is H(Q) at the same point, and dH/dv = v dQ/dv
+        assert float(law.energy.subs(law.effort, v).evalf()) == pytest.approx(float(H.subs(q, Q).evalf()),
+                                                                              rel=1e-9, abs=1e-30)
+        assert voltage_energy(v, *TT_PARAMS) == charge_energy(Q, v, *TT_PARAMS)
+        assert float(denergy.subs(law.effort, v)) == pytest.approx(v * float(dstate.subs(law.effort, v)),
+                                                                   rel=1e-12, abs=1e-30)
+
+
+def test_kernels_stay_finite_where_unused_exponentials_overflow():
+    # a term with a zero factor (no transit time, no breakdown) is not evaluated: 0 * inf is nan
+    no_tt = (2e-12, 0.7, 0.4, 0.5, 0.0, 1e-14, 0.02585, 1e-12, 1.0, 0.0)
+    assert math.isfinite(charge_at(40.0, *no_tt)) and math.isfinite(voltage_energy(40.0, *no_tt))
+    no_bv = TT_PARAMS[:9] + (0.0,)
+    assert math.isfinite(charge_at(-80.0, *no_bv)) and math.isfinite(voltage_energy(-80.0, *no_bv))
+
+
+DECK = """Diode with series resistance, depletion and diffusion charge, driven through a resistor
+.model DX D(IS=2.52n N=1.752 RS=0.568 CJO=4p M=0.4 TT=20n)
+V1 in 0 SIN(0 2 1k)
+R1 in a 1k
+D1 a 0 DX
+C1 a 0 10n
+.end
+"""
+
+
+def _solve(eq, num, v0):
+    """Newton on the lambdified step equations (numpy, independent of the generated loop)."""
+    F = sp.lambdify(eq.V, [f.xreplace(num) for f in eq.F], modules=MODULES)
+    J = sp.lambdify(eq.V, [[sp.diff(f, v).xreplace(num) for v in eq.V] for f in eq.F], modules=MODULES)
+    v = np.array(v0, dtype=float)
+    for _ in range(100):
+        d = np.linalg.solve(np.array(J(*v), dtype=float), -np.array(F(*v), dtype=float))
+        v += d
+        if np.all(np.abs(d) <= 1e-14 * (np.abs(v) + 1e-30)):
+            break
+    return v
+
+
+@pytest.mark.parametrize("scheme", ["discrete_gradient", "backward_euler"])
+@pytest.mark.parametrize("va", [-1.5, 0.2, 0.62])
+def test_one_step_through_the_voltage_is_the_step_through_the_charge(scheme, va):
+    m = phsym.parse(DECK)
+    S = m.structure
+    syms = [p.symbol for p in m.netlist.parameters.values()]
+    values = [float(p.default) for p in m.netlist.parameters.values()]
+    P, psub = parameter_array(syms)
+    by_q = step_equations(S, scheme, psub)
+    by_v = step_equations(S, scheme, psub, by_effort=True)
+    i = m.states.index("q_D1.cj")
+    assert by_v.by_effort == [i] and by_v.names[i] == "v_D1.cj" and by_q.names[i] == "q_D1.cj"
+    law = S.storages[[st.states[0] for st in S.storages].index(S.states[i])]
+    X = np.zeros(S.n_x)
+    X[i] = charge_at(va, *[float(sp.sympify(a).xreplace(dict(zip(syms, values))))
+                           for a in law.hamiltonian.args[1:]])
+    X[m.states.index("q_C1")] = 10e-9 * va
+    h = 1 / 48000
+    num = {**dict(zip(P, values)), **dict(zip(by_q.X, X)), **{s: 1e-12 for s in by_q.XS}, by_q.h: h,
+           **dict(zip(by_q.UB, [1.3]))}
+    vq = _solve(by_q, num, np.zeros(len(by_q.V)))
+    vv = _solve(by_v, num, np.zeros(len(by_v.V)))
+    dx_v = [float(e.xreplace(num).subs(dict(zip(by_v.V, vv))).evalf()) for e in by_v.dx]
+    # the same step: state increments and port unknowns agree to Newton's tolerance
+    np.testing.assert_allclose(dx_v, vq[:S.n_x], rtol=1e-9, atol=1e-24)
+    np.testing.assert_allclose(vv[S.n_x:], vq[S.n_x:], rtol=1e-9, atol=1e-15)
+    # and the voltage unknown is the junction voltage's increment over the step
+    v_end = charge_voltage(X[i] + vq[i], *[float(sp.sympify(a).xreplace(dict(zip(syms, values))))
+                                           for a in law.hamiltonian.args[1:]])
+    assert va + vv[i] == pytest.approx(v_end, rel=1e-9, abs=1e-12)
+
+
+def test_generated_loop_solves_junction_charges_through_their_voltage():
+    m = phsym.parse(DECK)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = phsym.Simulator(m, fs=48000)
+        r = sim.run(duration=3e-3)
+    assert "v_D1.cj" in sim._gen.unknowns
+    assert "junction_voltage(x_" in sim._gen.source      # once per step, for the step's start
+    assert r.max_balance_error < 1e-9
+    assert np.all(np.isfinite(r.x))
+    # backward Euler's gradient is the end voltage itself; the midpoint's would invert the charge law
+    for scheme in ("backward_euler", "midpoint"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = phsym.Simulator(m, fs=48000, method=scheme)
+            s.run(duration=1e-3)
+        assert ("v_D1.cj" in s._gen.unknowns) == (scheme == "backward_euler")
