@@ -12,30 +12,33 @@ import sympy as sp
 import phsym
 from phsym.codegen.newton import parameter_array
 from phsym.codegen.steps import step_equations
-from phsym.components.junction import (JunctionEnergy, JunctionEnergyOfVoltage, JunctionVoltage, charge_at,
-                                       charge_energy, charge_voltage, junction_storage, voltage_energy)
+from phsym.components.junction import (JunctionEnergy, JunctionEnergyAt, JunctionVoltage, charge_at, charge_energy,
+                                       charge_voltage, junction_storage, voltage_energy)
 
 TT_PARAMS = (2e-12, 0.7, 0.4, 0.5, 10e-9, 1e-14, 0.02585, 1e-12, 5.1, 1e-3)
 MODULES = [{"JunctionVoltage": JunctionVoltage._imp_, "JunctionEnergy": JunctionEnergy._imp_,
-            "JunctionEnergyOfVoltage": JunctionEnergyOfVoltage._imp_}, "math"]
+            "JunctionEnergyAt": JunctionEnergyAt._imp_}, "math"]
 
 
 def test_effort_law_is_the_charge_law_written_through_the_voltage():
     q = sp.Symbol("q_D1.cj", real=True)
     H, law = junction_storage(q, *(sp.Float(a) for a in TT_PARAMS))
     assert str(law.effort) == "v_D1.cj"
-    dstate = sp.diff(law.state, law.effort)
-    denergy = sp.diff(law.energy, law.effort)
+    e = law.effort
+    by_q, by_e = sp.diff(law.energy, q), sp.diff(law.energy, e)
     for v in (-5.3, -2.0, -0.1, 0.0, 0.2, 0.36, 0.6, 0.8):
         Q = charge_at(v, *TT_PARAMS)
-        assert float(law.state.subs(law.effort, v)) == pytest.approx(Q, rel=1e-13, abs=1e-30)
+        assert float(law.state.subs(e, v)) == pytest.approx(Q, rel=1e-13, abs=1e-30)
         assert charge_voltage(Q, *TT_PARAMS) == pytest.approx(v, rel=1e-12, abs=1e-12)
-        # the energy through the voltage is H(Q) at the same point, and dH/dv = v dQ/dv
-        assert float(law.energy.subs(law.effort, v).evalf()) == pytest.approx(float(H.subs(q, Q).evalf()),
-                                                                              rel=1e-9, abs=1e-30)
+        # H(Q, v) is H(Q) at the charge's own voltage, dH/dQ = v, and stationary in v there
+        at = {q: Q, e: v}
+        assert float(law.energy.subs(at).evalf()) == pytest.approx(float(H.subs(q, Q).evalf()), rel=1e-9,
+                                                                   abs=1e-30)
         assert voltage_energy(v, *TT_PARAMS) == charge_energy(Q, v, *TT_PARAMS)
-        assert float(denergy.subs(law.effort, v)) == pytest.approx(v * float(dstate.subs(law.effort, v)),
-                                                                   rel=1e-12, abs=1e-30)
+        assert float(by_q.subs(at)) == v
+        assert abs(float(by_e.subs(at))) <= 1e-12 * abs(Q) + 1e-30
+        assert float(by_e.subs({q: Q, e: v + 0.01})) == pytest.approx(Q - charge_at(v + 0.01, *TT_PARAMS),
+                                                                      rel=1e-12)
 
 
 def test_kernels_stay_finite_where_unused_exponentials_overflow():

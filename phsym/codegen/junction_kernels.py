@@ -9,21 +9,12 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..components.junction import charge_at, charge_energy, charge_voltage
+from ..components.junction import charge_energy, charge_voltage
 
-__all__ = ["junction_voltage", "junction_energy", "junction_energy_v", "junction_energy_at_voltage"]
+__all__ = ["junction_voltage", "junction_energy", "junction_energy_v"]
 
 junction_voltage = njit(cache=True, error_model="numpy")(charge_voltage)
 junction_energy_v = njit(cache=True, error_model="numpy")(charge_energy)
-junction_charge = njit(cache=True, error_model="numpy")(charge_at)
-
-
-@njit(cache=True, error_model="numpy")
-def junction_energy_at_voltage(v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
-    """``H`` of the junction charge at voltage ``v``: no inversion (see
-    :func:`phsym.components.junction.voltage_energy`)."""
-    Q = junction_charge(v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv)
-    return junction_energy_v(Q, v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv)
 
 
 @njit(cache=True, error_model="numpy")

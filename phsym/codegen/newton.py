@@ -325,8 +325,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     text = "\n".join(L) + unroll("\n".join(R))
     if "junction_" in text:
         text = text.replace("from numba import njit\n", "from numba import njit\nfrom phsym.codegen.junction_kernels "
-                            "import junction_energy, junction_energy_at_voltage, junction_energy_v, "
-                            "junction_voltage\n", 1)
+                            "import junction_energy, junction_energy_v, junction_voltage\n", 1)
     if "learned_bumps(" in text:     # learned laws: the compiled bump sum and the laws' arrays
         from .learned_kernels import declare
         text = declare(text)

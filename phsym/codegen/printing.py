@@ -48,29 +48,15 @@ class _Printer(PythonCodePrinter):
     def _print_JunctionEnergy(self, expr):
         return "junction_energy(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
-    def _print_JunctionEnergyOfVoltage(self, expr):
-        return "junction_energy_at_voltage(" + ", ".join(self._print(a) for a in expr.args) + ")"
-
     def _print_JunctionEnergyAt(self, expr):
         return "junction_energy_v(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
 
-class JunctionEnergyAt(sp.Function):
-    """A junction charge's energy ``H(Q)`` given its voltage ``v(Q)`` (arguments: ``Q``, ``v`` and
-    the ten parameters), printed as the kernel ``junction_energy_v``.
-
-    ``junction_energy(Q)`` inverts the charge law for ``v`` and then
-    integrates; written as ``JunctionEnergyAt(Q, JunctionVoltage(Q))``, an
-    energy and a voltage at the same charge (a divided difference and its
-    Jacobian) share one inversion after common-subexpression elimination,
-    with the same floats.
-    """
-
-    nargs = 12
-
-
 def _share_inversions(expr: sp.Expr) -> sp.Expr:
-    from ..components.junction import JunctionEnergy, JunctionVoltage
+    """``JunctionEnergy(Q)`` written ``JunctionEnergyAt(Q, JunctionVoltage(Q))``: an energy and a
+    voltage at the same charge (a divided difference and its Jacobian) then share one inversion
+    after common-subexpression elimination, with the same floats."""
+    from ..components.junction import JunctionEnergy, JunctionEnergyAt, JunctionVoltage
     if not expr.has(JunctionEnergy):
         return expr
     return expr.replace(lambda e: isinstance(e, JunctionEnergy),

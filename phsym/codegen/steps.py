@@ -133,9 +133,11 @@ def _effort_step(st, X: sp.Symbol, V: sp.Symbol, XS: sp.Symbol, s0: sp.Expr, sch
     ``V`` is the effort's increment from ``s0`` (the effort at the step's start).
 
     The discrete gradient is the same divided difference of ``H`` in the
-    state, written in the effort: ``(H(s1) - H(s0)) / (x(s1) - x(s0))``, so
-    the power balance is that of the state form; near ``dx = 0`` its Taylor
-    form ``m + x''(m) V**2 / (12 x'(m))`` at ``m = s0 + V/2``.
+    state, written in the effort: ``(H(X + dx, s1) - H(X, s0)) / dx`` with
+    ``dx = x(s1) - x(s0)`` and ``H(x, e)`` the energy through state and effort
+    (stationary in ``e``: the same floats as the energies of the states the
+    loop records, so the power balance holds to rounding); near ``dx = 0`` its
+    Taylor form ``m + x''(m) V**2 / (12 x'(m))`` at ``m = s0 + V/2``.
     """
     law = st.by_effort
     e, s1 = law.effort, s0 + V
@@ -144,9 +146,10 @@ def _effort_step(st, X: sp.Symbol, V: sp.Symbol, XS: sp.Symbol, s0: sp.Expr, sch
     if scheme == "backward_euler":
         return s1, dx
     He = law.energy.xreplace(psub)
+    q = st.states[0]
     m = s0 + V / 2
     taylor = m + sp.diff(xe, e, 2).xreplace({e: m}) * V ** 2 / (12 * sp.diff(xe, e).xreplace({e: m}))
-    dd = (He.xreplace({e: s1}) - He.xreplace({e: s0})) / dx
+    dd = (He.xreplace({q: X + dx, e: s1}) - He.xreplace({q: X, e: s0})) / dx
     return sp.Piecewise((dd, sp.Abs(dx) > DD_THRESHOLD * (sp.Abs(X) + XS)), (taylor, True)), dx
 
 

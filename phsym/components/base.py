@@ -69,8 +69,8 @@ class Branch:
 @dataclass(frozen=True)
 class EffortLaw:
     """A one-state storage's law written through its effort ``e = dH/dx``: the
-    state ``x(e)`` and the energy ``H(x(e))`` in closed form where ``H(x)``
-    needs an inversion (a junction's charge ``q(v)`` with transit time).
+    state ``x(e)`` and the energy in closed form where ``H(x)`` needs an
+    inversion (a junction's charge ``q(v)`` with transit time).
 
     Simulators then solve each step for the effort's increment instead of
     the state's: no inversion inside Newton, and the predictor extrapolates
@@ -83,7 +83,10 @@ class EffortLaw:
     state : sympy.Expr
         ``x(e)``, increasing in ``e``.
     energy : sympy.Expr
-        ``H(x(e))``; its derivative in ``e`` is ``e dx/de``.
+        ``H`` in the storage's state and ``effort``, equal to ``H(x)`` at
+        ``e = e(x)`` and stationary in ``e`` there (the Legendre form ``x e -
+        H*(e)``, ``H*`` the co-energy): energies of the same state through
+        slightly different efforts agree to rounding.
     """
 
     effort: sp.Symbol

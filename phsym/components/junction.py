@@ -38,7 +38,7 @@ import sympy as sp
 from .base import EffortLaw
 
 __all__ = ["depletion_energy", "depletion_charge", "breakdown_current", "charge_voltage", "charge_energy",
-           "charge_at", "voltage_energy", "JunctionVoltage", "JunctionEnergy", "JunctionEnergyOfVoltage",
+           "charge_at", "voltage_energy", "JunctionVoltage", "JunctionEnergy", "JunctionEnergyAt",
            "junction_storage"]
 
 
@@ -336,27 +336,31 @@ class JunctionEnergy(sp.Function):
         return None
 
 
-class JunctionEnergyOfVoltage(sp.Function):
-    """``H(v) = Q(v) v - Phi(v)``: the energy of the junction charge written through its voltage
-    (arguments: ``v`` and the ten parameters of :func:`charge_voltage`); ``dH/dv = v dQ/dv``."""
+class JunctionEnergyAt(sp.Function):
+    """``H = Q v - Phi(v)``, the junction charge's energy written through the charge ``Q`` and a
+    voltage ``v`` (arguments: ``Q``, ``v`` and the ten parameters of :func:`charge_voltage`),
+    printed as the compiled ``junction_energy_v``.
 
-    nargs = 11
+    At ``v = v(Q)`` it is ``H(Q)``, and it is stationary in ``v`` there
+    (``dH/dv = Q - Q(v)``): a voltage a rounding off changes it only to second
+    order, so energies of the same charge computed through different voltages
+    agree to rounding (the discrete power balance of a step solved for the
+    voltage, :mod:`phsym.codegen.steps`).
+    """
+
+    nargs = 12
 
     def fdiff(self, argindex=1):
-        v, args = self.args[0], self.args[1:]
+        Q, v, args = self.args[0], self.args[1], self.args[2:]
         if argindex == 1:
-            return v * _partial(_charge_expr, v, args, -1)
-        k = argindex - 2
-        return v * _partial(_charge_expr, v, args, k) - _partial(_phi_expr, v, args, k)
+            return v
+        if argindex == 2:
+            return Q - _charge_expr(v, args)
+        return -_partial(_phi_expr, v, args, argindex - 3)
 
     @staticmethod
     def _imp_(*a):
-        return voltage_energy(*(float(x) for x in a))
-
-    def _eval_evalf(self, prec):
-        if all(a.is_number for a in self.args):
-            return sp.Float(JunctionEnergyOfVoltage._imp_(*self.args), prec)
-        return None
+        return charge_energy(*(float(x) for x in a))
 
 
 def junction_storage(q: sp.Symbol, *P) -> "tuple[sp.Expr, EffortLaw]":
@@ -380,4 +384,4 @@ def junction_storage(q: sp.Symbol, *P) -> "tuple[sp.Expr, EffortLaw]":
     """
     v = sp.Symbol("v_" + q.name.split("_", 1)[-1], real=True)
     P = tuple(sp.sympify(a) for a in P)
-    return JunctionEnergy(q, *P), EffortLaw(v, _charge_expr(v, P), JunctionEnergyOfVoltage(v, *P))
+    return JunctionEnergy(q, *P), EffortLaw(v, _charge_expr(v, P), JunctionEnergyAt(q, v, *P))
