@@ -73,7 +73,7 @@ def _solve(eq, num, v0):
 
 
 @pytest.mark.parametrize("scheme", ["discrete_gradient", "backward_euler"])
-@pytest.mark.parametrize("va", [-1.5, 0.2, 0.62])
+@pytest.mark.parametrize("va", [-1.5, 0.62])
 def test_one_step_through_the_voltage_is_the_step_through_the_charge(scheme, va):
     m = phsym.parse(DECK)
     S = m.structure
@@ -116,8 +116,5 @@ def test_generated_loop_solves_junction_charges_through_their_voltage():
     assert np.all(np.isfinite(r.x))
     # backward Euler's gradient is the end voltage itself; the midpoint's would invert the charge law
     for scheme in ("backward_euler", "midpoint"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            s = phsym.Simulator(m, fs=48000, method=scheme)
-            s.run(duration=1e-3)
+        s = phsym.Simulator(m, fs=48000, method=scheme)
         assert ("v_D1.cj" in s._gen.unknowns) == (scheme == "backward_euler")
