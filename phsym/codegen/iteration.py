@@ -47,14 +47,28 @@ def _worst(nx: int, nv: int, efforts: Sequence[int], b: str) -> List[str]:
     return L
 
 
-def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[int, int]] = None,
-            kc: str = "", known: str = "", schur=None, efforts: Sequence[int] = ()) -> List[str]:
-    """The damped Newton iteration of one step (inside ``for k``, 8 spaces), with junction limiting
-    of the exponential terms ``terms`` of the laws (``unknown``: the index in ``v`` of each port
-    variable that is an unknown; ``kc``: ``", kc"`` when ``resjac`` and ``junc`` read step
-    constants; ``known``: the array ``resjac`` writes the junction variables into; ``schur``: the
-    direction through the constant columns, :mod:`.schur`; ``efforts``: the states whose unknown
-    is their effort's increment)."""
+def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[Tuple[str, int], int]] = None,
+                    kc: str = "", known: str = "", schur=None, efforts: Sequence[int] = ()) -> List[str]:
+    """The damped Newton iteration of one step (inside ``for k``, 8 spaces).
+
+    Parameters
+    ----------
+    nx, nv : int
+        Number of states and of Newton unknowns.
+    terms : sequence of JunctionTerm
+        Exponential terms of the laws, limited as SPICE does (:mod:`.junctions`).
+    unknown : dict of (str, int) to int, optional
+        Index in ``v`` of each junction variable that is an unknown, by
+        :attr:`~phsym.codegen.junctions.JunctionTerm.key`.
+    kc : str
+        ``", kc"`` when ``resjac`` and ``junc`` read step constants.
+    known : str
+        The array ``resjac`` writes the junction variables into (or empty).
+    schur : optional
+        The direction through the constant columns (:mod:`.schur`).
+    efforts : sequence of int
+        States whose unknown is their effort's increment.
+    """
     a, b, c = " " * 8, " " * 12, " " * 16
     call = f"resjac(x, v, ub, p, xs, h, F, Jm{kc}{', ' + known if known else ''})"
     L = ([f"{a}search = True"] if terms and efforts else []) + [f"{a}{call}"] + _norm("nrm", nv, a) + [
@@ -101,6 +115,7 @@ def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Di
                   f"{c}        d[{i}] = jvt{m} * math.log(arg) * (d[{i}] / (sn[{m}] - {so}[{m}]))",
                   f"{c}        search = False",
                   f"{c}        worst = -1.0"]
+    guard = "(search or not math.isfinite(nn)) and " if terms and efforts else ""   # a limited effort: no search
     L += [f"{b}rprev = worst",
           f"{b}for i in range({nv}):",
           f"{b}    vp[i] = v[i]",
@@ -113,7 +128,7 @@ def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Di
           f"{c}break",
           f"{b}{call}"] + _norm("nn", nv, b) + [
           f"{b}lam = 1.0",
-          f"{b}while {'(search or not math.isfinite(nn)) and ' if terms and efforts else ''}not (nn <= nrm) and lam > 1e-3:",
+          f"{b}while {guard}not (nn <= nrm) and lam > 1e-3:",
           f"{c}lam *= 0.5",
           f"{c}for i in range({nv}):",
           f"{c}    v[i] = vp[i] + lam * d[i]",

@@ -20,8 +20,8 @@ A storage that also gives its law through its effort
 with transit time, whose inverse ``v(Q)`` needs an inner iteration) is
 solved for the effort's increment in the simulator's loops (discrete
 gradient and backward Euler): ``dx = x(s0 + V) - x(s0)`` and the divided
-difference ``(H(s1) - H(s0)) / dx`` are closed forms, and ``v(Q)`` is
-inverted once per step, at its start.  It is the same step (the same
+difference ``(H(X + dx, s1) - H(X, s0)) / dx`` are closed forms, and
+``v(Q)`` is inverted once per step, at its start.  It is the same step (the same
 ``x_{k+1}``, the same power balance); only Newton's coordinates differ.
 
 The simulator's loop (:mod:`phsym.codegen.newton`) and the sensitivities of
