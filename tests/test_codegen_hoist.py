@@ -1,11 +1,12 @@
 """Step constants (phsym.codegen.hoist), shared charge inversions (codegen.printing) and the
 junction variables resjac hands to the limiter (codegen.junctions).
 
-The junction energy of a diode with a transit time inverts its charge law in
-every evaluation; at the state the step starts from it is the same in every
-Newton iteration (a step constant), and at the end point the energy and the
-voltage of the Jacobian invert the same charge (shared after CSE); the
-junction limiter's start point is the iterate resjac was just evaluated at.
+Newton solves a diode's charge with a transit time through its voltage; the
+voltage at the state the step starts from (an inversion of the charge law)
+is the same in every Newton iteration (a step constant); the junction
+limiter's start point is the iterate resjac was just evaluated at.  (The
+shared inversions of codegen.printing serve the modules that still solve
+through the charge: the midpoint scheme and the sensitivities.)
 Independent check: the same deck generated without any of the three takes
 the same steps (to Newton's tolerance since Newton solves for the junction
 voltage, whose start value enters the residual's arithmetic).
@@ -61,3 +62,18 @@ def test_hoisted_module_runs_the_same_steps(monkeypatch, tmp_path):
         a, b = getattr(hoisted, name), getattr(ref, name)
         np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-9 * np.max(np.abs(b)), err_msg=name)
     assert hoist.__doc__ and hoisted.max_balance_error < 1e-9
+
+
+def test_modules_through_the_charge_share_its_inversions():
+    # the sensitivity modules keep the charge as unknown: the discrete gradient's energy at the
+    # step's end and the Jacobian's voltage there invert the same charge once (shared after CSE)
+    from phsym.codegen.steps import step_equations
+    model = phsym.load(DECK)
+    syms = [p.symbol for p in model.netlist.parameters.values()]
+    _, psub = newton.parameter_array(syms)
+    eq = step_equations(model.structure, "discrete_gradient", psub)
+    assert eq.names[0] == "q_D1.cj"
+    source = newton.module_source(eq, syms, "discrete_gradient", "test")
+    resjac = source[source.index("def resjac("):source.index("def junc(")]
+    ends = [ln.split(" = ")[1] for ln in resjac.splitlines() if "junction_energy_v(" in ln]
+    assert ends and all("junction_voltage(" not in e for e in ends)

@@ -101,18 +101,19 @@ def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Di
         mine = sorted({(unknown or {})[t.key] for t in terms if t.key in (unknown or {})} & set(efforts))
         if mine:
             L += [f"{c}search = " + " and ".join(f"lim{i} == 1.0" for i in mine)]
-        # a forward junction's voltage falling: Newton on the exponential charge moves it by at most
-        # N Vt per iteration; the step the linearised charge asks for, Vt ln(1 + dv / Vt), is taken
-        # instead (SPICE's limiting formula, here lengthening a step towards the solution)
+        # a forward junction's voltage falling by more than half N Vt (after the limits above):
+        # Newton on the exponential charge moves it by at most N Vt per iteration; the step the
+        # linearised charge asks for, Vt ln(1 + dv / Vt) (SPICE's limiting formula, here
+        # lengthening a step towards the solution), is taken instead, at most 12 N Vt
         so = known or "so"
         for m, t in enumerate(terms):
             if t.state is None:
                 continue
             i = t.state
-            L += [f"{c}if {so}[{m}] > 0.0 and sn[{m}] < {so}[{m}]:",
-                  f"{c}    arg = 1.0 + (sn[{m}] - {so}[{m}]) / jvt{m}",
+            L += [f"{c}if {so}[{m}] > 0.0 and d[{i}] < -0.5 * jvt{m}:",
+                  f"{c}    arg = 1.0 + d[{i}] / jvt{m}",
                   f"{c}    if arg > 0.0:",
-                  f"{c}        d[{i}] = jvt{m} * math.log(arg) * (d[{i}] / (sn[{m}] - {so}[{m}]))",
+                  f"{c}        d[{i}] = max(jvt{m} * math.log(arg), -12.0 * jvt{m})",
                   f"{c}        search = False",
                   f"{c}        worst = -1.0"]
     guard = "(search or not math.isfinite(nn)) and " if terms and efforts else ""   # a limited effort: no search

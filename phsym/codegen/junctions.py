@@ -15,7 +15,8 @@ Here a junction is any term ``K exp(c w + c0)`` of a dissipative law
 reverse breakdown (``c < 0``), a user law ``I={...exp(v/...)...}``; and of
 the state law ``x(e)`` of a storage that Newton solves through its effort
 (a junction charge with transit time, ``TT Is exp(v / (N Vt))``), whose
-critical voltage is that of the conductance ``dx/de / h`` of the step.  In a
+critical voltage is SPICE's with the term's factor per step, ``K / h``, in
+place of the saturation current.  In a
 multiport law (a transistor) ``w`` may be the variable of another port of
 the device (the base-collector junction in the collector current); each
 junction is limited once, however many laws it appears in.  Its
@@ -42,7 +43,7 @@ __all__ = ["JunctionTerm", "junction_terms", "junction_exprs", "junction_code", 
 
 @dataclass(frozen=True)
 class JunctionTerm:
-    """One exponential term ``K exp(c w + c0)`` of dissipative port ``port``.
+    """One exponential term ``K exp(c w + c0)`` of dissipative port ``port`` or of a storage's state law.
 
     Attributes
     ----------
@@ -84,8 +85,8 @@ class JunctionTerm:
 
     @property
     def vcrit(self) -> sp.Expr:
-        """SPICE's critical voltage ``Vt ln(Vt / (sqrt(2) |K|))`` (a storage's term: ``K / h``, its
-        conductance in the step)."""
+        """SPICE's critical voltage ``Vt ln(Vt / (sqrt(2) |K|))`` (a storage's term: ``|K| / h``, its
+        factor per step, in place of ``|K|``)."""
         K = sp.Abs(self.K) if self.state is None else sp.Abs(self.K) / sp.Symbol("h", positive=True)
         return self.vt * sp.log(self.vt / (sp.sqrt(2) * K))
 
@@ -212,7 +213,7 @@ def known_variables(terms: Sequence[JunctionTerm], n_e: int) -> str:
     return "e" if terms and len(terms) <= n_e else ""
 
 
-def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[int, int], nv: int, ind: str,
+def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[Tuple[str, int], int], nv: int, ind: str,
                base: str = "v", kc: str = "", known: str = "") -> List[str]:
     """Lines that shorten the direction ``d`` from the unknowns ``base`` so that
     no junction variable moves beyond SPICE's limit; ``lim`` ends below 1

@@ -17,7 +17,8 @@
 With sensitivities (:mod:`phsym.codegen.sensitivity`) the same loop also
 differentiates each converged step with respect to parameters and initial
 states (extra functions ``sens`` and ``outs``, extra arguments of ``run``):
-the grey-box fit sees exactly the steps the simulator takes.
+the grey-box fit sees the steps the simulator takes (junction charges: to
+Newton's tolerance, since it solves them through the charge).
 
 Parameters enter as the float64 array ``p``, so changing them never
 regenerates or recompiles.  Every module starts with a header naming the
@@ -277,14 +278,15 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
               f"{b}if info[3] >= 2:",
               f"{c}for i in range({nv}):", f"{c}    tmp = v[i]", f"{c}    v[i] = 2.0 * v[i] - vold[i]",
               f"{c}    vold[i] = tmp"]
-        # an effort starts from its last value (no extrapolation): a junction's voltage extrapolated
-        # past its solution walks back about N Vt per iteration, and the stiff junction modes ring
-        R += [f"{c}v[{i}] = 0.0" for i in eq.by_effort]
         if terms:   # limited like a Newton step from the last step's unknowns (as SPICE does)
             R += [f"{c}for i in range({nv}):", f"{c}    d[i] = v[i] - vold[i]"]
             R += limit_step(terms, unknown, nv, c, "vold", kc)
             R += [f"{c}for i in range({nv}):", f"{c}    v[i] = vold[i] + d[i]"]
-        R += [f"{b}else:", f"{c}for i in range({nv}):", f"{c}    vold[i] = v[i]"]
+        # an effort starts from its last value (no extrapolation): a junction's voltage extrapolated
+        # past its solution walks back about N Vt per iteration, and the stiff junction modes ring
+        R += [f"{c}v[{i}] = 0.0" for i in eq.by_effort]
+        R += [f"{b}else:", f"{c}for i in range({nv}):", f"{c}    vold[i] = v[i]"] + [
+            f"{c}v[{i}] = 0.0" for i in eq.by_effort]
     R += [f"{b}for i in range({nx}):", f"{b}    wt[i] = 1.0 / (abs(x[i]) + xs[i])",
           f"{b}it = 0", f"{b}status = 0", f"{b}qi = -1", f"{b}rprev = 1e300"]
     if nv:

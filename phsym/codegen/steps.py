@@ -26,8 +26,9 @@ difference ``(H(X + dx, s1) - H(X, s0)) / dx`` are closed forms, and
 
 The simulator's loop (:mod:`phsym.codegen.newton`) and the sensitivities of
 the grey-box identification (:mod:`phsym.codegen.sensitivity`) are both
-generated from :func:`step_equations`, so a fitted model steps exactly like
-a simulated one.
+generated from :func:`step_equations`, so a fitted model steps like a
+simulated one (exactly, but for junction charges, which the sensitivities
+solve through the charge: the same steps to Newton's tolerance).
 """
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ import sympy as sp
 from .base import EffortLaw
 
 __all__ = ["depletion_energy", "depletion_charge", "breakdown_current", "charge_voltage", "charge_energy",
-           "charge_at", "voltage_energy", "JunctionVoltage", "JunctionEnergy", "JunctionEnergyAt",
+           "charge_at", "JunctionVoltage", "JunctionEnergy", "JunctionEnergyAt",
            "junction_storage"]
 
 
@@ -251,13 +251,6 @@ def charge_at(v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
     if ibv != 0.0:
         cur -= ibv * (math.exp(-(v + bv) / nvt) - math.exp(-bv / nvt))
     return qd + tt * cur
-
-
-def voltage_energy(v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
-    """``H = Q v - Phi(v)`` with ``Q = charge_at(v)``: the energy through the voltage, no inversion
-    (parameters as :func:`charge_voltage`)."""
-    return charge_energy(charge_at(v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv), v,
-                         cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv)
 
 
 def _charge_expr(v, P):
