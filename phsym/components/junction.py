@@ -38,7 +38,7 @@ import sympy as sp
 from .base import EffortLaw
 
 __all__ = ["depletion_energy", "depletion_charge", "breakdown_current", "charge_voltage", "charge_energy",
-           "charge_at", "JunctionVoltage", "JunctionEnergy", "JunctionEnergyAt",
+           "JunctionVoltage", "JunctionEnergy", "JunctionEnergyAt",
            "junction_storage"]
 
 
@@ -232,25 +232,6 @@ def charge_energy(Q, v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
             pd += ibv * nvt * (math.exp(-(v + bv) / nvt) - eb) + ibv * v * eb
         phi += tt * pd
     return Q * v - phi
-
-
-def charge_at(v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
-    """Junction charge ``q_dep(v) + TT i(v)`` at voltage ``v`` (float; parameters as
-    :func:`charge_voltage`, whose inverse it is)."""
-    a = 1.0 - m
-    vf = fc * vj
-    if v < vf:
-        qd = cjo * vj / a * (1.0 - (1.0 - v / vj) ** a)
-    else:
-        f2 = (1.0 - fc) ** (1.0 + m)
-        q_fc = cjo * vj / a * (1.0 - (1.0 - fc) ** a)
-        qd = q_fc + cjo / f2 * ((1.0 - fc * (1.0 + m)) * (v - vf) + m / (2.0 * vj) * (v * v - vf * vf))
-    if tt == 0.0:       # (0 * inf is nan where the exponentials overflow)
-        return qd
-    cur = i_s * math.expm1(v / nvt) + gmin * v
-    if ibv != 0.0:
-        cur -= ibv * (math.exp(-(v + bv) / nvt) - math.exp(-bv / nvt))
-    return qd + tt * cur
 
 
 def _charge_expr(v, P):
