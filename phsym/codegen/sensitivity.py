@@ -119,7 +119,7 @@ class SensitivityStep:
         sim = (z((N + 1, self.n_x)), z((N, self.n_u)), z(N + 1), z(N), z(N), z(N), z(N, np.int64), z(N, np.int64),
                z((1, me)), False, info)
         # Jm square: sensitivity modules factor the whole Jacobian (no Schur columns, phsym.codegen.schur)
-        work = (z(m), z((m, m)), z(m, np.int64), z(m), z(m), np.ones(m), z(mu), z(me), z(mu), z(m))
+        work = (z(m), z((m, m)), z(m, np.int64), z(m), z(m), np.ones(m), z(mu), z(me), z(mu), z(m), z(1))
         sens = (Sx, Yo, DY, bool(want), z((m, max(self.n_x, 1))), z((m, max(nf, 1))), z((m, max(ns, 1))),
                 z((max(ny, 1), m)), z((max(ny, 1), max(self.n_x, 1))), z((max(ny, 1), max(nf, 1))), z(max(ny, 1)))
         bad = self.module.run(x, z(m), np.ascontiguousarray(U, dtype=float), np.asarray(p, float),

@@ -21,7 +21,9 @@ with transit time, whose inverse ``v(Q)`` needs an inner iteration) is
 solved for the effort's increment in the simulator's loops (discrete
 gradient and backward Euler): ``dx = x(s0 + V) - x(s0)`` and the divided
 difference ``(H(X + dx, s1) - H(X, s0)) / dx`` are closed forms, and
-``v(Q)`` is inverted once per step, at its start.  It is the same step (the same
+the start voltage is a symbol ``se_i`` the loop carries from the end of
+the step before (``v(Q)`` is inverted only where the carry does not belong
+to the state: a run's start, a restored state).  It is the same step (the same
 ``x_{k+1}``, the same power balance); only Newton's coordinates differ.
 
 The simulator's loop (:mod:`phsym.codegen.newton`) and the sensitivities of
@@ -33,7 +35,7 @@ solve through the charge: the same steps to Newton's tolerance).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import sympy as sp
 from sympy.codegen.cfunctions import expm1
@@ -206,6 +208,12 @@ class StepEquations:
     by_effort: List[int] = field(default_factory=list)
     #: the effort at the step's end of each of those states (``s0 + V[i]``)
     s1: Dict[int, sp.Expr] = field(default_factory=dict)
+    #: the effort at the step's start of each of those states: its symbol ``se_i`` (the loop carries
+    #: it from step to step) and its value through the state (``v(q)``, an inversion: when the carry
+    #: does not belong to the state)
+    s0: Dict[int, Tuple[sp.Symbol, sp.Expr]] = field(default_factory=dict)
+    #: each of those storages' energy in ``x_i`` -> the same energy through ``x_i`` and ``se_i``
+    energy: Dict[sp.Expr, sp.Expr] = field(default_factory=dict)
 
     def z_of(self, j: int, w: sp.Expr) -> sp.Expr:
         """Law of dissipative port ``j`` evaluated at ``w`` (the other
@@ -258,15 +266,21 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
     dx: List[sp.Expr] = list(V)
     efforts: List[int] = []
     s1: Dict[int, sp.Expr] = {}
+    start: Dict[int, Tuple[sp.Symbol, sp.Expr]] = {}
+    energy: Dict[sp.Expr, sp.Expr] = {}
     if by_effort and scheme != "midpoint":      # the midpoint's gradient would still invert x(e)
         index = {s: i for i, s in enumerate(S.states)}
         for st in S.storages:
             if st.by_effort is None or len(st.states) != 1:
                 continue
             i = index[st.states[0]]
-            s0 = S.gradients[i].xreplace(psub).xreplace({st.states[0]: X[i]})
+            s0 = sp.Symbol(f"se_{i}", real=True)
+            start[i] = (s0, S.gradients[i].xreplace(psub).xreplace({st.states[0]: X[i]}))
+            law = st.by_effort
+            energy[st.hamiltonian.xreplace(psub).xreplace({st.states[0]: X[i]})] = \
+                law.energy.xreplace(psub).xreplace({st.states[0]: X[i], law.effort: s0})
             gbar[i], dx[i] = _effort_step(st, X[i], V[i], XS[i], s0, scheme, psub)
-            names[i] = str(st.by_effort.effort)
+            names[i] = str(law.effort)
             efforts.append(i)
             s1[i] = s0 + V[i]
     # effort-out ports whose row involves only states, inputs and other
@@ -306,7 +320,8 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
         e[nx + nw + nl + i] = UB[i]
     half = sp.Integer(1) if scheme == "backward_euler" else sp.Rational(1, 2)
     xsub = {s: X[i] + half * dx[i] for i, s in enumerate(S.states)}
-    eq = StepEquations(X, XS, UB, V, hs, names, [], e, explicit, wsym, S, psub, rows, xsub, dx, efforts, s1)
+    eq = StepEquations(X, XS, UB, V, hs, names, [], e, explicit, wsym, S, psub, rows, xsub, dx, efforts, s1,
+                       start, energy)
     for j, s in list(wsym.items()):
         dp = S.dissipative[j]
         e[nx + j] = sp.Integer(0) if dp.nullator else (eq.z_of(j, s) if dp.effort_out else s)

@@ -182,11 +182,13 @@ class NewtonLoop:
         self._increments = np.array([u == s for s, u in zip(self.states, self.unknowns)], dtype=bool)
 
     def workspace(self) -> tuple:
-        """Work arrays ``(F, Jm, piv, d, vp, wt, ub, e, y, vold)`` of the generated ``run`` (``Jm``: the
-        Jacobian, then the factors and work space of :mod:`phsym.codegen.schur`)."""
+        """Work arrays ``(F, Jm, piv, d, vp, wt, ub, e, y, vold, ve)`` of the generated ``run`` (``Jm``: the
+        Jacobian, then the factors and work space of :mod:`phsym.codegen.schur`; ``ve``: the efforts
+        carried from step to step, the states and parameters they belong to, NaN: none yet)."""
         m, mu = max(self.n_v, 1), max(self.n_u, 1)
+        ve = np.full(2 * int(np.count_nonzero(~self._increments)) + len(self.p) + 1, np.nan)
         return (np.zeros(m), np.zeros((m, 3 * m)), np.zeros(m, np.int64), np.zeros(m), np.zeros(m),
-                np.ones(m), np.zeros(mu), np.zeros(max(self.n_e, 1)), np.zeros(mu), np.zeros(m))
+                np.ones(m), np.zeros(mu), np.zeros(max(self.n_e, 1)), np.zeros(mu), np.zeros(m), ve)
 
     def carry(self, start: Optional[Mapping[str, float]] = None) -> tuple:
         """What the generated loop keeps between steps besides the state.
@@ -237,7 +239,7 @@ class NewtonLoop:
         N = U.shape[0] - 1
         A = RunArrays.allocate(N, x, self.n_u, self.n_e, rec)
         v, inf, ws = self.carry() if carry is None else carry
-        vold = ws[-1]
+        vold = ws[-2]
         self.subdivided = {}
         # controls (columns of U after the inputs) overwrite their entries of p at every step
         p = self.p.copy() if U.shape[1] > self.n_u else self.p
