@@ -122,7 +122,7 @@ def test_dc_initial_state_sensitivity(dc):
     U = np.column_stack([1.0 + 0.3 * np.sin(np.linspace(0, 6, 201))])
     est = ParameterEstimator(m, list(DC_TRUE), DC_OUT, x0="dc")
     xs = state_scales(m.structure, m.parameter_values())
-    step = est._sensitivity(m, list(DC_TRUE), DC_OUT)
+    step = est._sensitivity(m, list(DC_TRUE), DC_OUT, 0.01)
     Y, DY, bad, x = est._simulate(m, step, dict(DC_TRUE), U, 0.01, "dc", xs)
     assert bad < 0 and abs(x[2] - 0.02 * 3.0 / 10.0 * U[0, 0]) < 1e-12
     for c, name in enumerate(DC_TRUE):

@@ -55,7 +55,7 @@ MAX_BUILDS = 1
 
 _A1, _A2, _I1 = "f8[::1]", "f8[:, ::1]", "i8[::1]"
 #: Argument types of the generated ``run`` (see :mod:`phsym.codegen.steps`).
-RUN_TYPES = ([_A1, _A1, _A2, _A1, _A1, "f8", "i8", "i8", "f8", "i8", "b1", _A2, _A2, _A1, _A1, _A1, _A1, _I1, _I1,
+RUN_TYPES = ([_A1, _A1, _A2, _A1, _A1, "f8", "i8", "i8", "f8", "i8", "b1", _A2, _A2, _A1, _A1, _A1, _A1, _A1, _I1, _I1,
               _A2, "b1", _I1] + [_A1, _A2, _I1] + [_A1] * 8)
 #: Argument types of the unrolled linear ``run`` (see :mod:`phsym.codegen.linear_gen`).
 LINEAR_TYPES = [_A1, _A2, "i8", "i8", _A2, _A2, _A2, _A1, _A2, _A2, _A2, _A2, _A1, _A1, _A1, _A2, "b1"]

@@ -55,7 +55,7 @@ _SOURCE = '''
 
 @njit(cache=True, error_model="numpy", nogil=True)
 def run_many(rows, base, X0, P, XS, U, h, k0, flag, tol, maxit, rec_e, counted, kinds, cols, C, out, summ,
-             x, v, X, Y, Hh, Pd, Ps, Pc, IT, FL, E, info, F, Jm, piv, d, vp, wt, ub, e, y, vold, ve):
+             x, v, X, Y, Hh, Pd, Ps, Pc, Pn, IT, FL, E, info, F, Jm, piv, d, vp, wt, ub, e, y, vold, ve):
 ''' + _LOOP.format(what="fresh carry") + '''        v[:] = 0.0
         info[:] = 0
         F[:] = 0.0
@@ -69,7 +69,7 @@ def run_many(rows, base, X0, P, XS, U, h, k0, flag, tol, maxit, rec_e, counted, 
         y[:] = 0.0
         vold[:] = 0.0
         ve[:] = math.nan
-        bad = run(x, v, U, P[r], XS[r], h, k0, N, tol, maxit, flag, X, Y, Hh, Pd, Ps, Pc, IT, FL, E, rec_e,
+        bad = run(x, v, U, P[r], XS[r], h, k0, N, tol, maxit, flag, X, Y, Hh, Pd, Ps, Pc, Pn, IT, FL, E, rec_e,
                   info, F, Jm, piv, d, vp, wt, ub, e, y, vold, ve)
         if bad >= 0:
             summ[g, 1] = -1.0

@@ -56,7 +56,7 @@ PUBLIC = '@njit(cache=True, error_model="numpy")'
 RUN_DECORATOR = '@njit(cache=True, error_model="numpy", nogil=True)'
 
 #: Arguments of every generated ``run`` (the sensitivity variant appends more).
-RUN_ARGS = ("x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, Pc, IT, FL, E, rec_e, info, "
+RUN_ARGS = ("x, v, U, p, xs, h, k0, k1, tol, maxit, flag, X, Y, Hh, Pd, Ps, Pc, Pn, IT, FL, E, rec_e, info, "
             "F, Jm, piv, d, vp, wt, ub, e, y, vold, ve")
 SENS_ARGS = "Sx, Yo, DY, want, Fx, Fp, Sv, Gv, Gx, Gp, yo"
 
@@ -254,7 +254,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     incr = [(f"vp[{i}]", dx) for i, dx in enumerate(eq.dx)] if eq.by_effort else []
     post = block([(t, ex.xreplace(consts)) for t, ex in  # before x moves: kc still holds
                   [(f"e[{i}]", ex) for i, ex in enumerate(eq.e)] + [(f"y[{i}]", ex) for i, ex in enumerate(ys)]
-                  + [("pdis", pdiss), ("pact", pact)] + incr], sizes, " " * 8)
+                  + [("pdis", pdiss), ("pact", pact), ("pnum", eq.numerical)] + incr], sizes, " " * 8)
     args = RUN_ARGS + (", " + SENS_ARGS if sens else "")
     a, b = " " * 4, " " * 8
     R = ["", "", RUN_DECORATOR, f"def run({args}):",
@@ -310,7 +310,8 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
           f"{b}        if not math.isfinite(v[i]):",
           f"{b}            v[i] = 0.0"]
     R += post
-    R += [f"{b}Pd[k] = pdis", f"{b}ps = 0.0", f"{b}for i in range({nu}):", f"{b}    Y[k, i] = y[i]",
+    # the numerical dissipation of stiff storages stepped to the end: dissipated, and given apart
+    R += [f"{b}Pd[k] = pdis + pnum", f"{b}Pn[k] = pnum", f"{b}ps = 0.0", f"{b}for i in range({nu}):", f"{b}    Y[k, i] = y[i]",
           f"{b}    ps += y[i] * ub[i]", f"{b}Ps[k] = ps - pact", f"{b}if rec_e:", f"{b}    for i in range({ne}):",
           f"{b}        E[k, i] = e[i]"]
     if sens:
@@ -345,7 +346,8 @@ _MEMO: "Optional[weakref.WeakKeyDictionary]" = None
 
 
 def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source: str = "",
-             controls: Sequence[sp.Symbol] = (), derived: Optional[Dict[sp.Symbol, sp.Expr]] = None) -> GeneratedStep:
+             controls: Sequence[sp.Symbol] = (), derived: Optional[Dict[sp.Symbol, sp.Expr]] = None,
+             stiff: str = "scheme") -> GeneratedStep:
     """Generate, write to the cache and import the step module of ``scheme`` (memoised per structure).
 
     Parameters
@@ -366,6 +368,9 @@ def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source:
         Parameters computed from controls (``.param b={2*pos}``) as
         expressions of the independent parameters: the step evaluates them
         from ``p`` at every step instead of reading their own entry.
+    stiff : str
+        How stiff storages step (:func:`~phsym.codegen.steps.step_equations`):
+        ``"backward_euler"`` or ``"scheme"`` (default).
     """
     scheme = get_scheme(scheme, ("discrete_gradient", "midpoint", "backward_euler")).name
     global _MEMO
@@ -373,12 +378,12 @@ def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source:
         _MEMO = weakref.WeakKeyDictionary()
     memo = _MEMO.setdefault(S, {})
     derived = dict(derived or {})
-    mkey = (scheme, tuple(parameters), source, tuple(controls), tuple(sorted(map(str, derived))))
+    mkey = (scheme, tuple(parameters), source, tuple(controls), tuple(sorted(map(str, derived))), stiff)
     if mkey not in memo:
         _, psub = parameter_array(parameters)
         psub.update({d: sp.sympify(e).xreplace(psub) for d, e in derived.items()})
         index = {s: i for i, s in enumerate(parameters)}
-        eq = step_equations(S, scheme, psub, by_effort=True)
+        eq = step_equations(S, scheme, psub, by_effort=True, stiff=stiff)
         body = module_source(eq, parameters, scheme, source, controls=[index[c] for c in controls])
         key = cache_key(body, scheme)
         memo[mkey] = GeneratedStep(load_module(body, key), key, list(parameters), eq.names, S.n_x, len(eq.V),

@@ -116,7 +116,7 @@ class SensitivityStep:
         Sx = np.ascontiguousarray(S0, dtype=float).copy()
         info = np.zeros(4, dtype=np.int64)
         z = np.zeros
-        sim = (z((N + 1, self.n_x)), z((N, self.n_u)), z(N + 1), z(N), z(N), z(N), z(N, np.int64), z(N, np.int64),
+        sim = (z((N + 1, self.n_x)), z((N, self.n_u)), z(N + 1), z(N), z(N), z(N), z(N), z(N, np.int64), z(N, np.int64),
                z((1, me)), False, info)
         # Jm square: sensitivity modules factor the whole Jacobian (no Schur columns, phsym.codegen.schur)
         work = (z(m), z((m, m)), z(m, np.int64), z(m), z(m), np.ones(m), z(mu), z(me), z(mu), z(m), z(1))
@@ -140,7 +140,8 @@ def _outputs(S, labels: Sequence[str], eq, psub) -> List[sp.Expr]:
     return out
 
 
-def build_sensitivity(model, free: Sequence[str], outputs: Sequence[str], scheme: str) -> SensitivityStep:
+def build_sensitivity(model, free: Sequence[str], outputs: Sequence[str], scheme: str,
+                      stiff: str = "scheme") -> SensitivityStep:
     """Generate (or load from the cache) the sensitivity module.
 
     Parameters
@@ -153,6 +154,9 @@ def build_sensitivity(model, free: Sequence[str], outputs: Sequence[str], scheme
         Output labels: ``y(SOURCE)`` port outputs or probe labels.
     scheme : str
         ``backward_euler``, ``midpoint`` or ``discrete_gradient``.
+    stiff : str
+        How stiff storages step: ``"backward_euler"`` or ``"scheme"`` (as
+        the simulator at the data's step: :func:`phsym.common.schemes.stiff_rule`).
 
     Returns
     -------
@@ -167,7 +171,7 @@ def build_sensitivity(model, free: Sequence[str], outputs: Sequence[str], scheme
     # derived parameters that are not free follow their definitions (chain rule)
     derived = expand_derived(model.netlist.parameters, keep=free)
     psub = {s: sp.sympify(derived.get(s, s)).xreplace(to_p) for s in params}
-    eq = step_equations(S, scheme, psub)
+    eq = step_equations(S, scheme, psub, stiff=stiff)
     ys = _outputs(S, outputs, eq, psub)
     F, V, X = eq.F, eq.V, eq.X
     Pf = [to_p[s] for s in free_syms]

@@ -40,7 +40,7 @@ from typing import Dict, List, Tuple
 import sympy as sp
 from sympy.codegen.cfunctions import expm1
 
-from ..common.schemes import get_scheme
+from ..common.schemes import STIFF, get_scheme
 from ..errors import SimulationError
 from ..structure.dirac import Structure
 
@@ -96,18 +96,22 @@ def _divided_difference(H: sp.Expr, x: sp.Symbol, X: sp.Symbol, V: sp.Symbol, XS
                         (taylor, True))
 
 
-def _discrete_gradients(S: Structure, scheme: str, X, V, XS) -> List[sp.Expr]:
-    """Discrete gradient of H for ``scheme`` (states ``X``, increments ``V``, scales ``XS``)."""
+def _discrete_gradients(S: Structure, scheme: str, X, V, XS, end=frozenset()) -> List[sp.Expr]:
+    """Discrete gradient of H for ``scheme`` (states ``X``, increments ``V``, scales ``XS``); the
+    states ``end`` (of one-state storages) take the gradient at the step's end."""
     sub_mid = {s: X[i] + V[i] / 2 for i, s in enumerate(S.states)}
     sub_end = {s: X[i] + V[i] for i, s in enumerate(S.states)}
     if scheme == "midpoint":
-        return [g.xreplace(sub_mid) for g in S.gradients]
+        return [g.xreplace(sub_end if i in end else sub_mid) for i, g in enumerate(S.gradients)]
     if scheme == "backward_euler":
         return [g.xreplace(sub_end) for g in S.gradients]
     out: List[sp.Expr] = [sp.Integer(0)] * S.n_x
     index = {s: i for i, s in enumerate(S.states)}
     for st in S.storages:
         idx = [index[s] for s in st.states]
+        if len(idx) == 1 and idx[0] in end:
+            out[idx[0]] = S.gradients[idx[0]].xreplace(sub_end)
+            continue
         if len(idx) == 1:
             i = idx[0]
             out[i] = _divided_difference(st.hamiltonian, st.states[0], X[i], V[i], XS[i])
@@ -131,7 +135,7 @@ def _discrete_gradients(S: Structure, scheme: str, X, V, XS) -> List[sp.Expr]:
 
 
 def _effort_step(st, X: sp.Symbol, V: sp.Symbol, XS: sp.Symbol, s0: sp.Expr, scheme: str,
-                 psub: Dict[sp.Symbol, sp.Expr]):
+                 psub: Dict[sp.Symbol, sp.Expr], end: bool = False):
     """``(gbar, dx)`` of a storage solved through its effort (:class:`~phsym.components.base.EffortLaw`):
     ``V`` is the effort's increment from ``s0`` (the effort at the step's start).
 
@@ -141,12 +145,13 @@ def _effort_step(st, X: sp.Symbol, V: sp.Symbol, XS: sp.Symbol, s0: sp.Expr, sch
     (stationary in ``e``: the same floats as the energies of the states the
     loop records, so the power balance holds to rounding); near ``dx = 0`` its
     Taylor form ``m + x''(m) V**2 / (12 x'(m))`` at ``m = s0 + V/2``.
+    Backward Euler, and a stiff storage stepped to the end (``end``): ``s1``.
     """
     law = st.by_effort
     e, s1 = law.effort, s0 + V
     xe = law.state.xreplace(psub)
     dx = xe.xreplace({e: s1}) - xe.xreplace({e: s0})
-    if scheme == "backward_euler":
+    if scheme == "backward_euler" or end:
         return s1, dx
     He = law.energy.xreplace(psub)
     q = st.states[0]
@@ -154,6 +159,25 @@ def _effort_step(st, X: sp.Symbol, V: sp.Symbol, XS: sp.Symbol, s0: sp.Expr, sch
     taylor = m + sp.diff(xe, e, 2).xreplace({e: m}) * V ** 2 / (12 * sp.diff(xe, e).xreplace({e: m}))
     dd = (He.xreplace({q: X + dx, e: s1}) - He.xreplace({q: X, e: s0})) / dx
     return sp.Piecewise((dd, sp.Abs(dx) > DD_THRESHOLD * (sp.Abs(X) + XS)), (taylor, True)), dx
+
+
+def _numerical(S: Structure, end, X, dx, gbar, start, s1, psub) -> sp.Expr:
+    """``sum_i gbar_i dx_i - (H_i(x + dx) - H_i(x))`` over the storages stepped to the end."""
+    out = sp.Integer(0)
+    for st in S.storages:
+        i = S.states.index(st.states[0])
+        if i not in end:
+            continue
+        q = st.states[0]
+        if i in start:      # through the effort: H(x, e) at both ends
+            law = st.by_effort
+            He = law.energy.xreplace(psub)
+            dH = He.xreplace({q: X[i] + dx[i], law.effort: s1[i]}) - He.xreplace({q: X[i], law.effort: start[i][0]})
+        else:
+            H = st.hamiltonian.xreplace(psub)
+            dH = H.xreplace({q: X[i] + dx[i]}) - H.xreplace({q: X[i]})
+        out += gbar[i] * dx[i] - dH
+    return out
 
 
 def _row(S: Structure) -> Dict[int, Dict[int, sp.Expr]]:
@@ -214,6 +238,9 @@ class StepEquations:
     s0: Dict[int, Tuple[sp.Symbol, sp.Expr]] = field(default_factory=dict)
     #: each of those storages' energy in ``x_i`` -> the same energy through ``x_i`` and ``se_i``
     energy: Dict[sp.Expr, sp.Expr] = field(default_factory=dict)
+    #: power the step's end-point gradient of stiff storages dissipates (``P_num``, see ``stiff``):
+    #: ``sum (e_end dx - (H(x + dx) - H(x))) / h >= 0`` for convex ``H``; zero without them
+    numerical: sp.Expr = sp.Integer(0)
 
     def z_of(self, j: int, w: sp.Expr) -> sp.Expr:
         """Law of dissipative port ``j`` evaluated at ``w`` (the other
@@ -229,7 +256,8 @@ class StepEquations:
         return sp.Add(*[val.xreplace(self.psub) * self.e[c] for c, val in self.rows.get(r, {}).items()])
 
 
-def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by_effort: bool = False) -> StepEquations:
+def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by_effort: bool = False,
+                   stiff: str = "scheme") -> StepEquations:
     """Residual, unknowns and efforts of one step of ``scheme``.
 
     Parameters
@@ -246,13 +274,26 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
         Euler, whose gradients need no inversion then): the simulator's
         loops.  The state increments stay the unknowns otherwise (the
         sensitivities differentiate those).
+    stiff : str
+        ``"backward_euler"``: the stiff storages (``Storage.stiff``: junction
+        charges) take the gradient at the step's end whatever the scheme
+        (L-stable: their picosecond modes do not ring), and their numerical
+        dissipation is :attr:`StepEquations.numerical`; ``"scheme"``
+        (default): the scheme's gradient.  Callers resolve ``"auto"`` by the
+        step (:func:`phsym.common.schemes.stiff_rule`).
 
     Returns
     -------
     StepEquations
     """
     scheme = get_scheme(scheme, ("discrete_gradient", "midpoint", "backward_euler")).name
+    if stiff not in STIFF[1:]:
+        raise SimulationError(f"stiff must be backward_euler or scheme here (got {stiff!r})")
     nx, nw, nl, nu = S.n_x, S.n_w, S.n_lambda, S.n_u
+    index = {s: i for i, s in enumerate(S.states)}
+    # stiff one-state storages stepped to the end (nothing to change for backward Euler)
+    end = set() if stiff == "scheme" or scheme == "backward_euler" else \
+        {index[st.states[0]] for st in S.storages if st.stiff and len(st.states) == 1}
     X = [sp.Symbol(f"x_{i}", real=True) for i in range(nx)]
     XS = [sp.Symbol(f"xs_{i}", positive=True) for i in range(nx)]
     UB = [sp.Symbol(f"ub_{i}", real=True) for i in range(nu)]
@@ -262,16 +303,17 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
     V: List[sp.Symbol] = [sp.Symbol(f"v_{i}", real=True) for i in range(nx)]
     names: List[str] = [str(s) for s in S.states]
     gbar = [g.xreplace(psub).xreplace(dict(zip(tmp, V)))
-            for g in _discrete_gradients(S, scheme, X, tmp, XS)]
+            for g in _discrete_gradients(S, scheme, X, tmp, XS, end)]
     dx: List[sp.Expr] = list(V)
     efforts: List[int] = []
     s1: Dict[int, sp.Expr] = {}
     start: Dict[int, Tuple[sp.Symbol, sp.Expr]] = {}
     energy: Dict[sp.Expr, sp.Expr] = {}
-    if by_effort and scheme != "midpoint":      # the midpoint's gradient would still invert x(e)
-        index = {s: i for i, s in enumerate(S.states)}
+    if by_effort:
         for st in S.storages:
-            if st.by_effort is None or len(st.states) != 1:
+            # the midpoint's gradient would still invert x(e)
+            if st.by_effort is None or len(st.states) != 1 or (scheme == "midpoint" and
+                                                               index[st.states[0]] not in end):
                 continue
             i = index[st.states[0]]
             s0 = sp.Symbol(f"se_{i}", real=True)
@@ -279,7 +321,7 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
             law = st.by_effort
             energy[st.hamiltonian.xreplace(psub).xreplace({st.states[0]: X[i]})] = \
                 law.energy.xreplace(psub).xreplace({st.states[0]: X[i], law.effort: s0})
-            gbar[i], dx[i] = _effort_step(st, X[i], V[i], XS[i], s0, scheme, psub)
+            gbar[i], dx[i] = _effort_step(st, X[i], V[i], XS[i], s0, scheme, psub, i in end)
             names[i] = str(law.effort)
             efforts.append(i)
             s1[i] = s0 + V[i]
@@ -321,7 +363,7 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
     half = sp.Integer(1) if scheme == "backward_euler" else sp.Rational(1, 2)
     xsub = {s: X[i] + half * dx[i] for i, s in enumerate(S.states)}
     eq = StepEquations(X, XS, UB, V, hs, names, [], e, explicit, wsym, S, psub, rows, xsub, dx, efforts, s1,
-                       start, energy)
+                       start, energy, _numerical(S, end, X, dx, gbar, start, s1, psub) / hs)
     for j, s in list(wsym.items()):
         dp = S.dissipative[j]
         e[nx + j] = sp.Integer(0) if dp.nullator else (eq.z_of(j, s) if dp.effort_out else s)

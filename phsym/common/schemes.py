@@ -20,6 +20,15 @@ variables) are the values of the step at ``x_theta``.
 
 The bare word ``euler`` is ambiguous (implicit and passive, or explicit and
 not) and is refused with a hint.
+
+Stiff storages (``Storage.stiff``: junction charges, modes of picoseconds
+to nanoseconds) step by one of :data:`STIFF`: ``backward_euler`` (their
+gradient at the step's end whatever the scheme; the numerical dissipation
+is booked as ``P_num``), ``scheme`` (as the scheme says), or ``auto``: the
+first for steps of at least :data:`STIFF_STEP` (rates up to 1 MHz: audio
+and control rates, which resolve none of those modes), the second for
+shorter steps (device-level transients, which resolve them):
+:func:`stiff_rule`.
 """
 from __future__ import annotations
 
@@ -28,7 +37,12 @@ from typing import Dict, Iterable, Optional, Type
 
 from ..errors import PhsymError, SimulationInputError
 
-__all__ = ["Scheme", "SCHEMES", "ALIASES", "get_scheme", "step_inputs"]
+__all__ = ["Scheme", "SCHEMES", "ALIASES", "STIFF", "STIFF_STEP", "get_scheme", "step_inputs", "stiff_rule"]
+
+#: How stiff storages step: by the step's length (default), to the end of the step, or as the scheme says.
+STIFF = ("auto", "backward_euler", "scheme")
+#: Steps at least this long [s] take stiff storages to the end under ``stiff="auto"``.
+STIFF_STEP = 1e-6
 
 
 @dataclass(frozen=True)
@@ -130,3 +144,27 @@ def step_inputs(U, scheme: Scheme):
     if scheme.inputs == "mid":
         return 0.5 * (U[:-1] + U[1:])
     return U[1:] if scheme.inputs == "end" else U[:-1]
+
+
+def stiff_rule(stiff: str, h: float, error: Type[PhsymError] = SimulationInputError) -> str:
+    """How stiff storages step at the step ``h``: ``"backward_euler"`` or ``"scheme"``.
+
+    Parameters
+    ----------
+    stiff : str
+        One of :data:`STIFF`.
+    h : float
+        The step [s].
+    error : type
+        The :class:`~phsym.errors.PhsymError` raised for an unknown ``stiff``.
+
+    Examples
+    --------
+    >>> stiff_rule("auto", 1 / 48000), stiff_rule("auto", 1e-9), stiff_rule("scheme", 1 / 48000)
+    ('backward_euler', 'scheme', 'scheme')
+    """
+    if stiff not in STIFF:
+        raise error(f"stiff must be one of {', '.join(STIFF)} (got {stiff!r})")
+    if stiff == "auto":
+        return "backward_euler" if h >= STIFF_STEP else "scheme"
+    return stiff

@@ -117,6 +117,12 @@ class Storage:
         Whether H is quadratic (inspected when not given).
     by_effort : EffortLaw, optional
         The same law written through the effort (one state only).
+    stiff : bool, optional
+        A parasitic storage whose modes are far faster than any step a
+        simulation of the circuit takes (a junction's charge against its
+        series resistance: picoseconds): simulators step it to the end of
+        the step (L-stable) unless told otherwise, see
+        :class:`~phsym.simulation.Simulator` ``stiff``.
     """
 
     elements: Tuple[str, ...]
@@ -128,6 +134,7 @@ class Storage:
 
     quadratic: Optional[bool] = None
     by_effort: Optional[EffortLaw] = None
+    stiff: bool = False
 
     @property
     def is_quadratic(self) -> bool:

@@ -249,7 +249,7 @@ class Diode(Component):
                                       sp.Integer(0) if bv is None else self._optional("Ibv", 1e-3))
             out.branches.append(cap)
             out.storages.append(Storage((cap.name,), (q,), H, (cap.name,), (EFFORT,), (None,), quadratic=False,
-                                        by_effort=law))
+                                        by_effort=law, stiff=True))
         return Contribution(branches=out.branches, storages=out.storages, dissipations=out.dissipations)
 
 

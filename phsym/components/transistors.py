@@ -196,5 +196,5 @@ class BJT(Device):
                                       sp.Integer(1), sp.Integer(0))
             out.branches.append(br)
             out.storages.append(Storage((br.name,), (q,), H, (br.name,), (EFFORT,), (None,), quadratic=False,
-                                        by_effort=law))
+                                        by_effort=law, stiff=True))
         return out

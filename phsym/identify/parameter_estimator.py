@@ -25,7 +25,7 @@ import scipy.optimize as so
 
 from ..codegen.sensitivity import SensitivityStep, build_sensitivity
 from ..common.names import NameTable
-from ..common.schemes import get_scheme
+from ..common.schemes import get_scheme, stiff_rule
 from ..errors import IdentificationError, SimulationError, StructureError
 from ..model import Model, load
 from ..simulation.initial import dc_operating_point, initial_from_ic, state_scales
@@ -222,11 +222,12 @@ class ParameterEstimator(Estimator):
         labels = list(self.outputs) if self.outputs is not None else list(model.outputs)
         return model, names, labels
 
-    def _sensitivity(self, model: Model, free: List[str], labels: List[str]) -> SensitivityStep:
+    def _sensitivity(self, model: Model, free: List[str], labels: List[str], h: float) -> SensitivityStep:
         scheme = get_scheme(self.method, SCHEMES, IdentificationError).name
-        key = (scheme, tuple(free), tuple(labels), id(model))
+        stiff = stiff_rule("auto", h)       # junction charges step as the simulator's do at this rate
+        key = (scheme, stiff, tuple(free), tuple(labels), id(model))
         if getattr(self, "_sens", (None,))[0] != key:
-            self._sens = (key, build_sensitivity(model, free, labels, scheme))
+            self._sens = (key, build_sensitivity(model, free, labels, scheme, stiff))
         return self._sens[1]
 
     def _values(self, model: Model, pvals: Mapping[str, float]):
@@ -293,7 +294,7 @@ class ParameterEstimator(Estimator):
                           f"estimate absorbs the schemes' difference (give method={made!r})",
                           SchemeMismatchWarning, stacklevel=2)
         target = step_targets(data, scheme)
-        step = self._sensitivity(model, free, labels)
+        step = self._sensitivity(model, free, labels, data.h)
         rp = Reparam(self, model, free)
         estimate = isinstance(self.x0, str) and self.x0.lower() == "estimate"
         values0 = self._values(model, rp.start)
@@ -421,7 +422,7 @@ class ParameterEstimator(Estimator):
         model = self.model_
         data = measurements(t, u, y, model.inputs, labels, min_samples=3)
         target = step_targets(data, get_scheme(self.method))
-        step, w, xs, nf = self._sensitivity(model, free, labels), self.weights_, self._xs, len(free)
+        step, w, xs, nf = self._sensitivity(model, free, labels, data.h), self.weights_, self._xs, len(free)
 
         def fun(z):
             Y, DY, bad, _ = self._simulate(model, step, self.params_, data.U, data.h, None, xs, z)

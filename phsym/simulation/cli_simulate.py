@@ -46,6 +46,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "FILE.csv:COLUMN, sampled as the inputs are")
     p.add_argument("--method", default="auto",
                    help="auto, discrete_gradient, midpoint or backward_euler (default auto)")
+    p.add_argument("--stiff", default="auto", choices=("auto", "backward_euler", "scheme"),
+                   help="how junction charges step: backward_euler (their gradient at the step's end, "
+                        "L-stable; the energy this dissipates is P_num, part of P_diss), scheme (as "
+                        "--method says), or auto (default: backward_euler for steps of 1 us or longer)")
     p.add_argument("--x0", default=None, help="initial state: 'dc' for the DC operating point, 'ic' for "
                                               "the initial conditions (default: 'dc' for a .tran card "
                                               "without UIC, else 'ic')")
@@ -209,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         res = simulate(args.file, fs, u=u or None, duration=duration, x0=x0, params=params or None,
                        method=args.method, progress=bar, align="samples" if sampled else "grid",
+                       stiff=args.stiff,
                        controls=controls or None,
                        **deck.simulator_options())
     finally:

@@ -52,6 +52,9 @@ class RunArrays:
     Pc : ndarray
         Power of the controls on the storages (part of ``Ps``; zeros unless
         a control changes H).
+    Pn : ndarray
+        Numerical dissipation of stiff storages stepped to the end (part of
+        ``Pd``; zeros without them).
     IT, FL : ndarray of int64
         Newton iterations and status flags per step.
     E : ndarray
@@ -64,6 +67,7 @@ class RunArrays:
     Pd: np.ndarray
     Ps: np.ndarray
     Pc: np.ndarray
+    Pn: np.ndarray
     IT: np.ndarray
     FL: np.ndarray
     E: np.ndarray
@@ -96,7 +100,7 @@ class RunArrays:
             IT, FL = np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
         else:
             IT = FL = np.broadcast_to(np.zeros(1, dtype=np.int64), (N,))
-        return cls(X, np.empty((N, n_u)), np.empty(N + 1), np.empty(N), np.empty(N), np.zeros(N), IT, FL,
+        return cls(X, np.empty((N, n_u)), np.empty(N + 1), np.empty(N), np.empty(N), np.zeros(N), np.zeros(N), IT, FL,
                    np.zeros((N, n_e)) if rec else np.zeros((1, max(n_e, 1))))
 
 
@@ -246,7 +250,7 @@ class NewtonLoop:
 
         def compiled(xx, vv, UU, hh, k0, k1, AA, flag=False):
             return call(self.module.run, types, xx, vv, UU, p, self.xs, float(hh), int(k0), int(k1),
-                        self.tol, self.maxit, flag, AA.X, AA.Y, AA.Hh, AA.Pd, AA.Ps, AA.Pc, AA.IT, AA.FL, AA.E,
+                        self.tol, self.maxit, flag, AA.X, AA.Y, AA.Hh, AA.Pd, AA.Ps, AA.Pc, AA.Pn, AA.IT, AA.FL, AA.E,
                         bool(rec), inf, *ws)
 
         def steps(k0, k1):
@@ -295,7 +299,7 @@ class NewtonLoop:
             return False
         A.X[k + 1] = x
         A.Hh[k + 1] = acc.H_end
-        A.Pd[k], A.Ps[k], A.Pc[k] = acc.Pd / h, acc.Ps / h, acc.Pc / h
+        A.Pd[k], A.Ps[k], A.Pc[k], A.Pn[k] = acc.Pd / h, acc.Ps / h, acc.Pc / h, acc.Pn / h
         A.Y[k] = acc.Y[:A.Y.shape[1]] / h
         if rec:
             A.E[k] = acc.E[:A.E.shape[1]] / h

@@ -332,7 +332,8 @@ class RunPlan:
         ctl = {name: U[:, n_u + j] for j, name in enumerate(self.summary.controls)} if C is not None else None
         return SimulationResult(self.model, self.summary, grid, A.X, U[:, :n_u] if C is not None else U, A.Y, A.Hh,
                                 A.Pd, A.Ps, A.IT, A.FL, A.E if rec else None, self.probe_vector, out,
-                                controls=ctl, P_control=A.Pc if C is not None else None)
+                                controls=ctl, P_control=A.Pc if C is not None else None,
+                                P_num=A.Pn if A.Pn.any() else None)
 
     # ---------------------------------------------------------- serialisation
     def _structure(self, load: bool):

@@ -73,11 +73,15 @@ class SimulationResult:
         The control signals of the run on the grid (``N + 1`` samples).
     P_control : ndarray (N,), optional
         Power the controls did on the storages per step (part of ``P_supplied``).
+    P_num : ndarray (N,), optional
+        Numerical dissipation of the stiff storages stepped to the end per
+        step (part of ``P_diss``).
     """
 
     def __init__(self, model, names, t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts,
                  probe_vector: Callable[[str], np.ndarray], info: Dict,
-                 controls: Optional[Dict[str, np.ndarray]] = None, P_control: Optional[np.ndarray] = None):
+                 controls: Optional[Dict[str, np.ndarray]] = None, P_control: Optional[np.ndarray] = None,
+                 P_num: Optional[np.ndarray] = None):
         self.model = model
         self.names = names
         self._t = t
@@ -94,6 +98,7 @@ class SimulationResult:
         self.info = info
         self.controls: Dict[str, np.ndarray] = dict(controls or {})
         self._P_control = P_control
+        self._P_num = P_num
         self._balance: Optional[np.ndarray] = None
         self._cache: Dict[str, np.ndarray] = {}
         n = names
@@ -146,6 +151,20 @@ class SimulationResult:
             return np.zeros(self.P_diss.shape[0])
         return self._P_control
 
+    @property
+    def P_num(self) -> np.ndarray:
+        """Numerical dissipation per step, part of :attr:`P_diss` (zeros unless
+        stiff storages, junction charges, were stepped to the end of the step:
+        :class:`~phsym.simulation.Simulator` ``stiff``).
+
+        A storage whose gradient is taken at the step's end gives ``(e_end dx
+        - (H(x + dx) - H(x))) / h >= 0`` (H convex) more than its energy
+        change: that energy is dissipated by the step, not by an element.
+        """
+        if self._P_num is None:
+            return np.zeros(self.P_diss.shape[0])
+        return self._P_num
+
     # ----------------------------------------------------------- scales
     @property
     def power_scale(self) -> float:
@@ -172,7 +191,8 @@ class SimulationResult:
         """Names accepted by ``res[...]`` (any signal label is accepted too)."""
         n = self.names
         return list(n.states) + list(n.inputs) + list(self.controls) + list(n.outputs) + \
-            [p.label for p in n.probes] + ["H", "P_diss", "P_supplied", "balance"] + (["P_control"] if self.controls else [])
+            [p.label for p in n.probes] + ["H", "P_diss", "P_supplied", "balance"] + \
+            (["P_control"] if self.controls else []) + (["P_num"] if self._P_num is not None else [])
 
     def _probe(self, label: str) -> np.ndarray:
         if self.efforts is None:
@@ -193,7 +213,7 @@ class SimulationResult:
         if key in self._lookup:
             kind, i = self._lookup[key]
             return {"x": self.x, "u": self.u, "y": self.y}[kind][:, i]
-        if key in ("H", "P_diss", "P_supplied", "P_control", "balance", "t", "t_step", "iterations"):
+        if key in ("H", "P_diss", "P_supplied", "P_control", "P_num", "balance", "t", "t_step", "iterations"):
             return getattr(self, key)
         if key in self.controls:
             return self.controls[key]
@@ -223,6 +243,8 @@ class SimulationResult:
         d.update(self.controls)
         if self.controls:
             d["P_control"] = self.P_control
+        if self._P_num is not None:
+            d["P_num"] = self.P_num
         if self.efforts is not None:
             d.update(self.probes)
         return d
@@ -248,6 +270,8 @@ class SimulationResult:
         cols["P_supplied"] = pad(self.P_supplied)
         if self.controls:
             cols["P_control"] = pad(self.P_control)
+        if self._P_num is not None:
+            cols["P_num"] = pad(self.P_num)
         cols["balance"] = pad(self.balance)
         return cols
 

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from ..codegen.newton import generate
-from ..common.schemes import get_scheme
+from ..common.schemes import get_scheme, stiff_rule
 from ..errors import PhsymError, SimulationError, SimulationInputError
 from ..netlist.params import expand_derived
 from ..structure.linear import LinearPHS
@@ -68,11 +68,16 @@ class Simulator:
     linear_solver : str
         Linear path: ``"auto"`` (dense up to
         :data:`~phsym.simulation.linear.DENSE_LIMIT` unknowns), ``"dense"`` or ``"sparse"``.
+    stiff : str
+        How junction charges (stiff storages) step: ``"backward_euler"`` (gradient at the step's end:
+        no Nyquist ringing; the energy this dissipates is :attr:`SimulationResult.P_num`, in
+        ``P_diss``), ``"scheme"`` (as ``method``) or ``"auto"`` (default: the first for steps of 1 us
+        or longer; :func:`phsym.common.schemes.stiff_rule`).
     """
 
     def __init__(self, model, fs: float, method: str = "auto", *, engine: str = "auto", tol: float = 1e-12,
                  maxit: int = 200, on_error: str = "raise", record_efforts: Union[bool, str] = "auto",
-                 linear_solver: str = "auto"):
+                 linear_solver: str = "auto", stiff: str = "auto"):
         self.model = model
         self.fs = sample_rate(fs)
         self.h = 1.0 / self.fs
@@ -111,6 +116,7 @@ class Simulator:
         if linear_solver not in ("auto", "dense", "sparse"):
             raise SimulationInputError("linear_solver must be auto, dense or sparse")
         self.linear_solver = linear_solver
+        self.stiff = stiff_rule(stiff, self.h)      # "backward_euler" or "scheme" at this rate
         self._gen = None
         if engine == "newton":
             params = model.netlist.parameters
@@ -118,7 +124,7 @@ class Simulator:
             ctl = [params[c].symbol for c in controls]
             derived = {d: e for d, e in expand_derived(params).items() if e.free_symbols & set(ctl)}
             self._gen = generate(model.structure, symbols, self.scheme, source=model.netlist.file or model.name,
-                                 controls=ctl, derived=derived)
+                                 controls=ctl, derived=derived, stiff=self.stiff)
         self._plans: Dict[tuple, RunPlan] = {}
         self._fixed: Optional[FixedParts] = None
         self._summary: Optional[ModelSummary] = None

@@ -36,7 +36,7 @@ class Substeps:
 
     def __init__(self, n_u: int, n_e: int, rec: bool):
         self.Y, self.E = np.zeros(max(n_u, 1)), np.zeros(max(n_e, 1))
-        self.Pd = self.Ps = self.Pc = 0.0
+        self.Pd = self.Ps = self.Pc = self.Pn = 0.0
         self.H_end = np.nan
         self.iterations = 0
         self.count = 0
@@ -63,6 +63,7 @@ class Substeps:
         self.Pd += h * float(A.Pd[j0:j1].sum())
         self.Ps += h * float(A.Ps[j0:j1].sum())
         self.Pc += h * float(A.Pc[j0:j1].sum())
+        self.Pn += h * float(A.Pn[j0:j1].sum())
         self.iterations += int(A.IT[j0:j1].sum())
         self.count += j1 - j0
         self.H_end = float(A.Hh[j1])

@@ -88,7 +88,7 @@ class _Work:
         self.X = np.empty((N + 1, n_x))
         self.Y = np.empty((N, n_u))
         self.Hh, self.Pd, self.Ps = np.empty(N + 1), np.empty(N), np.empty(N)
-        self.Pc = np.zeros(N)
+        self.Pc, self.Pn = np.zeros(N), np.zeros(N)
         self.E = np.zeros((N, n_e)) if rec else np.zeros((1, max(n_e, 1)))
         self.x = np.empty(n_x)
         self.IT = _NO_IT
@@ -198,7 +198,7 @@ class _Batch:
         loop = self.loop0
         if self.newton:         # k0 = 0 and flag = False as arguments (see phsym.codegen.batch_driver)
             consts: tuple = (0, False, loop.tol, loop.maxit, self.rec, True)
-            work: tuple = (W.x, W.v, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.Pc, W.IT, W.FL, W.E, W.inf, *W.ws)
+            work: tuple = (W.x, W.v, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.Pc, W.Pn, W.IT, W.FL, W.E, W.inf, *W.ws)
         else:
             consts = (0, self.rec and self.n_e > 0, False)
             work = (W.x, W.X, W.Y, W.Hh, W.Pd, W.Ps, W.E, W.IT)
