@@ -162,3 +162,23 @@ def test_a_control_of_the_junction_law_inverts_at_every_step():
         r = sim.run(duration=2e-3, controls={"tt": lambda t: 20e-9 * (1 + 0.5 * np.sin(2e3 * t))})
     assert "ve[0]" not in sim._gen.source and "ve[0]" in phsym.Simulator(phsym.parse(DECK), fs=48000)._gen.source
     assert r.max_balance_error < 1e-9 and np.any(r.P_control != 0)
+
+
+def test_limiter_skips_its_trial_point_when_no_junction_moves_beyond_two_vt(monkeypatch, tmp_path):
+    # each junction variable here is a constant multiple of one unknown: the limiter evaluates junc
+    # at the trial point only when some variable moves by more than 2 Vt, with the same steps
+    from phsym.codegen import newton
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(newton, "_MEMO", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = phsym.Simulator(phsym.parse(DECK), fs=48000)
+        a = fast.run(duration=3e-3)
+        monkeypatch.setattr(newton, "linear_slopes", lambda exprs, V: None)
+        monkeypatch.setattr(newton, "_MEMO", None)
+        slow = phsym.Simulator(phsym.parse(DECK), fs=48000)
+        b = slow.run(duration=3e-3)
+    assert "* d[" in fast._gen.source and "> 2.0 * jvt0:" in fast._gen.source
+    assert "if abs(jd0" not in slow._gen.source
+    np.testing.assert_allclose(a.x, b.x, rtol=1e-12, atol=1e-12 * np.abs(b.x).max())
+    np.testing.assert_array_equal(a.iterations, b.iterations)

@@ -77,6 +77,15 @@ def test_stiff_option_is_checked_and_reaches_the_scheme():
     # midpoint: the charge stepped to the end is solved through its voltage too; as the scheme, through the charge
     assert "v_D1.cj" in phsym.Simulator(m, fs=48000, method="midpoint")._gen.unknowns
     assert "q_D1.cj" in phsym.Simulator(m, fs=48000, method="midpoint", stiff="scheme")._gen.unknowns
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = phsym.Simulator(m, fs=48000, method="midpoint").run(duration=2e-3)
+        be = phsym.Simulator(m, fs=48000, method="backward_euler").run(duration=2e-3)
+    # the midpoint rule (not exact for a non-quadratic H) is exact here: the only non-quadratic
+    # storage steps to the end and books its dissipation
+    assert r.max_balance_error < 1e-10 and np.all(r.P_num >= 0) and r.P_num.max() > 0
+    # under backward Euler every storage's numerical dissipation stays in the balance: no P_num
+    assert "P_num" not in be.labels() and np.all(be.balance <= 1e-12 * be.power_scale)
 
 
 def test_cli_stiff(tmp_path, capsys):

@@ -48,7 +48,8 @@ def _worst(nx: int, nv: int, efforts: Sequence[int], b: str) -> List[str]:
 
 
 def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[Tuple[str, int], int]] = None,
-                    kc: str = "", known: str = "", schur=None, efforts: Sequence[int] = ()) -> List[str]:
+                    kc: str = "", known: str = "", schur=None, efforts: Sequence[int] = (),
+                    slopes=None) -> List[str]:
     """The damped Newton iteration of one step (inside ``for k``, 8 spaces).
 
     Parameters
@@ -68,6 +69,9 @@ def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Di
         The direction through the constant columns (:mod:`.schur`).
     efforts : sequence of int
         States whose unknown is their effort's increment.
+    slopes : sequence of (int, sympy.Expr), optional
+        The junction variables' slopes (:func:`~phsym.codegen.junctions.linear_slopes`): the
+        limiter's fast path.
     """
     a, b, c = " " * 8, " " * 12, " " * 16
     call = f"resjac(x, v, ub, p, xs, h, F, Jm{kc}{', ' + known if known else ''})"
@@ -94,7 +98,8 @@ def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Di
           f"{b}    theta = worst / rprev",
           f"{b}    conv = theta / (1.0 - theta) * worst <= tol"]
     if terms:
-        L += [f"{b}if not conv:"] + limit_step(terms, unknown or {}, nv, c, kc=kc, known=known) + [f"{c}if lim < 1.0:",
+        L += [f"{b}if not conv:"] + limit_step(terms, unknown or {}, nv, c, kc=kc, known=known,
+                                               slopes=slopes) + [f"{c}if lim < 1.0:",
                                                            f"{c}    worst = -1.0    # no contraction test next"]
         # an effort limited alone turns the step away from Newton's direction, along which the
         # residual's norm decreases: such a step is taken whole (as SPICE takes its limited steps)

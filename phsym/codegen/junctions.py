@@ -164,11 +164,37 @@ def junction_exprs(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr],
         {t.w: wsym[t.port] if t.state is None else (esym or {})[t.state]}) for t in terms]
 
 
+def linear_slopes(exprs: Sequence[sp.Expr], V: Sequence[sp.Symbol]) -> Optional[List[Tuple[int, sp.Expr]]]:
+    """``(k, c)`` for each junction variable ``s = c v_k + ...`` that moves with one Newton unknown
+    by a slope of parameters only (``c`` free of the state, the step's constants and the
+    unknowns), or None when some variable does not.
+
+    Then a step ``d`` moves each variable by ``c d[k]``: where none moves by more than SPICE's
+    ``2 Vt``, nothing is limited and the limiter need not evaluate the trial point.
+
+    Parameters
+    ----------
+    exprs : sequence of sympy.Expr
+        The junction variables (:func:`junction_exprs`), in runtime symbols.
+    V : sequence of sympy.Symbol
+        The Newton unknowns ``v_i``.
+    """
+    out: List[Tuple[int, sp.Expr]] = []
+    for e in exprs:
+        deps = [(k, sp.diff(e, v)) for k, v in enumerate(V) if e.has(v)]
+        if len(deps) != 1 or not all(s.name == "h" or s.name.startswith("p_") for s in deps[0][1].free_symbols):
+            return None
+        out.append(deps[0])
+    return out
+
+
 def junction_code(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr], psub: Dict[sp.Symbol, sp.Expr],
                   sizes: Dict[str, int], n_p: int, consts: Optional[Dict[sp.Expr, sp.Symbol]] = None,
-                  esym: Optional[Dict[int, sp.Expr]] = None) -> Tuple[List[str], List[str]]:
+                  esym: Optional[Dict[int, sp.Expr]] = None,
+                  slopes: Optional[Sequence[Tuple[int, sp.Expr]]] = None) -> Tuple[List[str], List[str]]:
     """Source of ``junc(x, v, ub, p, xs, h[, kc])`` (the tuple of limited variables
-    ``s``) and of the constants ``jvt{m}``, ``jvc{m}`` (inside ``run``, 4 spaces).
+    ``s``) and of the constants ``jvt{m}``, ``jvc{m}`` (and ``jd{m}``, the slopes) inside ``run``,
+    4 spaces.
 
     Parameters
     ----------
@@ -187,6 +213,8 @@ def junction_code(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr], psub:
         Step constants (:mod:`phsym.codegen.hoist`), read from the tuple ``kc``.
     esym : dict of int to sympy.Expr, optional
         Effort at the step's end of each state solved through its effort.
+    slopes : sequence of (int, sympy.Expr), optional
+        From :func:`linear_slopes`.
     """
     consts = consts or {}
     exprs = [(f"s{m}", e.xreplace(consts)) for m, e in enumerate(junction_exprs(terms, wsym, psub, esym))]
@@ -195,7 +223,8 @@ def junction_code(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr], psub:
     func += block(exprs, sizes)
     func += ["    return (" + "".join(f"s{m}, " for m in range(len(terms))) + ")"]
     consts = block([(f"jvt{m}", t.vt.xreplace(psub)) for m, t in enumerate(terms)]
-                   + [(f"jvc{m}", t.vcrit.xreplace(psub)) for m, t in enumerate(terms)], {"p": n_p})
+                   + [(f"jvc{m}", t.vcrit.xreplace(psub)) for m, t in enumerate(terms)]
+                   + [(f"jd{m}", c) for m, (_, c) in enumerate(slopes or ())], {"p": n_p})
     return func, consts
 
 
@@ -214,7 +243,8 @@ def known_variables(terms: Sequence[JunctionTerm], n_e: int) -> str:
 
 
 def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[Tuple[str, int], int], nv: int, ind: str,
-               base: str = "v", kc: str = "", known: str = "") -> List[str]:
+               base: str = "v", kc: str = "", known: str = "",
+               slopes: Optional[Sequence[Tuple[int, sp.Expr]]] = None) -> List[str]:
     """Lines that shorten the direction ``d`` from the unknowns ``base`` so that
     no junction variable moves beyond SPICE's limit; ``lim`` ends below 1
     when anything was limited.
@@ -241,14 +271,22 @@ def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[Tuple[str, int], int
     known : str
         An array already holding the junction variables at ``base`` (``resjac``
         writes them when it was last called there), instead of calling ``junc``.
+    slopes : sequence of (int, sympy.Expr), optional
+        From :func:`linear_slopes` (the constants ``jd{m}``): the limiter runs only when a
+        variable moves by more than ``2 Vt`` (the same steps, without evaluating ``junc``
+        on most iterations).
     """
     own = sorted({unknown[t.key] for t in terms if t.key in unknown})
     so = known or "so"
+    head = [f"{ind}lim = 1.0"] + [f"{ind}lim{i} = 1.0" for i in own]
+    if slopes:
+        head.append(f"{ind}if " + " or ".join(f"abs(jd{m} * d[{k}]) > 2.0 * jvt{m}"
+                                               for m, (k, _) in enumerate(slopes)) + ":")
+        ind += "    "
     L = ([] if known else [f"{ind}so = junc(x, {base}, ub, p, xs, h{kc})"]) + [
          f"{ind}for i in range({nv}):",
          f"{ind}    vp[i] = {base}[i] + d[i]",
-         f"{ind}sn = junc(x, vp, ub, p, xs, h{kc})",
-         f"{ind}lim = 1.0"] + [f"{ind}lim{i} = 1.0" for i in own]
+         f"{ind}sn = junc(x, vp, ub, p, xs, h{kc})"]
     for m, t in enumerate(terms):
         target = f"lim{unknown[t.key]}" if t.key in unknown else "lim"
         L += [f"{ind}if sn[{m}] > jvc{m} and abs(sn[{m}] - {so}[{m}]) > 2.0 * jvt{m}:",
@@ -265,4 +303,4 @@ def limit_step(terms: Sequence[JunctionTerm], unknown: Dict[Tuple[str, int], int
           f"{ind}        d[i] *= lim"]
     for i in own:
         L += [f"{ind}d[{i}] *= lim{i}", f"{ind}lim = min(lim, lim{i})"]
-    return L
+    return head + L

@@ -40,7 +40,7 @@ from .batch_driver import driver_source
 from .cache import cache_key, load_module
 from .hoist import carries, carry_lines, hoisted_lines, law_check, start_lines, step_constants
 from .iteration import iteration_lines
-from .junctions import junction_code, junction_exprs, junction_terms, known_variables, limit_step
+from .junctions import junction_code, junction_exprs, junction_terms, known_variables, limit_step, linear_slopes
 from .printing import block, unroll
 from .schur import IMPORT as SCHUR_IMPORT, globals_lines, prologue_lines, split
 from .steps import DD_THRESHOLD, StepEquations, step_equations
@@ -85,6 +85,8 @@ class GeneratedStep:
         The module's Python source.
     controls : list of str
         Parameters driven by signals (columns ``n_u + j`` of ``U``).
+    numerical : bool
+        Whether the loop books a numerical dissipation (``Pn``: stiff storages stepped to the end).
     """
 
     module: object
@@ -99,6 +101,7 @@ class GeneratedStep:
     scheme: str = ""
     source: str = ""
     controls: List[str] = field(default_factory=list)
+    numerical: bool = False
 
 
 @dataclass
@@ -193,6 +196,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     # beside its charge) is limited with that effort's unknown, not by a common factor of the whole step
     unknown.update({("w", j): i for i in eq.by_effort for j, w in eq.wsym.items() if w == eq.e[i]})
     jexprs = junction_exprs(terms, eq.wsym, eq.psub, eq.s1)
+    slopes = None if sens else linear_slopes(jexprs, eq.V)     # the limiter's fast path
     jac_idx = [((r, c), dv) for r in range(nv) for c in range(nv) if (dv := sp.diff(eq.F[r], eq.V[c])) != 0]
     # constant Jacobian entries once per run, the direction through the constant columns (not sensitivities)
     cut = None if sens else split(jac_idx, nv, parameter_array(parameters)[0], eq.h, controls)
@@ -243,7 +247,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
         L += ["    return"]
     jconsts: List[str] = []
     if terms:
-        jfunc, jconsts = junction_code(terms, eq.wsym, eq.psub, sizes, P, consts, eq.s1)
+        jfunc, jconsts = junction_code(terms, eq.wsym, eq.psub, sizes, P, consts, eq.s1, slopes)
         L += [""] + jfunc
     if sens:
         L += [""] + sens.functions
@@ -254,7 +258,8 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     incr = [(f"vp[{i}]", dx) for i, dx in enumerate(eq.dx)] if eq.by_effort else []
     post = block([(t, ex.xreplace(consts)) for t, ex in  # before x moves: kc still holds
                   [(f"e[{i}]", ex) for i, ex in enumerate(eq.e)] + [(f"y[{i}]", ex) for i, ex in enumerate(ys)]
-                  + [("pdis", pdiss), ("pact", pact), ("pnum", eq.numerical)] + incr], sizes, " " * 8)
+                  + [("pdis", pdiss), ("pact", pact), ("pnum", sp.Integer(0) if sens else eq.numerical)]
+                  + incr], sizes, " " * 8)
     args = RUN_ARGS + (", " + SENS_ARGS if sens else "")
     a, b = " " * 4, " " * 8
     R = ["", "", RUN_DECORATOR, f"def run({args}):",
@@ -287,7 +292,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
               f"{c}    vold[i] = tmp"]
         if terms:   # limited like a Newton step from the last step's unknowns (as SPICE does)
             R += [f"{c}for i in range({nv}):", f"{c}    d[i] = v[i] - vold[i]"]
-            R += limit_step(terms, unknown, nv, c, "vold", kc)
+            R += limit_step(terms, unknown, nv, c, "vold", kc, slopes=slopes)
             R += [f"{c}for i in range({nv}):", f"{c}    v[i] = vold[i] + d[i]"]
         # an effort starts from its last value (no extrapolation): a junction's voltage extrapolated
         # past its solution walks back about N Vt per iteration, and the stiff junction modes ring
@@ -297,7 +302,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     R += [f"{b}for i in range({nx}):", f"{b}    wt[i] = 1.0 / (abs(x[i]) + xs[i])",
           f"{b}it = 0", f"{b}status = 0", f"{b}qi = -1", f"{b}rprev = 1e300"]
     if nv:
-        R += iteration_lines(nx, nv, terms, unknown, kc, known, cut, eq.by_effort)
+        R += iteration_lines(nx, nv, terms, unknown, kc, known, cut, eq.by_effort, slopes)
     R += [f"{b}IT[k] = it",
           f"{b}if status != 0:",
           f"{b}    FL[k] = status",
@@ -388,7 +393,7 @@ def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source:
         key = cache_key(body, scheme)
         memo[mkey] = GeneratedStep(load_module(body, key), key, list(parameters), eq.names, S.n_x, len(eq.V),
                                    S.size, S.n_u, [S.dissipative[j].element for j in eq.explicit], scheme, body,
-                                   [str(c) for c in controls])
+                                   [str(c) for c in controls], eq.numerical != 0)
     return memo[mkey]
 
 

@@ -19,7 +19,8 @@ A storage that also gives its law through its effort
 (:class:`~phsym.components.base.EffortLaw`: a junction charge ``Q(v)``
 with transit time, whose inverse ``v(Q)`` needs an inner iteration) is
 solved for the effort's increment in the simulator's loops (discrete
-gradient and backward Euler): ``dx = x(s0 + V) - x(s0)`` and the divided
+gradient and backward Euler, and the midpoint rule for stiff storages
+stepped to the end): ``dx = x(s0 + V) - x(s0)`` and the divided
 difference ``(H(X + dx, s1) - H(X, s0)) / dx`` are closed forms, and
 the start voltage is a symbol ``se_i`` the loop carries from the end of
 the step before (``v(Q)`` is inverted only where the carry does not belong
@@ -35,12 +36,12 @@ solve through the charge: the same steps to Newton's tolerance).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Tuple
+from typing import AbstractSet, Dict, List, Tuple
 
 import sympy as sp
 from sympy.codegen.cfunctions import expm1
 
-from ..common.schemes import STIFF, get_scheme
+from ..common.schemes import get_scheme
 from ..errors import SimulationError
 from ..structure.dirac import Structure
 
@@ -96,7 +97,7 @@ def _divided_difference(H: sp.Expr, x: sp.Symbol, X: sp.Symbol, V: sp.Symbol, XS
                         (taylor, True))
 
 
-def _discrete_gradients(S: Structure, scheme: str, X, V, XS, end=frozenset()) -> List[sp.Expr]:
+def _discrete_gradients(S: Structure, scheme: str, X, V, XS, end: AbstractSet[int] = frozenset()) -> List[sp.Expr]:
     """Discrete gradient of H for ``scheme`` (states ``X``, increments ``V``, scales ``XS``); the
     states ``end`` (of one-state storages) take the gradient at the step's end."""
     sub_mid = {s: X[i] + V[i] / 2 for i, s in enumerate(S.states)}
@@ -161,7 +162,9 @@ def _effort_step(st, X: sp.Symbol, V: sp.Symbol, XS: sp.Symbol, s0: sp.Expr, sch
     return sp.Piecewise((dd, sp.Abs(dx) > DD_THRESHOLD * (sp.Abs(X) + XS)), (taylor, True)), dx
 
 
-def _numerical(S: Structure, end, X, dx, gbar, start, s1, psub) -> sp.Expr:
+def _numerical(S: Structure, end: AbstractSet[int], X: List[sp.Symbol], dx: List[sp.Expr], gbar: List[sp.Expr],
+               start: Dict[int, Tuple[sp.Symbol, sp.Expr]], s1: Dict[int, sp.Expr],
+               psub: Dict[sp.Symbol, sp.Expr]) -> sp.Expr:
     """``sum_i gbar_i dx_i - (H_i(x + dx) - H_i(x))`` over the storages stepped to the end."""
     out = sp.Integer(0)
     for st in S.storages:
@@ -271,7 +274,8 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
     by_effort : bool
         Solve for the effort's increment of the storages that give their law
         through it (``Storage.by_effort``; discrete gradient and backward
-        Euler, whose gradients need no inversion then): the simulator's
+        Euler, and any scheme for stiff storages stepped to the end, whose
+        gradients need no inversion then): the simulator's
         loops.  The state increments stay the unknowns otherwise (the
         sensitivities differentiate those).
     stiff : str
@@ -287,7 +291,7 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
     StepEquations
     """
     scheme = get_scheme(scheme, ("discrete_gradient", "midpoint", "backward_euler")).name
-    if stiff not in STIFF[1:]:
+    if stiff not in ("backward_euler", "scheme"):      # "auto" is resolved by the step (stiff_rule)
         raise SimulationError(f"stiff must be backward_euler or scheme here (got {stiff!r})")
     nx, nw, nl, nu = S.n_x, S.n_w, S.n_lambda, S.n_u
     index = {s: i for i, s in enumerate(S.states)}

@@ -121,8 +121,8 @@ class Storage:
         A parasitic storage whose modes are far faster than any step a
         simulation of the circuit takes (a junction's charge against its
         series resistance: picoseconds): simulators step it to the end of
-        the step (L-stable) unless told otherwise, see
-        :class:`~phsym.simulation.Simulator` ``stiff``.
+        steps of at least :data:`~phsym.common.schemes.STIFF_STEP` (L-stable),
+        see :class:`~phsym.simulation.Simulator` ``stiff``.
     """
 
     elements: Tuple[str, ...]

@@ -9,6 +9,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from ..clitools import ProgressBar
+from ..common.schemes import STIFF
 from ..errors import SimulationError
 from .audio import WAV_FORMATS, read_wav
 
@@ -46,7 +47,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "FILE.csv:COLUMN, sampled as the inputs are")
     p.add_argument("--method", default="auto",
                    help="auto, discrete_gradient, midpoint or backward_euler (default auto)")
-    p.add_argument("--stiff", default="auto", choices=("auto", "backward_euler", "scheme"),
+    p.add_argument("--stiff", default="auto", choices=STIFF,
                    help="how junction charges step: backward_euler (their gradient at the step's end, "
                         "L-stable; the energy this dissipates is P_num, part of P_diss), scheme (as "
                         "--method says), or auto (default: backward_euler for steps of 1 us or longer)")

@@ -162,14 +162,17 @@ class NewtonLoop:
         The generated module when already imported.
     prefer_aot : bool
         Use the ahead-of-time extension when built (warm starts).
+    numerical : bool
+        Whether the module books a numerical dissipation (``Pn``, :attr:`SimulationResult.P_num`).
     """
 
     KIND = "newton"
 
     def __init__(self, key: str, n_v: int, n_u: int, n_e: int, states: Sequence[str], unknowns: Sequence[str],
                  p: np.ndarray, xs: np.ndarray, tol: float, maxit: int, flag: bool, module=None,
-                 prefer_aot: bool = False):
+                 prefer_aot: bool = False, numerical: bool = False):
         self.key = key
+        self.numerical = bool(numerical)
         self.n_v, self.n_u, self.n_e = int(n_v), int(n_u), int(n_e)
         self.states: List[str] = list(states)
         self.unknowns: List[str] = list(unknowns)
@@ -315,7 +318,7 @@ class NewtonLoop:
         """``(meta, arrays)`` describing this loop (see :meth:`from_arrays`)."""
         meta = {"kind": self.KIND, "key": self.key, "n_v": self.n_v, "n_u": self.n_u, "n_e": self.n_e,
                 "states": self.states, "unknowns": self.unknowns, "tol": self.tol, "maxit": self.maxit,
-                "flag": self.flag}
+                "flag": self.flag, "numerical": self.numerical}
         return meta, {"p": self.p, "xs": self.xs}
 
     @classmethod
@@ -330,6 +333,7 @@ class NewtonLoop:
             The loop's arrays.
         """
         return cls(meta["key"], meta["n_v"], meta["n_u"], meta["n_e"], meta["states"], meta["unknowns"],
-                   arrays["p"], arrays["xs"], meta["tol"], meta["maxit"], meta["flag"], prefer_aot=True)
+                   arrays["p"], arrays["xs"], meta["tol"], meta["maxit"], meta["flag"], prefer_aot=True,
+                   numerical=bool(meta.get("numerical", False)))
 
 

@@ -333,7 +333,7 @@ class RunPlan:
         return SimulationResult(self.model, self.summary, grid, A.X, U[:, :n_u] if C is not None else U, A.Y, A.Hh,
                                 A.Pd, A.Ps, A.IT, A.FL, A.E if rec else None, self.probe_vector, out,
                                 controls=ctl, P_control=A.Pc if C is not None else None,
-                                P_num=A.Pn if A.Pn.any() else None)
+                                P_num=A.Pn if getattr(self.loop, "numerical", False) else None)
 
     # ---------------------------------------------------------- serialisation
     def _structure(self, load: bool):

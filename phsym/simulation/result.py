@@ -154,12 +154,15 @@ class SimulationResult:
     @property
     def P_num(self) -> np.ndarray:
         """Numerical dissipation per step, part of :attr:`P_diss` (zeros unless
-        stiff storages, junction charges, were stepped to the end of the step:
-        :class:`~phsym.simulation.Simulator` ``stiff``).
+        stiff storages, junction charges, were stepped to the end of the step
+        under the discrete gradient or the midpoint rule:
+        :class:`~phsym.simulation.Simulator` ``stiff``; under backward Euler
+        every storage's numerical dissipation stays in :attr:`balance`).
 
         A storage whose gradient is taken at the step's end gives ``(e_end dx
-        - (H(x + dx) - H(x))) / h >= 0`` (H convex) more than its energy
-        change: that energy is dissipated by the step, not by an element.
+        - (H(x + dx) - H(x))) / h >= 0`` (H convex; up to rounding) more than
+        its energy change: that energy is dissipated by the step, not by an
+        element.
         """
         if self._P_num is None:
             return np.zeros(self.P_diss.shape[0])

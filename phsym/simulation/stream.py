@@ -201,7 +201,8 @@ class Stream:
         ctl = {c: U[:, n_u + j] for j, c in enumerate(plan.summary.controls)}
         self.last = SimulationResult(plan.model, plan.summary, t, A.X, U[:, :n_u], A.Y, A.Hh, A.Pd, A.Ps, A.IT,
                                      A.FL, A.E, plan.probe_vector, info, controls=ctl,
-                                     P_control=A.Pc if ctl else None, P_num=A.Pn if A.Pn.any() else None)
+                                     P_control=A.Pc if ctl else None,
+                                     P_num=A.Pn if getattr(plan.loop, "numerical", False) else None)
         self._u_prev = S[-1].copy()
         self._held = [float(v) for v in S[-1, n_u:]]
         self.samples += S.shape[0]
