@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -182,3 +183,26 @@ def test_limiter_skips_its_trial_point_when_no_junction_moves_beyond_two_vt(monk
     assert "if abs(jd0" not in slow._gen.source
     np.testing.assert_allclose(a.x, b.x, rtol=1e-12, atol=1e-12 * np.abs(b.x).max())
     np.testing.assert_array_equal(a.iterations, b.iterations)
+
+
+def test_transistor_ports_across_their_junction_charges_are_not_unknowns(monkeypatch, tmp_path):
+    # a BJT's junction ports sit across its junction charges: their variables are those charges'
+    # voltages, eliminated from the step together; the steps are those with the ports as unknowns
+    from phsym.codegen import newton, steps
+    deck = Path(__file__).parent / "decks" / "bjt_common_emitter.cir"
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(newton, "_MEMO", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = phsym.Simulator(phsym.load(deck), fs=48000)
+        a = sim.run(duration=5e-3, x0="dc")
+        monkeypatch.setattr(steps, "_pinned_multiports", lambda *args: [])
+        monkeypatch.setattr(newton, "_MEMO", None)
+        ref = phsym.Simulator(phsym.load(deck), fs=48000)
+        b = ref.run(duration=5e-3, x0="dc")
+    assert "w_Q1.be" in ref._gen.unknowns and "w_Q1.be" not in sim._gen.unknowns
+    assert len(sim._gen.unknowns) == len(ref._gen.unknowns) - 2
+    assert a.max_balance_error < 1e-10 and b.max_balance_error < 1e-10
+    scale = np.abs(b.x).max(axis=0)
+    assert np.max(np.abs(a.x - b.x) / scale) < 1e-9
+    assert a.iterations.max() <= 4

@@ -13,7 +13,10 @@ Effort-out dissipative ports whose row of ``J`` involves only states,
 inputs and other explicit ports are eliminated (``w_j = (J e)_j``), so e.g.
 a diode clipper has only ``dx`` as Newton unknown.  The ports of a
 multiport (a transistor's junctions, whose laws read each other's
-variables) always stay unknowns.
+variables) stay unknowns, unless every row of the multiport reads only
+states and inputs (in the simulator's loops: a transistor's junctions
+across their own junction charges, whose variables are those charges'
+voltages): then they are eliminated together.
 
 A storage that also gives its law through its effort
 (:class:`~phsym.components.base.EffortLaw`: a junction charge ``Q(v)``
@@ -183,6 +186,30 @@ def _numerical(S: Structure, end: AbstractSet[int], X: List[sp.Symbol], dx: List
     return out
 
 
+def _pinned_multiports(S: Structure, rows: Dict[int, Dict[int, sp.Expr]], multi: AbstractSet[int],
+                       ublk: AbstractSet[int]) -> List[int]:
+    """Ports of the multiports whose rows of ``J`` read only states and inputs (a transistor's
+    junctions across its own junction charges: each port variable is a storage's effort): their
+    variables are those expressions, not Newton unknowns, as for one-port laws.  Their laws read
+    each other's variables, which are all known then."""
+    nx, out, seen = S.n_x, [], set()
+    for j in sorted(multi):
+        if j in seen:
+            continue
+        group, todo = set(), [j]
+        while todo:         # the ports the laws read, both ways
+            k = todo.pop()
+            if k not in group:
+                group.add(k)
+                todo += list(S.dissipative[k].coupled)
+                todo += [m for m in multi if k in S.dissipative[m].coupled]
+        seen |= group
+        if all(S.dissipative[k].effort_out and not S.dissipative[k].nullator and not S.dissipative[k].active
+               and all(c < nx or c in ublk for c in rows.get(nx + k, {})) for k in group):
+            out += sorted(group)
+    return out
+
+
 def _row(S: Structure) -> Dict[int, Dict[int, sp.Expr]]:
     rows: Dict[int, Dict[int, sp.Expr]] = {}
     for (r, c), val in S.J.items():
@@ -346,6 +373,8 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
             if all(c < nx or c in ublk or (nx <= c < nx + nw and (c - nx) in explicit) for c in cols):
                 explicit.append(j)
                 changed = True
+    if by_effort:
+        explicit += _pinned_multiports(S, rows, multi, ublk)
     wsym: Dict[int, sp.Expr] = {}
     for j, dp in enumerate(S.dissipative):
         if j not in explicit:
@@ -376,10 +405,12 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
         progressed = False
         for j in list(pending):
             cols = rows.get(nx + j, {})
-            if all(not (nx <= c < nx + nw) or (c - nx) not in pending for c in cols):
-                w = sp.Add(*[val.xreplace(psub) * e[c] for c, val in cols.items()])
-                wsym[j] = w
-                e[nx + j] = eq.z_of(j, w)
+            if j not in wsym and all(not (nx <= c < nx + nw) or (c - nx) not in pending for c in cols):
+                wsym[j] = sp.Add(*[val.xreplace(psub) * e[c] for c, val in cols.items()])
+                progressed = True
+            # a multiport's law reads its other ports: once all of them are known
+            if j in wsym and all(k in wsym for k in S.dissipative[j].coupled):
+                e[nx + j] = eq.z_of(j, wsym[j])
                 pending.remove(j)
                 progressed = True
         if not progressed:   # J is skew (J_jj = 0), so a cycle means a bug upstream
