@@ -206,3 +206,16 @@ def test_transistor_ports_across_their_junction_charges_are_not_unknowns(monkeyp
     scale = np.abs(b.x).max(axis=0)
     assert np.max(np.abs(a.x - b.x) / scale) < 1e-9
     assert a.iterations.max() <= 4
+
+
+@pytest.mark.parametrize("deck, scheme, stiff, pinned", [
+    ("bjt_common_emitter", "discrete_gradient", "backward_euler", True),
+    ("bjt_common_emitter", "midpoint", "scheme", False),       # charges through the charge: ports stay
+    ("mosfet_common_source", "discrete_gradient", "backward_euler", False),   # plain gate capacitors
+])
+def test_only_ports_across_junction_charges_solved_through_their_voltage_are_pinned(deck, scheme, stiff, pinned):
+    m = phsym.load(Path(__file__).parent / "decks" / f"{deck}.cir")
+    P, psub = parameter_array([p.symbol for p in m.netlist.parameters.values()])
+    eq = step_equations(m.structure, scheme, psub, by_effort=True, stiff=stiff)
+    ports = [str(dp.w) for dp in m.structure.dissipative if dp.coupled]
+    assert ports and all((w in eq.names) != pinned for w in ports), (eq.names, ports)

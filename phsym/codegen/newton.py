@@ -194,7 +194,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     unknown.update({("x", i): i for i in eq.by_effort})
     # a port whose variable is the effort of a storage solved through its effort (a junction's current
     # beside its charge) is limited with that effort's unknown, not by a common factor of the whole step
-    unknown.update({("w", j): i for i in eq.by_effort for j, w in eq.wsym.items() if w == eq.e[i]})
+    unknown.update({("w", j): i for i in eq.by_effort for j, w in eq.wsym.items() if w in (eq.e[i], -eq.e[i])})
     jexprs = junction_exprs(terms, eq.wsym, eq.psub, eq.s1)
     slopes = None if sens else linear_slopes(jexprs, eq.V)     # the limiter's fast path
     jac_idx = [((r, c), dv) for r in range(nv) for c in range(nv) if (dv := sp.diff(eq.F[r], eq.V[c])) != 0]

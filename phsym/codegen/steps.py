@@ -13,10 +13,10 @@ Effort-out dissipative ports whose row of ``J`` involves only states,
 inputs and other explicit ports are eliminated (``w_j = (J e)_j``), so e.g.
 a diode clipper has only ``dx`` as Newton unknown.  The ports of a
 multiport (a transistor's junctions, whose laws read each other's
-variables) stay unknowns, unless every row of the multiport reads only
-states and inputs (in the simulator's loops: a transistor's junctions
-across their own junction charges, whose variables are those charges'
-voltages): then they are eliminated together.
+variables) stay unknowns, unless every row of the multiport is one storage
+solved through its effort (in the simulator's loops: a transistor's
+junctions across their own junction charges, whose variables are those
+charges' voltages): then they are eliminated together.
 
 A storage that also gives its law through its effort
 (:class:`~phsym.components.base.EffortLaw`: a junction charge ``Q(v)``
@@ -34,7 +34,8 @@ The simulator's loop (:mod:`phsym.codegen.newton`) and the sensitivities of
 the grey-box identification (:mod:`phsym.codegen.sensitivity`) are both
 generated from :func:`step_equations`, so a fitted model steps like a
 simulated one (exactly, but for junction charges, which the sensitivities
-solve through the charge: the same steps to Newton's tolerance).
+solve through the charge, and the transistor ports across them, which stay
+their unknowns: the same steps to Newton's tolerance).
 """
 from __future__ import annotations
 
@@ -187,11 +188,12 @@ def _numerical(S: Structure, end: AbstractSet[int], X: List[sp.Symbol], dx: List
 
 
 def _pinned_multiports(S: Structure, rows: Dict[int, Dict[int, sp.Expr]], multi: AbstractSet[int],
-                       ublk: AbstractSet[int]) -> List[int]:
-    """Ports of the multiports whose rows of ``J`` read only states and inputs (a transistor's
-    junctions across its own junction charges: each port variable is a storage's effort): their
-    variables are those expressions, not Newton unknowns, as for one-port laws.  Their laws read
-    each other's variables, which are all known then."""
+                       efforts: AbstractSet[int]) -> List[int]:
+    """Ports of the multiports whose every row of ``J`` is one storage solved through its effort
+    (a transistor's junctions across its own junction charges: each port variable is a junction
+    voltage Newton already solves for): their variables are those efforts, not Newton unknowns,
+    as for one-port laws, and each keeps its own SPICE limit through that effort's unknown.
+    Their laws read each other's variables, which are all known then."""
     nx, out, seen = S.n_x, [], set()
     for j in sorted(multi):
         if j in seen:
@@ -205,7 +207,7 @@ def _pinned_multiports(S: Structure, rows: Dict[int, Dict[int, sp.Expr]], multi:
                 todo += [m for m in multi if k in S.dissipative[m].coupled]
         seen |= group
         if all(S.dissipative[k].effort_out and not S.dissipative[k].nullator and not S.dissipative[k].active
-               and all(c < nx or c in ublk for c in rows.get(nx + k, {})) for k in group):
+               and len(rows.get(nx + k, {})) == 1 and set(rows.get(nx + k, {})) <= set(efforts) for k in group):
             out += sorted(group)
     return out
 
@@ -359,7 +361,8 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
     # effort-out ports whose row involves only states, inputs and other
     # explicit ports are eliminated: w_j = (J e)_j
     ublk = set(range(S.block("u").start, S.block("u").stop))
-    # the ports of a multiport stay unknowns: their laws read each other
+    # the ports of a multiport stay unknowns (their laws read each other), but for those pinned
+    # to junction voltages (below)
     multi = {j for j, dp in enumerate(S.dissipative) if dp.coupled}
     multi |= {k for dp in S.dissipative for k in dp.coupled}
     explicit: List[int] = []
@@ -374,7 +377,7 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
                 explicit.append(j)
                 changed = True
     if by_effort:
-        explicit += _pinned_multiports(S, rows, multi, ublk)
+        explicit += _pinned_multiports(S, rows, multi, set(efforts))
     wsym: Dict[int, sp.Expr] = {}
     for j, dp in enumerate(S.dissipative):
         if j not in explicit:
