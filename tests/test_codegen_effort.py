@@ -219,3 +219,32 @@ def test_only_ports_across_junction_charges_solved_through_their_voltage_are_pin
     eq = step_equations(m.structure, scheme, psub, by_effort=True, stiff=stiff)
     ports = [str(dp.w) for dp in m.structure.dissipative if dp.coupled]
     assert ports and all((w in eq.names) != pinned for w in ports), (eq.names, ports)
+
+
+def test_settled_junction_voltages_are_extrapolated(monkeypatch):
+    """A junction charge stepped to the end (no ringing mode) has its voltage increment predicted from
+    the last two steps' increments: the same steps as restarting from no change (to Newton's
+    tolerance), fewer iterations; stepped by the scheme it restarts from no change."""
+    from phsym.codegen import newton, steps
+    fast = phsym.Simulator(phsym.parse(DECK), 48000.0)
+    eq = steps.step_equations(phsym.parse(DECK).structure, "discrete_gradient", {}, by_effort=True,
+                              stiff="backward_euler")
+    assert eq.settled == eq.by_effort and len(eq.settled) == 1
+    assert steps.step_equations(phsym.parse(DECK).structure, "discrete_gradient", {}, by_effort=True,
+                                stiff="scheme").settled == []
+    real = steps.step_equations
+
+    def unsettled(*a, **k):
+        out = real(*a, **k)
+        out.settled = []
+        return out
+    monkeypatch.setattr(newton, "step_equations", unsettled)
+    monkeypatch.setattr(newton, "_MEMO", None)
+    slow = phsym.Simulator(phsym.parse(DECK), 48000.0)
+    i = eq.by_effort[0]
+    assert f"vh{i} = vold[{i}]" in fast._gen.source and f"vh{i} = vold[{i}]" not in slow._gen.source
+    a, b = fast.run(duration=0.005), slow.run(duration=0.005)
+    for name in a.names.states:
+        assert np.allclose(a[name], b[name], rtol=1e-9, atol=1e-9 * np.abs(b[name]).max()), name
+    assert a.iterations.mean() < b.iterations.mean() - 0.2, (a.iterations.mean(), b.iterations.mean())
+    assert a.max_balance_error < 1e-10

@@ -136,3 +136,33 @@ def test_pivots_are_chosen_on_rows_scaled_to_unit_maximum():
     F = A @ np.array([1.0, 2.0, 3.0])
     d = _direction(A, F, [0, 1, 2], [])
     assert np.allclose(d, [-1.0, -2.0, -3.0], rtol=1e-12), d
+
+
+LADDER = """Three diodes down a resistor ladder: three varying columns
+.model DX D(IS=1e-14 N=1.5)
+V1 in 0 SIN(0 3 1k)
+R1 in a 1k
+D1 a 0 DX
+R2 a b 1k
+D2 b 0 DX
+R3 b c 1k
+D3 c 0 DX
+C1 c 0 10n
+"""
+
+
+def test_three_varying_columns_are_written_out_and_step_like_the_kernel(monkeypatch):
+    """More than two varying unknowns: the products written out and the small system solved by
+    ``small_solve`` give the kernel's trajectory (its loops over whole rows) to round-off."""
+    written = phsym.Simulator(phsym.parse(LADDER), 48000.0)
+    src = written._gen.source
+    assert "SN = np.array([" in src and "small_solve(Jm, " in src and "schur_direction(Jm" not in src
+    assert src.count("sz_2_2 = ") == 1
+    monkeypatch.setattr(schur, "WRITTEN", 0)
+    kernel = phsym.Simulator(phsym.parse(LADDER), 48000.0)
+    assert "schur_direction(Jm" in kernel._gen.source
+    a, b = written.run(duration=0.004), kernel.run(duration=0.004)
+    for name in a.names.states:
+        assert np.allclose(a[name], b[name], rtol=1e-9, atol=1e-9 * np.abs(b[name]).max()), name
+    assert np.array_equal(a.iterations, b.iterations)
+    assert a.max_balance_error < 1e-9

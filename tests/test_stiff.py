@@ -124,3 +124,32 @@ def test_grey_box_sensitivities_step_junction_charges_as_the_simulator():
                                   state_scales(m.structure, m.parameter_values()))
     assert bad < 0 and np.any(sim.P_num > 0)
     np.testing.assert_allclose(Y[:, 0], sim["v(a)"], rtol=0, atol=1e-9 * np.ptp(sim["v(a)"]))
+
+
+def test_results_record_the_stiff_rule_and_the_estimator_compares_it():
+    from phsym.errors import IdentificationError
+    from phsym.identify import ParameterEstimator, SchemeMismatchWarning
+    from phsym.identify.warnings import check_scheme
+    m = phsym.parse(DECK)
+    end, sch = _run(m, "auto", 1e-3), _run(m, "scheme", 1e-3)
+    assert end.info["stiff"] == "backward_euler" and sch.info["stiff"] == "scheme"
+    assert _run(m, "auto", 2e-7, fs=1e8).info["stiff"] == "scheme"       # steps below 1 us: as the scheme
+    # a model without stiff storages records none; a stream records its rule as a run does
+    rc = phsym.Simulator(phsym.parse("RC\nV1 in 0 DC 1\nR1 in a 1k\nC1 a 0 1u\n"), fs=48000)
+    assert "stiff" not in rc.run(duration=1e-4).info
+    stream = phsym.Simulator(m, fs=48000, stiff="scheme").stream()
+    stream.process(np.zeros(8))
+    assert stream.last.info["stiff"] == "scheme"
+    # the estimator: data stepped by another rule than the fit's give a SchemeMismatchWarning (raised
+    # here as an error, before any sensitivity module is built)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemeMismatchWarning)
+        with pytest.raises(SchemeMismatchWarning, match="stiff='scheme'"):
+            ParameterEstimator(m, free="DX.IS", method="discrete_gradient").fit(sch)
+        with pytest.raises(IdentificationError, match="stiff must be one of"):
+            ParameterEstimator(m, free="DX.IS", method="discrete_gradient", stiff="trapezoidal").fit(sch)
+        check_scheme(sch.info, "discrete_gradient", "scheme")       # the same rule: nothing to say
+        # under backward Euler both rules step stiff storages alike
+        check_scheme({"scheme": "backward_euler", "stiff": "scheme"}, "backward_euler", "backward_euler")
+    with pytest.warns(SchemeMismatchWarning, match="method='midpoint'"):
+        check_scheme({"scheme": "midpoint", "stiff": "scheme"}, "discrete_gradient", "scheme")

@@ -16,8 +16,8 @@ from numba import njit
 
 from ..common.guard import check_numba
 
-__all__ = ["lu_factor", "lu_solve", "lu_solve_t", "schur_setup", "schur_direction", "splu_solve", "step_input",
-           "run_linear_sparse"]
+__all__ = ["lu_factor", "lu_solve", "lu_solve_t", "schur_setup", "schur_direction", "small_solve", "splu_solve",
+           "step_input", "run_linear_sparse"]
 
 
 @njit(cache=True)
@@ -161,6 +161,32 @@ def schur_setup(Jm, n, SL, mark):
 
 
 @njit(cache=True)
+def small_solve(Jm, c0, nn, b):
+    """Solve ``Z y = b`` in place for the ``nn x nn`` system ``Z = Jm[:nn, c0:c0 + nn]`` (overwritten),
+    partial pivoting; False when a pivot is 0 or not finite.  The Schur direction's small system."""
+    for k in range(nn):
+        p = _pivot(Jm, k, c0, nn)
+        if p < 0:
+            return False
+        _swap(Jm, k, p, c0, nn)
+        t = b[k]
+        b[k] = b[p]
+        b[p] = t
+        for r in range(k + 1, nn):
+            f = Jm[r, c0 + k] / Jm[k, c0 + k]
+            if f != 0.0:
+                for c in range(k + 1, nn):
+                    Jm[r, c0 + c] -= f * Jm[k, c0 + c]
+                b[r] -= f * b[k]
+    for i in range(nn - 1, -1, -1):
+        s = b[i]
+        for c in range(i + 1, nn):
+            s -= Jm[i, c0 + c] * b[c]
+        b[i] = s / Jm[i, c0 + i]
+    return True
+
+
+@njit(cache=True)
 def schur_direction(Jm, n, SL, SN, F, d, b):
     """Newton direction ``d = -Jm^{-1} F`` from ``W`` of :func:`schur_setup`: the small system on the
     unknowns ``SN`` of the varying columns, then the others; False when it is singular.
@@ -180,25 +206,9 @@ def schur_direction(Jm, n, SL, SN, F, d, b):
             for r in range(n):
                 z += Jm[nl + i, n + r] * Jm[r, SN[j]]
             Jm[i, c2 + j] = z
-    for k in range(nn):         # Z d_N = b, partial pivoting
-        p = _pivot(Jm, k, c2, nn)
-        if p < 0:
-            return False
-        _swap(Jm, k, p, c2, nn)
-        t = b[k]
-        b[k] = b[p]
-        b[p] = t
-        for r in range(k + 1, nn):
-            f = Jm[r, c2 + k] / Jm[k, c2 + k]
-            if f != 0.0:
-                for c in range(k + 1, nn):
-                    Jm[r, c2 + c] -= f * Jm[k, c2 + c]
-                b[r] -= f * b[k]
-    for i in range(nn - 1, -1, -1):
-        s = b[i]
-        for c in range(i + 1, nn):
-            s -= Jm[i, c2 + c] * b[c]
-        b[i] = s / Jm[i, c2 + i]
+    if not small_solve(Jm, c2, nn, b):
+        return False
+    for i in range(nn):
         d[SN[i]] = b[i]
     for r in range(n):          # d_L = -W_t (F + A_N d_N)
         s = F[r]

@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import heapq
 import re
 from typing import Dict, List, Sequence, Tuple
 
@@ -89,10 +90,88 @@ def assign(lines: List[str], exprs: Sequence[Tuple[str, sp.Expr]], indent: str =
     targets = [t for t, _ in exprs]
     reps, red = sp.cse([_share_inversions(sp.sympify(e)) for _, e in exprs], symbols=sp.numbered_symbols("_c"),
                        optimizations=None)
-    for s, e in reps:
-        lines.append(f"{indent}{s} = {pr(e)}")
+    for s, e in _guarded(reps, red):
+        lines.append(f"{indent}{s} = {e}")
     for t, e in zip(targets, red):
         lines.append(f"{indent}{t} = {pr(e)}")
+
+
+#: Functions cheap enough to compute whether or not a branch needs them.
+_CHEAP = (sp.Abs, sp.sign, sp.Min, sp.Max, sp.Heaviside)
+
+
+def _costly(e: sp.Expr) -> bool:
+    """Whether ``e`` calls a function (``exp``, a junction kernel, ...) or a non-integer power."""
+    return any(isinstance(a, sp.Pow) and not a.exp.is_Integer for a in sp.preorder_traversal(e)) or \
+        any(not isinstance(f, _CHEAP) for f in e.atoms(sp.Function))
+
+
+def _guarded(reps: List[Tuple[sp.Symbol, sp.Expr]], red: Sequence[sp.Expr]) -> List[Tuple[sp.Symbol, str]]:
+    """The CSE assignments as source, a costly one computed only under the branch conditions every use
+    of it lies under (``s = (e) if c else 0.0``), the conditions moved before it.
+
+    CSE hoists the subexpressions of ``Piecewise`` branches out of them: a junction's depletion power
+    ``(1 - v/VJ)^(1 - M)`` was computed in forward bias too, a divided difference beside its Taylor form.
+    """
+    index = {s: i for i, (s, _) in enumerate(reps)}
+    uses: Dict[sp.Symbol, frozenset] = {}       # the (condition, value) literals common to every use
+
+    def visit(e: sp.Basic, lits: frozenset) -> None:
+        if e in index:
+            uses[e] = uses[e] & lits if e in uses else lits
+        elif isinstance(e, sp.Piecewise):
+            prior = frozenset()
+            for expr, cond in e.args:
+                visit(cond, lits | prior)      # evaluated when the conditions before it are false
+                visit(expr, lits | prior | (frozenset() if cond == sp.true else {(cond, True)}))
+                prior = prior | {(cond, False)}
+        else:
+            for a in e.args:
+                visit(a, lits)
+    for e in red:
+        visit(e, frozenset())
+    for s, e in reversed(reps):
+        visit(e, uses.get(s, frozenset()))
+    deps = {s: [d for d in e.free_symbols if d in index] for s, e in reps}
+
+    def reads(c: sp.Basic, s: sp.Symbol) -> bool:      # whether the condition's value depends on s
+        todo, seen = [d for d in c.free_symbols if d in index], set()
+        while todo:
+            d = todo.pop()
+            if d == s:
+                return True
+            if d not in seen:
+                seen.add(d)
+                todo += deps[d]
+        return False
+    source: Dict[sp.Symbol, str] = {}
+    for s, e in reps:
+        lits = [(c, v) for c, v in uses.get(s, ()) if not reads(c, s)] if _costly(e) else []
+        if lits:
+            lits.sort(key=str)
+            cond = " and ".join(f"({pr(c)})" if v else f"not ({pr(c)})" for c, v in lits)
+            source[s] = f"({pr(e)}) if {cond} else 0.0"
+            deps[s] = deps[s] + [d for c, _ in lits for d in c.free_symbols if d in index]
+        else:
+            source[s] = pr(e)
+    # the CSE order, except that a guarded assignment waits for its conditions (Kahn's algorithm,
+    # the earliest ready assignment first; no recursion: modules have thousands of them)
+    after: Dict[sp.Symbol, List[sp.Symbol]] = {s: [] for s, _ in reps}
+    waiting = {s: len(set(deps[s])) for s, _ in reps}
+    for s, _ in reps:
+        for d in set(deps[s]):
+            after[d].append(s)
+    ready = [(index[s], s) for s, n in waiting.items() if n == 0]
+    heapq.heapify(ready)
+    out: List[Tuple[sp.Symbol, str]] = []
+    while ready:
+        _, s = heapq.heappop(ready)
+        out.append((s, source[s]))
+        for t in after[s]:
+            waiting[t] -= 1
+            if waiting[t] == 0:
+                heapq.heappush(ready, (index[t], t))
+    return out
 
 
 def block(exprs: Sequence[Tuple[str, sp.Expr]], sizes: Dict[str, int], indent: str = "    ") -> List[str]:

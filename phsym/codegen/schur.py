@@ -29,7 +29,7 @@ from .printing import block
 __all__ = ["Split", "split", "direction_lines", "prologue_lines", "globals_lines", "written_out"]
 
 #: Import line of the generated modules that use the Schur path.
-IMPORT = "from phsym.codegen.kernels import schur_direction, schur_setup"
+IMPORT = "from phsym.codegen.kernels import schur_direction, schur_setup, small_solve"
 
 
 class Split:
@@ -100,13 +100,17 @@ def prologue_lines(sp_: Split, nv: int, sizes: Dict[str, int], ind: str) -> List
 
 
 def written_out(sp_: Optional[Split], nv: int) -> bool:
-    """Whether the Schur direction is written out in the generated loop (a small system of at most two
-    varying unknowns and at most :data:`WRITTEN` products) rather than a call of the kernel."""
-    return sp_ is not None and len(sp_.varying) <= 2 and nv * nv <= WRITTEN
+    """Whether the Schur direction is written out in the generated loop (a small system of at most
+    :data:`SMALL` varying unknowns and at most :data:`WRITTEN` products) rather than a call of the kernel."""
+    return sp_ is not None and len(sp_.varying) <= SMALL and nv * nv <= WRITTEN
 
 
 #: Products of a written-out direction at most (``nv**2``): beyond, the kernel's loops.
 WRITTEN = 256
+#: Varying unknowns of a written-out direction at most: two by Cramer's rule, more by
+#: :func:`~phsym.codegen.kernels.small_solve` on the products written out (the kernel's loops over
+#: whole rows cost the overdrive stage's four varying unknowns 0.55 us per iteration).
+SMALL = 4
 
 
 def factor_lines(sp_: Split, nv: int, ind: str) -> List[str]:
@@ -130,11 +134,17 @@ def _written(sp_: Split, nv: int, ind: str, fail: List[str]) -> List[str]:
         pass
     elif len(N) == 1:
         L += [f"{ind}if sz_0_0 == 0.0 or not math.isfinite(sz_0_0):"] + fail + [f"{ind}sd_0 = sf_0 / sz_0_0"]
-    else:       # Cramer's rule (status 3 on a zero or non-finite determinant, as the LU's pivot test)
+    elif len(N) == 2:       # Cramer's rule (status 3 on a zero or non-finite determinant, as the LU's pivot test)
         L += [f"{ind}sdet = sz_0_0 * sz_1_1 - sz_0_1 * sz_1_0",
               f"{ind}if sdet == 0.0 or not math.isfinite(sdet):"] + fail + [
               f"{ind}sd_0 = (sf_0 * sz_1_1 - sz_0_1 * sf_1) / sdet",
               f"{ind}sd_1 = (sz_0_0 * sf_1 - sf_0 * sz_1_0) / sdet"]
+    else:       # the kernel's pivoted elimination on the small system (vp is free until the step is taken)
+        c2 = 2 * nv
+        L += [f"{ind}Jm[{i}, {c2 + j}] = sz_{i}_{j}" for i in range(len(N)) for j in range(len(N))]
+        L += [f"{ind}vp[{i}] = sf_{i}" for i in range(len(N))]
+        L += [f"{ind}if not small_solve(Jm, {c2}, {len(N)}, vp):"] + fail
+        L += [f"{ind}sd_{j} = vp[{j}]" for j in range(len(N))]
     L += [f"{ind}d[{c}] = sd_{j}" for j, c in enumerate(N)]
     L += [f"{ind}sg_{r} = F[{r}]" + "".join(f" + Jm[{r}, {c}] * sd_{j}" for j, c in enumerate(N) if r in rows[c])
           for r in range(nv)]

@@ -168,9 +168,10 @@ def _effort_step(st, X: sp.Symbol, V: sp.Symbol, XS: sp.Symbol, s0: sp.Expr, sch
 
 def _numerical(S: Structure, end: AbstractSet[int], X: List[sp.Symbol], dx: List[sp.Expr], gbar: List[sp.Expr],
                start: Dict[int, Tuple[sp.Symbol, sp.Expr]], s1: Dict[int, sp.Expr],
-               psub: Dict[sp.Symbol, sp.Expr]) -> sp.Expr:
-    """``sum_i gbar_i dx_i - (H_i(x + dx) - H_i(x))`` over the storages stepped to the end."""
-    out = sp.Integer(0)
+               psub: Dict[sp.Symbol, sp.Expr]) -> Tuple[sp.Expr, sp.Expr]:
+    """``sum_i gbar_i dx_i - (H_i(x + dx) - H_i(x))`` over the storages stepped to the end, and its
+    first sum alone (the work of the end-point gradient)."""
+    out, work = sp.Integer(0), sp.Integer(0)
     for st in S.storages:
         i = S.states.index(st.states[0])
         if i not in end:
@@ -184,7 +185,8 @@ def _numerical(S: Structure, end: AbstractSet[int], X: List[sp.Symbol], dx: List
             H = st.hamiltonian.xreplace(psub)
             dH = H.xreplace({q: X[i] + dx[i]}) - H.xreplace({q: X[i]})
         out += gbar[i] * dx[i] - dH
-    return out
+        work += gbar[i] * dx[i]
+    return out, work
 
 
 def _pinned_multiports(S: Structure, rows: Dict[int, Dict[int, sp.Expr]], multi: AbstractSet[int],
@@ -273,6 +275,13 @@ class StepEquations:
     #: power the step's end-point gradient of stiff storages dissipates (``P_num``, see ``stiff``):
     #: ``sum (e_end dx - (H(x + dx) - H(x))) / h >= 0`` for convex ``H``; zero without them
     numerical: sp.Expr = sp.Integer(0)
+    #: ``sum gbar_i dx_i`` over the storages stepped to the end (``numerical`` is this less their
+    #: energy's change, over ``h``), and those storages' states
+    work: sp.Expr = sp.Integer(0)
+    stiff: List[int] = field(default_factory=list)
+    #: those of ``by_effort`` whose gradient is at the step's end (backward Euler, stiff storages stepped
+    #: to the end): no mode of theirs rings at the step rate, so their unknowns are predicted smoothly
+    settled: List[int] = field(default_factory=list)
 
     def z_of(self, j: int, w: sp.Expr) -> sp.Expr:
         """Law of dissipative port ``j`` evaluated at ``w`` (the other
@@ -398,8 +407,10 @@ def step_equations(S: Structure, scheme: str, psub: Dict[sp.Symbol, sp.Expr], by
         e[nx + nw + nl + i] = UB[i]
     half = sp.Integer(1) if scheme == "backward_euler" else sp.Rational(1, 2)
     xsub = {s: X[i] + half * dx[i] for i, s in enumerate(S.states)}
+    num, work = _numerical(S, end, X, dx, gbar, start, s1, psub)
     eq = StepEquations(X, XS, UB, V, hs, names, [], e, explicit, wsym, S, psub, rows, xsub, dx, efforts, s1,
-                       start, energy, _numerical(S, end, X, dx, gbar, start, s1, psub) / hs)
+                       start, energy, num / hs, work, sorted(end),
+                       [i for i in efforts if scheme == "backward_euler" or i in end])
     for j, s in list(wsym.items()):
         dp = S.dissipative[j]
         e[nx + j] = sp.Integer(0) if dp.nullator else (eq.z_of(j, s) if dp.effort_out else s)

@@ -37,7 +37,7 @@ from .data import measurements, step_targets
 from .metrics import nrms, r2_score
 from .output_error import FAILED, OutputError, Reparam, dc_sensitivity
 from .uncertainty import uncertainty
-from .warnings import SchemeMismatchWarning, UnidentifiableParameterWarning
+from .warnings import UnidentifiableParameterWarning, check_scheme
 
 __all__ = ["ParameterEstimator"]
 
@@ -110,6 +110,9 @@ class ParameterEstimator(Estimator):
         Newton tolerance of the time-stepper (scaled step).
     maxit : int
         Newton iteration cap per step.
+    stiff : str
+        How stiff storages (junction charges) step, as ``Simulator(stiff=...)``: ``"auto"`` (default:
+        at the step's end for steps of 1 us or longer), ``"backward_euler"`` or ``"scheme"``.
     verbose : int
         ``1`` prints one line per residual evaluation to stderr.
     callback : callable, optional
@@ -163,7 +166,7 @@ class ParameterEstimator(Estimator):
                  n_starts: int = 1, random_state: Any = None, executor: Any = None, start_spread: float = 0.5,
                  confidence: float = 0.95, identifiability_threshold: float = 0.1,
                  max_nfev: int = 200, ftol: float = 1e-10, xtol: float = 1e-10, gtol: float = 1e-10,
-                 tol: float = 1e-12, maxit: int = 200, verbose: int = 0,
+                 tol: float = 1e-12, maxit: int = 200, stiff: str = "auto", verbose: int = 0,
                  callback: Optional[Callable[[int, float, Dict[str, float]], None]] = None):
         self.model = model
         self.free = free
@@ -188,6 +191,7 @@ class ParameterEstimator(Estimator):
         self.gtol = gtol
         self.tol = tol
         self.maxit = maxit
+        self.stiff = stiff
         self.verbose = verbose
         self.callback = callback
 
@@ -214,6 +218,7 @@ class ParameterEstimator(Estimator):
         if not 0 < float(self.confidence) < 1:
             raise IdentificationError(f"confidence must lie in (0, 1), got {self.confidence}")
         get_scheme(self.method, SCHEMES, IdentificationError)
+        stiff_rule(self.stiff, 1.0, IdentificationError)
         lp = self.log_params
         if not isinstance(lp, (str, bool)):
             unknown = {str(n).lower() for n in lp} - {n.lower() for n in names}
@@ -224,7 +229,7 @@ class ParameterEstimator(Estimator):
 
     def _sensitivity(self, model: Model, free: List[str], labels: List[str], h: float) -> SensitivityStep:
         scheme = get_scheme(self.method, SCHEMES, IdentificationError).name
-        stiff = stiff_rule("auto", h)       # junction charges step as the simulator's do at this rate
+        stiff = stiff_rule(self.stiff, h, IdentificationError)
         key = (scheme, stiff, tuple(free), tuple(labels), id(model))
         if getattr(self, "_sens", (None,))[0] != key:
             self._sens = (key, build_sensitivity(model, free, labels, scheme, stiff))
@@ -287,12 +292,8 @@ class ParameterEstimator(Estimator):
         model, free, labels = self._checked()
         data = measurements(t, u, y, model.inputs, labels, min_samples=3)
         scheme = get_scheme(self.method, SCHEMES, IdentificationError)
-        made = getattr(t, "info", {}).get("scheme") if hasattr(t, "t_step") else None
-        if made is not None and made != scheme.name:
-            # another scheme's trajectory differs by its discretisation error: a biased estimate
-            warnings.warn(f"the data were simulated with {made} and are fitted with {scheme.name}: the "
-                          f"estimate absorbs the schemes' difference (give method={made!r})",
-                          SchemeMismatchWarning, stacklevel=2)
+        if hasattr(t, "t_step"):     # another scheme's trajectory differs by its discretisation error: a bias
+            check_scheme(getattr(t, "info", {}), scheme.name, stiff_rule(self.stiff, data.h, IdentificationError))
         target = step_targets(data, scheme)
         step = self._sensitivity(model, free, labels, data.h)
         rp = Reparam(self, model, free)

@@ -164,15 +164,18 @@ class NewtonLoop:
         Use the ahead-of-time extension when built (warm starts).
     numerical : bool
         Whether the module books a numerical dissipation (``Pn``, :attr:`SimulationResult.P_num`).
+    stiff : str, optional
+        How the module steps stiff storages (``"backward_euler"`` or ``"scheme"``; ``None``: the model
+        has none); results record it as ``info["stiff"]``.
     """
 
     KIND = "newton"
 
     def __init__(self, key: str, n_v: int, n_u: int, n_e: int, states: Sequence[str], unknowns: Sequence[str],
                  p: np.ndarray, xs: np.ndarray, tol: float, maxit: int, flag: bool, module=None,
-                 prefer_aot: bool = False, numerical: bool = False):
+                 prefer_aot: bool = False, numerical: bool = False, stiff: Optional[str] = None):
         self.key = key
-        self.numerical = bool(numerical)
+        self.numerical, self.stiff = bool(numerical), stiff
         self.n_v, self.n_u, self.n_e = int(n_v), int(n_u), int(n_e)
         self.states: List[str] = list(states)
         self.unknowns: List[str] = list(unknowns)
@@ -318,7 +321,7 @@ class NewtonLoop:
         """``(meta, arrays)`` describing this loop (see :meth:`from_arrays`)."""
         meta = {"kind": self.KIND, "key": self.key, "n_v": self.n_v, "n_u": self.n_u, "n_e": self.n_e,
                 "states": self.states, "unknowns": self.unknowns, "tol": self.tol, "maxit": self.maxit,
-                "flag": self.flag, "numerical": self.numerical}
+                "flag": self.flag, "numerical": self.numerical, "stiff": self.stiff}
         return meta, {"p": self.p, "xs": self.xs}
 
     @classmethod
@@ -334,6 +337,6 @@ class NewtonLoop:
         """
         return cls(meta["key"], meta["n_v"], meta["n_u"], meta["n_e"], meta["states"], meta["unknowns"],
                    arrays["p"], arrays["xs"], meta["tol"], meta["maxit"], meta["flag"], prefer_aot=True,
-                   numerical=bool(meta.get("numerical", False)))
+                   numerical=bool(meta.get("numerical", False)), stiff=meta.get("stiff"))
 
 

@@ -318,6 +318,8 @@ class RunPlan:
                "failed_steps": int(np.count_nonzero(A.FL)) if self.loop.KIND == "newton" else 0, "align": align}
         if self.summary.active:
             out["active"] = list(self.summary.active)
+        if getattr(self.loop, "stiff", None):
+            out["stiff"] = self.loop.stiff
         sub = dict(getattr(self.loop, "subdivided", {}))
         if sub:
             out["subdivided"] = sub

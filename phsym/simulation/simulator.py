@@ -229,7 +229,8 @@ class Simulator:
             g = self._gen
             p = np.array([values[s] for s in g.parameters], dtype=float)
             loop = NewtonLoop(g.key, g.n_v, g.n_u, g.n_e, model.states, g.unknowns, p, state_scales(S, values),
-                              self.tol, self.maxit, flag, module=g.module, numerical=g.numerical)
+                              self.tol, self.maxit, flag, module=g.module, numerical=g.numerical,
+                              stiff=g.stiff)
         else:
             loop = self._linear_loop(values, Jn, fixed.J_constant)
         if self._summary is None:       # names only: the same for every parameter set

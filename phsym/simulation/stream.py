@@ -194,6 +194,8 @@ class Stream:
                 "values": dict(plan.values), "key": plan.loop.key, "compiled": plan.loop.compiled,
                 "wall_time": wall, "compile_time": plan.loop.compile_time,
                 "failed_steps": int(np.count_nonzero(A.FL)), "align": "samples", "stream_start": self.samples}
+        if getattr(plan.loop, "stiff", None):
+            info["stiff"] = plan.loop.stiff
         sub = getattr(plan.loop, "subdivided", {})
         if sub:     # steps that needed sub-steps, counted from the start of the stream
             info["subdivided"] = {self.samples + k: n for k, n in sub.items()}

@@ -141,7 +141,7 @@ def reference_plan(sim, row: Mapping[str, float], s: SetNumbers) -> RunPlan:
     if sim.engine == "newton":
         g = sim._gen
         loop = NewtonLoop(g.key, g.n_v, g.n_u, g.n_e, sim.model.states, g.unknowns, *s.loop, sim.tol, sim.maxit,
-                          False, module=g.module, numerical=g.numerical)
+                          False, module=g.module, numerical=g.numerical, stiff=g.stiff)
     else:
         loop = sim._template().loop_of(s.loop, INPUT_CODE[get_scheme(sim.scheme).inputs])
     return sim._model_plan(row, s.values, loop)
