@@ -78,3 +78,19 @@ def test_modules_through_the_charge_share_its_inversions():
     resjac = source[source.index("def resjac("):source.index("def junc(")]
     ends = [ln.split(" = ")[1] for ln in resjac.splitlines() if "junction_energy_v(" in ln]
     assert ends and all("junction_voltage(" not in e for e in ends)
+
+
+def test_parts_fixed_for_the_call_are_computed_once():
+    """A step constant's parts that read only parameters no control drives (a junction's grading
+    powers) are computed once per call, before the step loop; a control's are not."""
+    p0, p1, se = sp.symbols("p_0 p_1 se_0", real=True)
+    consts = step_constants([sp.Piecewise(((1 - se) ** (1 - p0), se < 0.5), (2 ** p0 * se, True)) * p1 ** 0.5])
+    once, step = hoist.hoisted_lines(consts, {"p": 2}, " " * 8, ["p_0", "h"])
+    assert any("rc_0 = 2**p_0" in ln for ln in once) and not any("p_1**" in ln or "se_0" in ln for ln in once)
+    assert any("p_1**0.5" in ln or "math.sqrt(p_1)" in ln for ln in step) and step[-1].strip() == "kc = (kc_0, kc_1, )"
+    # in a generated loop: the diode's grading powers before `for k`, the pot's control inside it
+    src = phsym.Simulator(phsym.load(Path(__file__).resolve().parents[1] / "netlists" / "overdrive.cir"),
+                          48000.0)._gen.source
+    run = src[src.index("def run("):src.index("def run_many(")]
+    loop = run.index("for k in range(k0, k1):")
+    assert 0 < run.index("rc_0 = ") < loop and "81.0**p_0" in run[loop:]

@@ -1,11 +1,12 @@
 """Code generation: structure-preserving steps as numba modules.
 
 :mod:`.steps` (the symbolic step equations), :mod:`.newton` (the one Newton
-loop template: simulator modules), :mod:`.sensitivity` (the same loop with
-forward sensitivities, for grey-box fitting), :mod:`.printing` (sympy ->
-Python), :mod:`.kernels` (shared numba helpers: LU, linear loops),
-:mod:`.linear_gen` (unrolled linear loops), :mod:`.cache` (the on-disk
-module cache) and :mod:`.aot` (ahead-of-time compiled loops).
+loop template: simulator modules; its predictor in :mod:`.predictor`),
+:mod:`.sensitivity` (the same loop with forward sensitivities, for grey-box
+fitting), :mod:`.printing` (sympy -> Python), :mod:`.kernels` (shared numba
+helpers: LU, linear loops), :mod:`.linear_gen` (unrolled linear loops),
+:mod:`.cache` (the on-disk module cache) and :mod:`.aot` (ahead-of-time
+compiled loops).
 """
 from ..common.lazy import attach
 

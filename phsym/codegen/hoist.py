@@ -10,7 +10,9 @@ Newton iteration).  :func:`step_constants` finds the
 maximal subexpressions of that kind that are worth computing once per step
 (function calls and non-integer powers); the generated ``run`` computes them
 after the step's inputs and passes them to ``resjac`` and ``junc`` as the
-tuple ``kc`` (the efforts after convergence read them too).  Measured on the overdrive stage (two diodes with transit
+tuple ``kc`` (the efforts after convergence read them too); their parts
+that read only parameters no control drives and ``h`` (a junction's
+grading powers) once per call, before the step loop.  Measured on the overdrive stage (two diodes with transit
 time): 1.37e4 -> 1.78e4 steps/s, the same arrays (docs/benchmarks.md; when Newton still
 solved for the charge).
 
@@ -26,7 +28,7 @@ clipper went from 8.2e4 to 1.16e5 steps/s.
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 import sympy as sp
 
@@ -48,23 +50,16 @@ def _worth(e: sp.Expr) -> bool:
     return isinstance(e, sp.Function) and not isinstance(e, _CHEAP)
 
 
-def step_constants(exprs: Sequence[sp.Expr]) -> Dict[sp.Expr, sp.Symbol]:
-    """Maximal subexpressions of ``exprs`` worth computing once per step -> their symbols ``kc_j``.
-
-    Parameters
-    ----------
-    exprs : sequence of sympy.Expr
-        The residual, its Jacobian and the junction variables, in the
-        runtime symbols (``v_i`` are the Newton unknowns).
-    """
+def _maximal(exprs: Sequence[sp.Expr], ok, prefix: str) -> Dict[sp.Expr, sp.Symbol]:
+    """Maximal subexpressions of ``exprs`` worth a slot whose every free symbol's name ``ok`` accepts."""
     found: Dict[sp.Expr, sp.Symbol] = {}
 
     def visit(e: sp.Basic) -> None:
         if e.is_Atom or e in found:
             return
         free = e.free_symbols
-        if free and _worth(e) and all(_CONSTANT.fullmatch(s.name) for s in free):
-            found[e] = sp.Symbol(f"kc_{len(found)}", real=True)
+        if free and _worth(e) and all(ok(s.name) for s in free):
+            found[e] = sp.Symbol(f"{prefix}_{len(found)}", real=True)
             return
         for a in e.args:
             visit(a)
@@ -74,8 +69,27 @@ def step_constants(exprs: Sequence[sp.Expr]) -> Dict[sp.Expr, sp.Symbol]:
     return found
 
 
-def hoisted_lines(consts: Dict[sp.Expr, sp.Symbol], sizes: Dict[str, int], indent: str) -> List[str]:
-    """Lines of ``run`` computing the step constants and the tuple ``kc`` (after the step's inputs).
+def step_constants(exprs: Sequence[sp.Expr]) -> Dict[sp.Expr, sp.Symbol]:
+    """Maximal subexpressions of ``exprs`` worth computing once per step -> their symbols ``kc_j``.
+
+    Parameters
+    ----------
+    exprs : sequence of sympy.Expr
+        The residual, its Jacobian and the junction variables, in the
+        runtime symbols (``v_i`` are the Newton unknowns).
+    """
+    return _maximal(exprs, _CONSTANT.fullmatch, "kc")
+
+
+def hoisted_lines(consts: Dict[sp.Expr, sp.Symbol], sizes: Dict[str, int], indent: str,
+                  fixed: Sequence[str] = (), once: str = "    ") -> Tuple[List[str], List[str]]:
+    """Lines of ``run`` computing the step constants and the tuple ``kc``: those once per call, then
+    those after each step's inputs.
+
+    The parts of the step constants that read only names fixed for the
+    whole call (parameters that no control drives, ``h``: a junction's
+    grading powers, ``0.5**(1 - M)``) are computed once per call, as
+    ``rc_j``, not at every step.
 
     Parameters
     ----------
@@ -85,10 +99,17 @@ def hoisted_lines(consts: Dict[sp.Expr, sp.Symbol], sizes: Dict[str, int], inden
         Runtime arrays and their lengths (for the loads).
     indent : str
         Indentation of the step loop's body.
+    fixed : sequence of str
+        Names that hold for the whole call.
+    once : str
+        Indentation of ``run``'s body (the lines before the loop).
     """
-    lines = block([(str(s), e) for e, s in consts.items()], {k: n for k, n in sizes.items() if k not in ("v", "kc")},
-                  indent)
-    return lines + [f"{indent}kc = (" + "".join(f"{s}, " for s in consts.values()) + ")"]
+    keep = set(fixed)
+    rc = _maximal(list(consts), keep.__contains__, "rc")
+    loads = {k: n for k, n in sizes.items() if k not in ("v", "kc")}
+    first = block([(str(s), e) for e, s in rc.items()], loads, once) if rc else []
+    lines = block([(str(s), e.xreplace(rc)) for e, s in consts.items()], loads, indent)
+    return first, lines + [f"{indent}kc = (" + "".join(f"{s}, " for s in consts.values()) + ")"]
 
 
 def _law_parameters(eq: StepEquations) -> List[int]:

@@ -5,9 +5,9 @@
 * ``resjac(x, v, ub, p, xs, h, F, Jm[, kc, S])``: residual and Jacobian of the
   step (:func:`phsym.codegen.steps.step_equations`, after common-subexpression
   elimination; ``kc``: step constants, :mod:`phsym.codegen.hoist`; ``S``: the junction variables out);
-* ``run(...)``: the whole compiled time loop: predictor (linear extrapolation
-  of the last two steps), damped Newton with a contraction test, LU with
-  partial pivoting (:mod:`phsym.codegen.kernels`), then H(x), the effort
+* ``run(...)``: the whole compiled time loop: predictor (extrapolation of
+  the last two steps, :mod:`phsym.codegen.predictor`), damped Newton with a
+  contraction test, LU with partial pivoting (:mod:`phsym.codegen.kernels`), then H(x), the effort
   vector, the port outputs and the dissipated power of every step;
 * ``junc(...)`` when a law has exponential terms: their junction voltages,
   which the predictor and every Newton step limit as SPICE does
@@ -40,7 +40,8 @@ from .batch_driver import driver_source
 from .cache import cache_key, load_module
 from .hoist import carries, carry_lines, hoisted_lines, law_check, start_lines, step_constants
 from .iteration import iteration_lines
-from .junctions import junction_code, junction_exprs, junction_terms, known_variables, limit_step, linear_slopes
+from .junctions import junction_code, junction_exprs, junction_terms, known_variables, linear_slopes
+from .predictor import predictor_lines, record_lines, slots
 from .printing import block, unroll
 from .schur import IMPORT as SCHUR_IMPORT, globals_lines, prologue_lines, split
 from .steps import DD_THRESHOLD, StepEquations, step_equations
@@ -206,6 +207,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     # step constants (not for sensitivity modules: Python calls their resjac with the plain arguments)
     consts = {} if sens else step_constants(list(eq.F) + [dv for _, dv in jac_idx] + jexprs)
     carry = carries(eq, controls)
+    slot = slots(eq, P)     # the predictor's records in ve
     for i, (se, inv) in eq.s0.items():     # the start efforts themselves (their symbols in the residual)
         consts[se] = sp.Symbol(f"kc_{len(consts)}", real=True)
     kc, sizes["kc"] = (", kc" if consts else ""), len(consts)
@@ -280,7 +282,10 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
          f"{a}# would compile their numpy overloads, about 0.7 s of cold start"]
     cols = [(c, nu + j) for j, c in enumerate(controls)]
     start = start_lines(eq, carry, sizes, b)
-    R += jconsts + (prologue_lines(cut, nv, sizes, a) if cut else []) + _control_lines(cols, "U[k0, {j}]", a)
+    # the step constants, their parts fixed for the call (parameters no control drives, h) once
+    kc_once, kc_step = hoisted_lines(consts, sizes, b, [f"p_{i}" for i in range(P) if i not in controls] + ["h"]) \
+        if consts else ([], [])
+    R += jconsts + (prologue_lines(cut, nv, sizes, a) if cut else []) + _control_lines(cols, "U[k0, {j}]", a) + kc_once
     R += (law_check(eq, a) if carry else []) + [ln[4:] for ln in start + energy] + (
         [f"{a}hs0 = hs"] if shared else []) + [f"{a}Hh[k0] = hh",
                                       f"{a}# v and vold (the predictor's history) persist across calls, so a run in",
@@ -291,39 +296,14 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     R += _control_lines(cols, input_expression(scheme, "{j}"), b) + start
     if c_in_H:
         R += energy + [f"{b}ha = hh"]
-    if consts:
-        R += hoisted_lines(consts, sizes, b)
+    R += kc_step
     if nv:
-        c = b + "    "
-        # info[3] counts the solved steps behind v (up to 2): the first step
-        # starts from v as given, the second from the first's solution (an
-        # extrapolation from a zero history would double the port voltages)
-        R += [f"{b}# predictor: linear extrapolation of the previous two steps' unknowns",
-              f"{b}if info[3] >= 2:",
-              f"{c}for i in range({nv}):", f"{c}    tmp = v[i]", f"{c}    v[i] = 2.0 * v[i] - vold[i]",
-              f"{c}    vold[i] = tmp"]
-        if terms:   # limited like a Newton step from the last step's unknowns (as SPICE does)
-            R += [f"{c}for i in range({nv}):", f"{c}    d[i] = v[i] - vold[i]"]
-            # a settled effort's unknown is its increment from the step's start value, predicted as a
-            # step from no change (the history kept aside): the last increment and half their change
-            # (the full change, a quadratic extrapolation of the effort, overshot at clipping knees: the
-            # op-amp clipper's worst step took 12 iterations instead of 9, the last increment alone 7
-            # but 2.9 instead of 2.0 on average for the CE stage at 96 kHz)
-            R += [ln for i in eq.settled for ln in (f"{c}vh{i} = vold[{i}]", f"{c}vold[{i}] = 0.0",
-                                                    f"{c}d[{i}] = 0.5 * (v[{i}] + vh{i})")]
-            R += limit_step(terms, unknown, nv, c, "vold", kc, slopes=slopes)
-            R += [f"{c}for i in range({nv}):", f"{c}    v[i] = vold[i] + d[i]"]
-            R += [f"{c}vold[{i}] = vh{i}" for i in eq.settled]
-        # other efforts start from their last value: the junction modes the discrete gradient or the
-        # midpoint rule leaves ringing at the step rate would throw an extrapolation off
-        R += [f"{c}v[{i}] = 0.0" for i in eq.by_effort if i not in eq.settled]
-        # the first two steps: an effort starts from its last value
-        R += [f"{b}else:", f"{c}for i in range({nv}):", f"{c}    vold[i] = v[i]"] + [
-            f"{c}v[{i}] = 0.0" for i in eq.by_effort]
+        R += predictor_lines(eq, nv, terms, unknown, kc, slopes, slot, b)
     R += [f"{b}for i in range({nx}):", f"{b}    wt[i] = 1.0 / (abs(x[i]) + xs[i])",
           f"{b}it = 0", f"{b}status = 0", f"{b}qi = -1", f"{b}rprev = 1e300"]
     if nv:
         R += iteration_lines(nx, nv, terms, unknown, kc, known, cut, eq.by_effort, slopes)
+    R += record_lines(eq, terms, slot, b) if nv else []
     R += [f"{b}IT[k] = it",
           f"{b}if status != 0:",
           f"{b}    FL[k] = status",
