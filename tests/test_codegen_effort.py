@@ -141,6 +141,10 @@ def test_carried_junction_voltage_steps_like_one_call():
         blocks = np.concatenate([st.process(u[k:k + 24]) for k in range(0, 96, 24)])
     # inversions only at a call's start and where the state is not the carry's
     assert "ve[" in sim._gen.source and sim._gen.source.count("junction_voltage(") == 2
+    # the step constants of the start voltage alone (its exponential, its grading power) come from the
+    # step before's end with it (carried in ve like the voltage, so chunks and blocks continue exactly)
+    run = sim._gen.source[sim._gen.source.index("def run("):]
+    assert re.search(r"if hot:\n\s+kc_\d+ = ve\[\d+\]", run) and re.search(r"ve\[\d+\] = nkc_\d+", run)
     np.testing.assert_array_equal(chunked.x, one.x)
     np.testing.assert_array_equal(blocks, whole)
     # from a later state of the run: the first step inverts the charge, then carries

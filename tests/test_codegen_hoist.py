@@ -85,7 +85,8 @@ def test_parts_fixed_for_the_call_are_computed_once():
     powers) are computed once per call, before the step loop; a control's are not."""
     p0, p1, se = sp.symbols("p_0 p_1 se_0", real=True)
     consts = step_constants([sp.Piecewise(((1 - se) ** (1 - p0), se < 0.5), (2 ** p0 * se, True)) * p1 ** 0.5])
-    once, step = hoist.hoisted_lines(consts, {"p": 2}, " " * 8, ["p_0", "h"])
+    once, step, rc = hoist.hoisted_lines(consts, {"p": 2}, " " * 8, ["p_0", "h"])
+    assert list(rc.values()) == [sp.Symbol("rc_0", real=True)]
     assert any("rc_0 = 2**p_0" in ln for ln in once) and not any("p_1**" in ln or "se_0" in ln for ln in once)
     assert any("p_1**0.5" in ln or "math.sqrt(p_1)" in ln for ln in step) and step[-1].strip() == "kc = (kc_0, kc_1, )"
     # in a generated loop: the diode's grading powers before `for k`, the pot's control inside it
@@ -94,3 +95,27 @@ def test_parts_fixed_for_the_call_are_computed_once():
     run = src[src.index("def run("):src.index("def run_many(")]
     loop = run.index("for k in range(k0, k1):")
     assert 0 < run.index("rc_0 = ") < loop and "81.0**p_0" in run[loop:]
+
+
+def test_carried_constants_read_one_start_voltage_and_its_law_alone():
+    """What the step before may compute for the next: constants of one junction's start voltage and
+    its law's parameters (not h: a subdivided step's calls change it), at most CARRIED per junction."""
+    from phsym.codegen import carried, steps
+    model = phsym.load(DECK)
+    P, psub = newton.parameter_array([p.symbol for p in model.netlist.parameters.values()])
+    eq = steps.step_equations(model.structure, "discrete_gradient", psub, by_effort=True, stiff="backward_euler")
+    consts = step_constants(list(eq.F))
+    for i, (se, _) in eq.s0.items():
+        consts[se] = sp.Symbol(f"kc_{len(consts)}", real=True)
+    chosen = hoist.carried_constants(eq, consts, len(P))
+    law = {f"p_{c}" for c in hoist._law_parameters(eq)}
+    starts = {v[0] for v in eq.s0.values()}
+    qualify = set()
+    for e, s in consts.items():
+        se = [x for x in e.free_symbols if x in starts]
+        if e not in starts and len(se) == 1 and {x.name for x in e.free_symbols} - {se[0].name} <= law:
+            qualify.add(s)
+    assert chosen and set(chosen) == qualify and len(chosen) <= carried.CARRIED * len(eq.s0)
+    assert all(carried.base(0, len(eq.s0), len(P)) + carried.RECORDS <= m < carried.size(len(eq.s0), len(P))
+               for m in chosen.values())
+    assert "h" not in law

@@ -269,6 +269,7 @@ def test_cli_fit_end_to_end(dc, tmp_path, capsys):
     cap = capsys.readouterr()
     assert "cost" in cap.err and "NRMS" in cap.out and "95% confidence interval" in cap.out
     doc = json.loads(out.read_text())
+    assert doc["stiff"] == "auto" and doc["method"] == "backward_euler"
     assert abs(doc["params"]["L"] / 2.0 - 1) < 1e-3 and abs(doc["params"]["R_G"] / 6.0 - 1) < 1e-3
     lo, hi = doc["confidence_intervals"]["L"]
     assert lo < doc["params"]["L"] < hi

@@ -153,3 +153,8 @@ def test_results_record_the_stiff_rule_and_the_estimator_compares_it():
         check_scheme({"scheme": "backward_euler", "stiff": "scheme"}, "backward_euler", "backward_euler")
     with pytest.warns(SchemeMismatchWarning, match="method='midpoint'"):
         check_scheme({"scheme": "midpoint", "stiff": "scheme"}, "discrete_gradient", "scheme")
+    # predict (and score, which calls it) steps by the fit's rules
+    est = ParameterEstimator(m, free="DX.IS", method="discrete_gradient", stiff="scheme")
+    est.model_, est.params_ = m, {"DX.IS": 2.52e-9}         # the fitted attributes predict reads
+    t = np.arange(49) / 48000
+    assert est.predict(t, {"V1": np.sin(2e3 * np.pi * t)}).info["stiff"] == "scheme"

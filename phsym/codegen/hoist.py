@@ -28,14 +28,16 @@ clipper went from 8.2e4 to 1.16e5 steps/s.
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import sympy as sp
 
+from .carried import CARRIED, RECORDS, base
 from .printing import block
 from .steps import StepEquations
 
-__all__ = ["step_constants", "hoisted_lines", "carries", "start_lines", "carry_lines", "law_check"]
+__all__ = ["step_constants", "hoisted_lines", "carries", "start_lines", "carry_lines", "law_check",
+           "carried_constants", "next_constants"]
 
 #: Runtime names a step constant may depend on (``x_i``, ``xs_i``, ``p_i``, ``ub_i``, ``h``, and
 #: ``se_i``: the effort at the step's start of a storage solved through it).
@@ -82,14 +84,17 @@ def step_constants(exprs: Sequence[sp.Expr]) -> Dict[sp.Expr, sp.Symbol]:
 
 
 def hoisted_lines(consts: Dict[sp.Expr, sp.Symbol], sizes: Dict[str, int], indent: str,
-                  fixed: Sequence[str] = (), once: str = "    ") -> Tuple[List[str], List[str]]:
+                  fixed: Sequence[str] = (), once: str = "    ",
+                  kept: Optional[Dict[sp.Symbol, int]] = None) -> Tuple[List[str], List[str], Dict]:
     """Lines of ``run`` computing the step constants and the tuple ``kc``: those once per call, then
     those after each step's inputs.
 
     The parts of the step constants that read only names fixed for the
     whole call (parameters that no control drives, ``h``: a junction's
     grading powers, ``0.5**(1 - M)``) are computed once per call, as
-    ``rc_j``, not at every step.
+    ``rc_j``, not at every step.  The constants ``kept`` are read from
+    ``ve`` where the step before left them (``hot``: every start effort was
+    carried, :func:`start_lines`).
 
     Parameters
     ----------
@@ -103,13 +108,47 @@ def hoisted_lines(consts: Dict[sp.Expr, sp.Symbol], sizes: Dict[str, int], inden
         Names that hold for the whole call.
     once : str
         Indentation of ``run``'s body (the lines before the loop).
+    kept : dict of sympy.Symbol to int, optional
+        :func:`carried_constants`: step constants and their entries of ``ve``.
+
+    Returns
+    -------
+    first, step : list of str
+        The lines before the step loop and those inside it.
+    rc : dict of sympy.Expr to sympy.Symbol
+        The parts computed once per call (for other expressions of the step).
     """
-    keep = set(fixed)
+    keep, kept = set(fixed), kept or {}
     rc = _maximal(list(consts), keep.__contains__, "rc")
     loads = {k: n for k, n in sizes.items() if k not in ("v", "kc")}
     first = block([(str(s), e) for e, s in rc.items()], loads, once) if rc else []
-    lines = block([(str(s), e.xreplace(rc)) for e, s in consts.items()], loads, indent)
-    return first, lines + [f"{indent}kc = (" + "".join(f"{s}, " for s in consts.values()) + ")"]
+    lines = []
+    if kept:
+        lines = [f"{indent}if hot:"] + [f"{indent}    {s} = ve[{m}]" for s, m in kept.items()] + [f"{indent}else:"]
+        lines += block([(str(s), e.xreplace(rc)) for e, s in consts.items() if s in kept], loads, indent + "    ")
+    lines += block([(str(s), e.xreplace(rc)) for e, s in consts.items() if s not in kept], loads, indent)
+    return first, lines + [f"{indent}kc = (" + "".join(f"{s}, " for s in consts.values()) + ")"], rc
+
+
+def carried_constants(eq: StepEquations, consts: Dict[sp.Expr, sp.Symbol], n_p: int) -> Dict[sp.Symbol, int]:
+    """Step constants worth carrying to the next step -> their entries of ``ve``: those that read one
+    start effort and the parameters of its law alone (a junction's ``exp(v / (N Vt))`` and grading power
+    at the step's start).  The step before computes them at its end, beside the efforts that share their
+    exponentials (:func:`carry_lines`); ``h`` excluded, since a subdivided step's calls change it."""
+    law = {f"p_{c}" for c in _law_parameters(eq)}
+    out: Dict[sp.Symbol, int] = {}
+    for j, (i, (se, _)) in enumerate(sorted(eq.s0.items())):
+        mine = [s for e, s in consts.items() if se in e.free_symbols and e != se
+                and all(f == se or f.name in law for f in e.free_symbols)]
+        out.update({s: base(j, len(eq.s0), n_p) + RECORDS + m for m, s in enumerate(mine[:CARRIED])})
+    return out
+
+
+def next_constants(eq: StepEquations, consts: Dict[sp.Expr, sp.Symbol], chosen: Dict[sp.Symbol, int]):
+    """The carried constants at the step's end, ``(nk_j, expression)``, in the symbols of the efforts' block
+    (the start effort plus its unknown's increment; other step constants as ``kc``)."""
+    shift = {se: se + sp.Symbol(f"v_{i}", real=True) for i, (se, _) in eq.s0.items()}
+    return [(f"n{s}", e.xreplace(shift).xreplace(consts)) for e, s in consts.items() if s in chosen]
 
 
 def _law_parameters(eq: StepEquations) -> List[int]:
@@ -125,24 +164,27 @@ def carries(eq: StepEquations, controls: Sequence[int]) -> bool:
 
 def start_lines(eq: StepEquations, carry: bool, sizes: Dict[str, int], indent: str) -> List[str]:
     """``se_i``, the effort at the step's start of each storage solved through it: the carried
-    value (``ve[j]``) where it belongs to the state (``ve[n + j] == x[i]``), else the inversion."""
-    n, L = len(eq.s0), []
+    value (``ve[j]``) where it belongs to the state (``ve[n + j] == x[i]``), else the inversion;
+    ``hot`` tells whether every one was carried.  Only :func:`carry_lines` writes ``ve``, after a
+    step that converged or was accepted, so a carried effort comes with its :func:`carried_constants`
+    (a failed step that is subdivided restarts from a state whose effort was never stored)."""
+    n, L = len(eq.s0), ([f"{indent}hot = True"] if carry else [])
     for j, (i, (se, inv)) in enumerate(sorted(eq.s0.items())):
         if not carry:
             L += block([(str(se), inv)], sizes, indent)
             continue
         L += [f"{indent}if x[{i}] == ve[{n + j}]:", f"{indent}    {se} = ve[{j}]", f"{indent}else:"]
-        L += block([(str(se), inv)], sizes, indent + "    ")
-        L += [f"{indent}    ve[{j}] = {se}", f"{indent}    ve[{n + j}] = x[{i}]"]
+        L += block([(str(se), inv)], sizes, indent + "    ") + [f"{indent}    hot = False"]
     return L
 
 
-def carry_lines(eq: StepEquations, indent: str) -> List[str]:
-    """After ``x`` moved: the start efforts of the next step, carried with the state they belong to."""
+def carry_lines(eq: StepEquations, indent: str, chosen: Optional[Dict[sp.Symbol, int]] = None) -> List[str]:
+    """After ``x`` moved: the start efforts of the next step, carried with the state they belong to, and
+    the ``chosen`` step constants (:func:`carried_constants`) the efforts' block computed as ``nkc_j``."""
     n, L = len(eq.s0), []
     for j, (i, (se, _)) in enumerate(sorted(eq.s0.items())):
         L += [f"{indent}{se} = {se} + v[{i}]", f"{indent}ve[{j}] = {se}", f"{indent}ve[{n + j}] = x[{i}]"]
-    return L
+    return L + [f"{indent}ve[{m}] = n{s}" for s, m in (chosen or {}).items()]
 
 
 def law_check(eq: StepEquations, indent: str) -> List[str]:

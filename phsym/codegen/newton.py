@@ -38,7 +38,8 @@ from ..structure.dirac import Structure
 from ..version import __version__
 from .batch_driver import driver_source
 from .cache import cache_key, load_module
-from .hoist import carries, carry_lines, hoisted_lines, law_check, start_lines, step_constants
+from .hoist import (carried_constants, carries, carry_lines, hoisted_lines, law_check, next_constants, start_lines,
+                    step_constants)
 from .iteration import iteration_lines
 from .junctions import junction_code, junction_exprs, junction_terms, known_variables, linear_slopes
 from .predictor import predictor_lines, record_lines, slots
@@ -211,6 +212,10 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     for i, (se, inv) in eq.s0.items():     # the start efforts themselves (their symbols in the residual)
         consts[se] = sp.Symbol(f"kc_{len(consts)}", real=True)
     kc, sizes["kc"] = (", kc" if consts else ""), len(consts)
+    # step constants of one junction's start voltage: computed at the step before's end, beside its efforts
+    chosen = carried_constants(eq, consts, P) if carry and not sens else {}
+    kc_once, kc_step, rc = hoisted_lines(consts, sizes, " " * 8, [f"p_{i}" for i in range(P) if i not in controls]
+                                         + ["h"], kept=chosen) if consts else ([], [], {})
     # resjac also writes the junction variables into run's e (unused until convergence): the limiter reads them
     known = "" if sens else known_variables(terms, ne)
     once = {rc for rc, _ in cut.entries} if cut else set()
@@ -270,11 +275,11 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
                    {"x": nx, "p": P}, " " * 8)
     # a storage solved through its effort moves by x(s1) - x(s0), not by its unknown: vp holds the increments
     incr = [(f"vp[{i}]", dx) for i, dx in enumerate(eq.dx)] if eq.by_effort else []
-    post = block([(t, ex.xreplace(consts)) for t, ex in  # before x moves: kc still holds
+    post = block([(t, ex.xreplace(consts).xreplace(rc)) for t, ex in  # before x moves: kc still holds
                   [(f"e[{i}]", ex) for i, ex in enumerate(eq.e)] + [(f"y[{i}]", ex) for i, ex in enumerate(ys)]
                   + [("pdis", pdiss), ("pact", pact)]
                   + [("pw", eq.work) if shared else ("pnum", sp.Integer(0) if sens else eq.numerical)]
-                  + incr], sizes, " " * 8)
+                  + incr] + [(t, ex.xreplace(rc)) for t, ex in next_constants(eq, consts, chosen)], sizes, " " * 8)
     args = RUN_ARGS + (", " + SENS_ARGS if sens else "")
     a, b = " " * 4, " " * 8
     R = ["", "", RUN_DECORATOR, f"def run({args}):",
@@ -282,9 +287,6 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
          f"{a}# would compile their numpy overloads, about 0.7 s of cold start"]
     cols = [(c, nu + j) for j, c in enumerate(controls)]
     start = start_lines(eq, carry, sizes, b)
-    # the step constants, their parts fixed for the call (parameters no control drives, h) once
-    kc_once, kc_step = hoisted_lines(consts, sizes, b, [f"p_{i}" for i in range(P) if i not in controls] + ["h"]) \
-        if consts else ([], [])
     R += jconsts + (prologue_lines(cut, nv, sizes, a) if cut else []) + _control_lines(cols, "U[k0, {j}]", a) + kc_once
     R += (law_check(eq, a) if carry else []) + [ln[4:] for ln in start + energy] + (
         [f"{a}hs0 = hs"] if shared else []) + [f"{a}Hh[k0] = hh",
@@ -325,7 +327,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
         R += sens.step
     R += [f"{b}for i in range({nx}):", f"{b}    x[i] += {'vp' if incr else 'v'}[i]", f"{b}    X[k + 1, i] = x[i]"]
     R += [f"{b}if info[3] < 2:", f"{b}    info[3] += 1"]
-    R += (carry_lines(eq, b) if carry else []) + energy
+    R += (carry_lines(eq, b, chosen) if carry else []) + energy
     if shared:
         R += [f"{b}pnum = (pw - (hs - hs0)) / h", f"{b}hs0 = hs"] + booked
     if c_in_H:

@@ -16,27 +16,27 @@ increments collapse or alternate, the full change overshoots; the op-amp
 clipper takes 3.6 iterations with it, 4.0 with the full change).  Each step
 books the error either would have made, smoothed over the last steps
 (``E <- |error| + E / 2``), and the next step takes the one with the
-smaller record.  The records live in the carried array ``ve`` (after the
-carried efforts and parameters: :data:`SLOTS` per effort), so a run in
+smaller record; the full change only while it adds at most ``N Vt`` to
+the half change (a knee right after a smooth stretch: the clipper's worst
+step took 12 iterations without that bound, 9 with it).  The records live
+in the carried array ``ve`` (:mod:`phsym.codegen.carried`), so a run in
 chunks or blocks steps exactly like one call.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
 
+from .carried import base
+
 if TYPE_CHECKING:      # the simulator's warm start reads SLOTS without sympy
     from .steps import StepEquations
 
-__all__ = ["SLOTS", "predictor_lines", "record_lines", "slots"]
-
-#: Entries of ``ve`` per effort unknown for the predictor's error records (half change, full change).
-SLOTS = 2
+__all__ = ["predictor_lines", "record_lines", "slots"]
 
 
 def slots(eq: "StepEquations", n_p: int) -> Dict[int, int]:
-    """The first record slot in ``ve`` of each effort unknown: after the carried efforts and their
-    states (``2 n``), the parameters the laws were computed with (``n_p``) and one spare."""
-    return {i: 2 * len(eq.s0) + n_p + 1 + SLOTS * j for j, i in enumerate(sorted(eq.by_effort))}
+    """The first entry in ``ve`` of each effort unknown's records (:func:`phsym.codegen.carried.base`)."""
+    return {i: base(j, len(eq.s0), n_p) for j, i in enumerate(sorted(eq.by_effort))}
 
 
 def predictor_lines(eq: "StepEquations", nv: int, terms: Sequence, unknown: Dict[Tuple[str, int], int], kc: str,

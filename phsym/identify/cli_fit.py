@@ -3,7 +3,7 @@
 Usage::
 
     phsym fit NETLIST DATA.csv --free L,C1,C2 --inputs VG --outputs 'y(VG)',v(n1) \
-        [--time t] [--method backward_euler] [--x0 zero|dc|estimate] \
+        [--time t] [--method backward_euler] [--stiff auto] [--x0 zero|dc|estimate] \
         [--init L=1.5,C1=0.02] [--out fit.json] [--plot fit.png]
 
 The CSV needs a header row; ``--time`` names the (uniformly sampled) time
@@ -22,6 +22,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from ..common.schemes import STIFF
 from ..errors import IdentificationError
 from ..clitools import Subcommand, ProgressBar, plot_data_and_fit, read_csv_columns, split_names as _names
 
@@ -50,6 +51,9 @@ def _fill(p: argparse.ArgumentParser) -> None:
                    choices=("backward_euler", "midpoint", "discrete_gradient"),
                    help="time-stepper (default backward_euler, as the seed; data made by phsym simulate: "
                         "the scheme it printed, else the fit is biased by the schemes' difference)")
+    p.add_argument("--stiff", default="auto", choices=STIFF,
+                   help="how junction charges step, as phsym simulate --stiff (default auto): data made by "
+                        "phsym simulate need the rule it used")
     p.add_argument("--x0", default="zero", choices=("zero", "dc", "estimate"),
                    help="initial state: zero (netlist ICs), dc or estimate")
     p.add_argument("--init", default=None, help="start values NAME=VALUE,... (default: netlist values)")
@@ -99,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
         y = {c: v[1:] for c, v in y.items()}
     x0: Any = None if args.x0.lower() in ("zero", "none", "ic") else args.x0.lower()
     bar = None if args.quiet else ProgressBar(args.max_nfev * max(args.starts, 1), unit="evaluations (max)", eta=False)
-    est = ParameterEstimator(model, _names(args.free), outputs, method=args.method, initial=init or None,
+    est = ParameterEstimator(model, _names(args.free), outputs, method=args.method, stiff=args.stiff,
+                             initial=init or None,
                              x0=x0, n_starts=args.starts, random_state=args.seed, max_nfev=args.max_nfev,
                              confidence=args.confidence,
                              callback=(lambda k, cost, p: bar(k, cost=cost)) if bar else None)
@@ -118,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {w.message}", file=sys.stderr)
     print(est.summary())
     if args.out:
-        doc = {"netlist": str(args.netlist), "method": est.method, "outputs": outputs,
+        doc = {"netlist": str(args.netlist), "method": est.method, "stiff": est.stiff, "outputs": outputs,
                "params": est.params_, "std": est.std_,
                "confidence": est.confidence,
                "confidence_intervals": {k: list(v) for k, v in est.confidence_intervals_.items()},

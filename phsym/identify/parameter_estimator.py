@@ -9,10 +9,9 @@ of the very steps the simulator takes (:mod:`phsym.codegen.sensitivity`),
 so the optimiser sees exact derivatives of the simulated outputs and
 parameter changes never recompile anything.
 
-Uncertainty is reported from the Jacobian at the optimum
-(:mod:`phsym.identify.uncertainty`), with an
-:class:`~phsym.identify.warnings.UnidentifiableParameterWarning` naming
-parameters the data do not determine.
+Uncertainty is reported from the Jacobian at the optimum (:mod:`phsym.identify.uncertainty`),
+with an :class:`~phsym.identify.warnings.UnidentifiableParameterWarning` naming parameters the data
+do not determine.
 """
 from __future__ import annotations
 
@@ -382,7 +381,8 @@ class ParameterEstimator(Estimator):
         data = measurements(t, u, np.zeros((len(np.asarray(t).reshape(-1)), 0)), m.inputs, [], min_samples=2)
         if isinstance(x0, str) and x0 == "fit":
             x0 = self.x0_ if (isinstance(self.x0, str) and self.x0.lower() == "estimate") else self.x0
-        sim = Simulator(m, 1.0 / data.h, self.method, tol=self.tol, maxit=self.maxit, record_efforts=True)
+        sim = Simulator(m, 1.0 / data.h, self.method, stiff=self.stiff, tol=self.tol, maxit=self.maxit,
+                        record_efforts=True)       # the rules the fit stepped by
         try:
             return sim.run(u=data.U, x0=x0, params={**(self.fixed or {}), **self.params_})
         except SimulationError as exc:

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..codegen import aot
 from ..codegen.cache import import_generated
-from ..codegen.predictor import SLOTS
+from ..codegen import carried
 from ..errors import SimulationError
 from .substeps import MAX_LEVELS, Substeps, subdivide
 
@@ -196,9 +196,9 @@ class NewtonLoop:
         """Work arrays ``(F, Jm, piv, d, vp, wt, ub, e, y, vold, ve)`` of the generated ``run`` (``Jm``: the
         Jacobian, then the factors and work space of :mod:`phsym.codegen.schur`; ``ve``: the efforts
         carried from step to step, the states and parameters they belong to, the predictor's error records
-        (:mod:`phsym.codegen.predictor`), NaN: none yet)."""
+        and the next step's constants: :mod:`phsym.codegen.carried`)."""
         m, mu = max(self.n_v, 1), max(self.n_u, 1)
-        ve = np.full((2 + SLOTS) * int(np.count_nonzero(~self._increments)) + len(self.p) + 1, np.nan)
+        ve = np.full(carried.size(int(np.count_nonzero(~self._increments)), len(self.p)), np.nan)
         return (np.zeros(m), np.zeros((m, 3 * m)), np.zeros(m, np.int64), np.zeros(m), np.zeros(m),
                 np.ones(m), np.zeros(mu), np.zeros(max(self.n_e, 1)), np.zeros(mu), np.zeros(m), ve)
 
