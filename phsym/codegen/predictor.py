@@ -24,22 +24,21 @@ chunks or blocks steps exactly like one call.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from .carried import base
-
-if TYPE_CHECKING:      # the simulator's warm start reads SLOTS without sympy
-    from .steps import StepEquations
+from .junctions import limit_step
+from .steps import StepEquations
 
 __all__ = ["predictor_lines", "record_lines", "slots"]
 
 
-def slots(eq: "StepEquations", n_p: int) -> Dict[int, int]:
+def slots(eq: StepEquations, n_p: int) -> Dict[int, int]:
     """The first entry in ``ve`` of each effort unknown's records (:func:`phsym.codegen.carried.base`)."""
     return {i: base(j, len(eq.s0), n_p) for j, i in enumerate(sorted(eq.by_effort))}
 
 
-def predictor_lines(eq: "StepEquations", nv: int, terms: Sequence, unknown: Dict[Tuple[str, int], int], kc: str,
+def predictor_lines(eq: StepEquations, nv: int, terms: Sequence, unknown: Dict[Tuple[str, int], int], kc: str,
                     slopes, slot: Dict[int, int], b: str) -> List[str]:
     """The predictor (inside ``for k``, indentation ``b``): ``v`` from the history ``v, vold``.
 
@@ -62,7 +61,6 @@ def predictor_lines(eq: "StepEquations", nv: int, terms: Sequence, unknown: Dict
     b : str
         Indentation.
     """
-    from .junctions import limit_step
     c = b + "    "
     # info[3] counts the solved steps behind v (up to 2): the first step starts from v as given, the
     # second from the first's solution (an extrapolation from a zero history would double the port voltages)
@@ -94,7 +92,7 @@ def predictor_lines(eq: "StepEquations", nv: int, terms: Sequence, unknown: Dict
                                                                if terms]
 
 
-def record_lines(eq: "StepEquations", terms: Sequence, slot: Dict[int, int], b: str) -> List[str]:
+def record_lines(eq: StepEquations, terms: Sequence, slot: Dict[int, int], b: str) -> List[str]:
     """After Newton: each settled effort's smoothed errors of the two extrapolations (a NaN record, as
     a fresh ``ve`` holds, starts anew; the first two steps predict nothing)."""
     if not (eq.settled and terms):
