@@ -112,6 +112,12 @@ def test_split_keeps_controls_states_and_inputs_out_of_the_constant_columns():
     for reads in (x0, ub0):
         assert schur.split([((0, 0), reads), ((1, 1), h)], 2, [p0, p1], h).constant == [1]
     assert schur.split([((0, 0), h)], 1, [p0], h) is None              # one unknown: a division
+    # a column that reads controls (and parameters, h) alone is held: constant within a step
+    p2, v2, x1 = sp.symbols("p_2 v_2 x_1", real=True)
+    jac = [((0, 0), 1 + h / p0), ((1, 1), h * p1 + p0), ((2, 1), -h * p1), ((1, 2), sp.exp(v2)), ((2, 2), x1 * h)]
+    got = schur.split(jac, 3, [p0, p1, p2], h, controls=[1])
+    assert got.constant == [0] and got.varying == [1, 2] and got.held == [1]
+    assert schur.split(jac, 3, [p0, p1, p2], h).held == []             # not a control: a constant column
 
 
 def test_rows_of_very_different_units_keep_the_direction_accurate():
@@ -149,6 +155,37 @@ R3 b c 1k
 D3 c 0 DX
 C1 c 0 10n
 """
+
+
+POT = """Antiparallel diodes behind a potentiometer whose position is a control
+.param pos=0.5 control
+.model DX D(IS=1e-14 N=1.5)
+V1 in 0 SIN(0 3 1k)
+R1 in a 1k
+D1 a 0 DX
+D2 0 a DX
+P1 a b 0 R=10k pos={pos}
+C1 b 0 10n
+"""
+
+
+def test_held_columns_are_rotated_once_per_step_and_step_like_the_small_system(monkeypatch):
+    """A control's columns (the pot's ports) are held: the small system's rows rotated once per step
+    where they changed, then Cramer's rule on the diodes' two columns and the triangle for the pot's;
+    the same steps as the pot's columns in the pivoted small system at every iteration, held still and
+    swept at every step."""
+    held = phsym.Simulator(phsym.parse(POT), 48000.0)
+    src = held._gen.source
+    assert "held_ok = " in src and "math.hypot(" in src and "small_solve(Jm, " not in src
+    monkeypatch.setattr(schur, "holds", lambda *a: False)
+    every = phsym.Simulator(phsym.parse(POT), 48000.0)
+    assert "held_ok" not in every._gen.source and "small_solve(Jm, " in every._gen.source
+    for controls in (None, {"pos": lambda t: 0.05 + 200 * t}):
+        a, b = held.run(duration=0.004, controls=controls), every.run(duration=0.004, controls=controls)
+        for name in a.names.states:
+            assert np.allclose(a[name], b[name], rtol=1e-9, atol=1e-9 * np.abs(b[name]).max()), name
+        assert np.abs(a.iterations.mean() - b.iterations.mean()) < 0.05
+        assert a.max_balance_error < 1e-9
 
 
 def test_three_varying_columns_are_written_out_and_step_like_the_kernel(monkeypatch):

@@ -13,7 +13,7 @@ import sympy as sp
 
 import phsym
 from phsym.components.junction import (JunctionEnergy, JunctionVoltage, breakdown_current, charge_energy,
-                                       charge_voltage, depletion_charge, depletion_energy)
+                                       charge_energy_from, charge_voltage, depletion_charge, depletion_energy)
 from phsym.errors import NetlistError, NetlistWarning, StructureError
 from phsym.netlist import parse_netlist
 
@@ -116,6 +116,19 @@ def test_transit_time_charge_inverse_and_energy(params):
         d = 1e-6 * abs(Q)
         H = [charge_energy(q, charge_voltage(q, *params), *params) for q in (Q - d, Q + d)]
         assert (H[1] - H[0]) / (2 * d) == pytest.approx(v, rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize("params", [TT_PARAMS, (0.0,) + TT_PARAMS[1:], TT_PARAMS[:4] + (0.0,) + TT_PARAMS[5:],
+                                    (50e-12, 0.75, 0.33, 0.5, 0.0, 1e-14, 0.02585, 1e-12, 1.0, 0.0)])
+def test_energy_from_the_charge_laws_terms_is_the_energy(params):
+    # the loops' end-of-step energy reads the depletion charge and exp(v / N Vt) the charge law computed
+    cjo, vj, m, fc, tt, i_s, nvt = params[:7]
+    for v in (-5.4, -2.0, -0.1, -1e-4, 0.0, 1e-3, 0.3, 0.36, 0.6, 0.75, 0.9):
+        Q = tt_charge(v, *params)
+        got = charge_energy_from(Q, v, spice_charge(v, cjo, vj, m, fc), np.exp(v / nvt), (1 - fc) ** (1 - m),
+                                 (1 - fc) ** (-1 - m), *params)
+        scale = abs(Q * v) + cjo * vj * vj + tt * i_s * nvt * np.exp(v / nvt)
+        assert got == pytest.approx(charge_energy(Q, v, *params), abs=1e-13 * scale), v
 
 
 def test_transit_time_sympy_functions_differentiate_exactly():

@@ -37,7 +37,7 @@ from .printing import block
 from .steps import StepEquations
 
 __all__ = ["step_constants", "hoisted_lines", "carries", "start_lines", "carry_lines", "law_check",
-           "carried_constants", "next_constants"]
+           "carried_constants", "next_constants", "end_energy"]
 
 #: Runtime names a step constant may depend on (``x_i``, ``xs_i``, ``p_i``, ``ub_i``, ``h``, and
 #: ``se_i``: the effort at the step's start of a storage solved through it).
@@ -151,6 +151,18 @@ def next_constants(eq: StepEquations, consts: Dict[sp.Expr, sp.Symbol], chosen: 
     return [(f"n{s}", e.xreplace(shift).xreplace(consts)) for e, s in consts.items() if s in chosen]
 
 
+def end_energy(eq: StepEquations, Hs: sp.Expr) -> sp.Expr:
+    """The energy ``Hs`` (of storages solved through their effort) at the step's end, in the symbols of
+    the efforts' block before the step constants are put in: each junction's energy through the depletion charge and exponential its charge
+    law computes there (:func:`~phsym.components.junction.energy_from`), shared after common-subexpression
+    elimination.  A separate call of the energy cost the op-amp clipper a third of its step."""
+    from ..components.junction import JunctionEnergyAt, energy_from
+    H = Hs.replace(lambda e: isinstance(e, JunctionEnergyAt), lambda e: energy_from(*e.args))
+    shift = {se: se + eq.V[i] for i, (se, _) in eq.s0.items()}
+    shift.update({eq.X[i]: eq.X[i] + eq.dx[i] for i in eq.stiff})
+    return H.xreplace(shift)
+
+
 def _law_parameters(eq: StepEquations) -> List[int]:
     """Indices in ``p`` of the parameters the inversions ``v(Q)`` read."""
     return sorted({int(s.name[2:]) for _, inv in eq.s0.values() for s in inv.free_symbols if s.name.startswith("p_")})
@@ -165,9 +177,11 @@ def carries(eq: StepEquations, controls: Sequence[int]) -> bool:
 def start_lines(eq: StepEquations, carry: bool, sizes: Dict[str, int], indent: str) -> List[str]:
     """``se_i``, the effort at the step's start of each storage solved through it: the carried
     value (``ve[j]``) where it belongs to the state (``ve[n + j] == x[i]``), else the inversion;
-    ``hot`` tells whether every one was carried.  Only :func:`carry_lines` writes ``ve``, after a
-    step that converged or was accepted, so a carried effort comes with its :func:`carried_constants`
-    (a failed step that is subdivided restarts from a state whose effort was never stored)."""
+    ``hot`` tells whether every one was carried.  Only :func:`carry_lines` writes the efforts and
+    constants into ``ve``, after a step that converged or was accepted (:func:`law_check` only voids
+    them; the predictor's records are entries of their own), so a carried effort comes with its
+    :func:`carried_constants` (a failed step that is subdivided restarts from a state whose effort
+    was never stored)."""
     n, L = len(eq.s0), ([f"{indent}hot = True"] if carry else [])
     for j, (i, (se, inv)) in enumerate(sorted(eq.s0.items())):
         if not carry:

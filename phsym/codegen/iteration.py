@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .junctions import limit_step
-from .schur import direction_lines
+from .schur import direction_lines, step_lines
 
 __all__ = ["iteration_lines"]
 
@@ -80,7 +80,7 @@ def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Di
         f"{a}    # the predictor overshot into an exponential: restart from the last step",
         f"{a}    for i in range({nv}):",
         f"{a}        v[i] = vold[i]",
-        f"{a}    {call}"] + _norm("nrm", nv, b) + [
+        f"{a}    {call}"] + _norm("nrm", nv, b) + step_lines(schur, nv, a) + [
         f"{a}while True:",
         f"{b}if not math.isfinite(nrm):",
         f"{c}status = 2",

@@ -2,19 +2,22 @@
 
 The same Python functions as :mod:`phsym.components.junction`
 (``charge_voltage``: ``v(Q)`` by safeguarded Newton; ``charge_energy``:
-``H = Q v - Phi(v)``), compiled by numba; the printer writes the sympy
-functions ``JunctionVoltage`` and ``JunctionEnergy`` as calls to them.
+``H = Q v - Phi(v)``; ``charge_energy_from``: the same from the depletion
+charge and exponential the charge law computes), compiled by numba; the
+printer writes the sympy functions ``JunctionVoltage``, ``JunctionEnergy``,
+``JunctionEnergyAt`` and ``JunctionEnergyFrom`` as calls to them.
 """
 from __future__ import annotations
 
 from numba import njit
 
-from ..components.junction import charge_energy, charge_voltage
+from ..components.junction import charge_energy, charge_energy_from, charge_voltage
 
-__all__ = ["junction_voltage", "junction_energy", "junction_energy_v"]
+__all__ = ["junction_voltage", "junction_energy", "junction_energy_v", "junction_energy_q"]
 
 junction_voltage = njit(cache=True, error_model="numpy")(charge_voltage)
 junction_energy_v = njit(cache=True, error_model="numpy")(charge_energy)
+junction_energy_q = njit(cache=True, error_model="numpy")(charge_energy_from)
 
 
 @njit(cache=True, error_model="numpy")

@@ -38,8 +38,8 @@ from ..structure.dirac import Structure
 from ..version import __version__
 from .batch_driver import driver_source
 from .cache import cache_key, load_module
-from .hoist import (carried_constants, carries, carry_lines, hoisted_lines, law_check, next_constants, start_lines,
-                    step_constants)
+from .hoist import (carried_constants, carries, carry_lines, end_energy, hoisted_lines, law_check, next_constants,
+                    start_lines, step_constants)
 from .iteration import iteration_lines
 from .junctions import junction_code, junction_exprs, junction_terms, known_variables, linear_slopes
 from .predictor import predictor_lines, record_lines, slots
@@ -273,12 +273,15 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
         not (Hexpr - Hs).has(*Hs.atoms(sp.Function))
     energy = block([("hs", Hs), ("hh", sp.Symbol("hs") + Hexpr - Hs)] if shared else [("hh", Hexpr)],
                    {"x": nx, "p": P}, " " * 8)
+    # in the loop, hs is the step's end energy from the efforts' block (end_energy), the rest after x moves
+    moved = block([("hh", sp.Symbol("hs") + Hexpr - Hs)], {"x": nx, "p": P}, " " * 8) if shared else energy
     # a storage solved through its effort moves by x(s1) - x(s0), not by its unknown: vp holds the increments
     incr = [(f"vp[{i}]", dx) for i, dx in enumerate(eq.dx)] if eq.by_effort else []
     post = block([(t, ex.xreplace(consts).xreplace(rc)) for t, ex in  # before x moves: kc still holds
                   [(f"e[{i}]", ex) for i, ex in enumerate(eq.e)] + [(f"y[{i}]", ex) for i, ex in enumerate(ys)]
                   + [("pdis", pdiss), ("pact", pact)]
-                  + [("pw", eq.work) if shared else ("pnum", sp.Integer(0) if sens else eq.numerical)]
+                  + ([("pw", eq.work), ("hs", end_energy(eq, Hs))] if shared else
+                     [("pnum", sp.Integer(0) if sens else eq.numerical)])
                   + incr] + [(t, ex.xreplace(rc)) for t, ex in next_constants(eq, consts, chosen)], sizes, " " * 8)
     args = RUN_ARGS + (", " + SENS_ARGS if sens else "")
     a, b = " " * 4, " " * 8
@@ -327,7 +330,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
         R += sens.step
     R += [f"{b}for i in range({nx}):", f"{b}    x[i] += {'vp' if incr else 'v'}[i]", f"{b}    X[k + 1, i] = x[i]"]
     R += [f"{b}if info[3] < 2:", f"{b}    info[3] += 1"]
-    R += (carry_lines(eq, b, chosen) if carry else []) + energy
+    R += (carry_lines(eq, b, chosen) if carry else []) + moved
     if shared:
         R += [f"{b}pnum = (pw - (hs - hs0)) / h", f"{b}hs0 = hs"] + booked
     if c_in_H:
@@ -346,7 +349,7 @@ def module_source(eq: StepEquations, parameters: Sequence[sp.Symbol], scheme: st
     text = "\n".join(L) + unroll("\n".join(R))
     if "junction_" in text:
         text = text.replace("from numba import njit\n", "from numba import njit\nfrom phsym.codegen.junction_kernels "
-                            "import junction_energy, junction_energy_v, junction_voltage\n", 1)
+                            "import junction_energy, junction_energy_q, junction_energy_v, junction_voltage\n", 1)
     if "learned_bumps(" in text:     # learned laws: the compiled bump sum and the laws' arrays
         from .learned_kernels import declare
         text = declare(text)

@@ -72,9 +72,10 @@ def predictor_lines(eq: StepEquations, nv: int, terms: Sequence, unknown: Dict[T
         L += [f"{c}for i in range({nv}):", f"{c}    d[i] = v[i] - vold[i]"]
         # a settled effort's increment, predicted as a step from no change (the history kept aside):
         # the full or the half change, whichever has the smaller record
-        vt = {}
+        vt = {}     # each unknown's N Vt: of a junction term read through it (a charge's or a port's)
         for m, t in enumerate(terms):
-            vt.setdefault(t.state, f"jvt{m}")
+            if unknown.get(t.key) is not None:
+                vt.setdefault(unknown[t.key], f"jvt{m}")
         for i in eq.settled:
             s = slot[i]
             L += [f"{c}vh{i} = vold[{i}]", f"{c}vold[{i}] = 0.0", f"{c}pf{i} = v[{i}]",
@@ -93,11 +94,11 @@ def predictor_lines(eq: StepEquations, nv: int, terms: Sequence, unknown: Dict[T
 
 
 def record_lines(eq: StepEquations, terms: Sequence, slot: Dict[int, int], b: str) -> List[str]:
-    """After Newton: each settled effort's smoothed errors of the two extrapolations (a NaN record, as
-    a fresh ``ve`` holds, starts anew; the first two steps predict nothing)."""
+    """After Newton converged: each settled effort's smoothed errors of the two extrapolations (a NaN
+    record, as a fresh ``ve`` holds, starts anew; the first two steps predict nothing)."""
     if not (eq.settled and terms):
         return []
-    L = [f"{b}if info[3] >= 2:"]
+    L = [f"{b}if info[3] >= 2 and status == 0:"]     # a failed attempt's iterate is no error of the predictor
     for i in eq.settled:
         for s, p in ((slot[i], f"ph{i}"), (slot[i] + 1, f"pf{i}")):
             L += [f"{b}    er = abs(v[{i}] - {p})", f"{b}    ve[{s}] = er + 0.5 * ve[{s}] if ve[{s}] >= 0.0 else er"]

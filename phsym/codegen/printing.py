@@ -52,6 +52,9 @@ class _Printer(PythonCodePrinter):
     def _print_JunctionEnergyAt(self, expr):
         return "junction_energy_v(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
+    def _print_JunctionEnergyFrom(self, expr):
+        return "junction_energy_q(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
 
 def _share_inversions(expr: sp.Expr) -> sp.Expr:
     """``JunctionEnergy(Q)`` written ``JunctionEnergyAt(Q, JunctionVoltage(Q))``: an energy and a

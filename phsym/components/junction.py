@@ -38,8 +38,8 @@ import sympy as sp
 from .base import EffortLaw
 
 __all__ = ["depletion_energy", "depletion_charge", "breakdown_current", "charge_voltage", "charge_energy",
-           "JunctionVoltage", "JunctionEnergy", "JunctionEnergyAt",
-           "junction_storage"]
+           "charge_energy_from", "JunctionVoltage", "JunctionEnergy", "JunctionEnergyAt", "JunctionEnergyFrom",
+           "energy_from", "junction_storage"]
 
 
 def depletion_charge(v, cjo, vj, m, fc):
@@ -234,6 +234,43 @@ def charge_energy(Q, v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
     return Q * v - phi
 
 
+def charge_energy_from(Q, v, qd, ex, g1, rf2, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
+    """:func:`charge_energy` from what the charge law already computed at ``v``: the depletion charge
+    ``qd = q_dep(v)``, ``ex = exp(v / nvt)`` (unused without transit time), ``g1 = (1 - fc)**(1 - m)``
+    and ``rf2 = (1 - fc)**(-1 - m)`` (the forms the charge law holds); no power or exponential of its own
+    but the breakdown's.
+
+    Below ``FC VJ`` the depletion part uses ``(1 - v/VJ)**(2 - M) = (1 - v/VJ) (1 - qd / Q0)``, so
+    ``Phi = Q0 v - VJ / (2 - M) (Q0 - (1 - v/VJ) (Q0 - qd))`` (no division by ``Q0``: ``cjo = 0``
+    gives zero).
+
+    Parameters
+    ----------
+    Q, v : float
+        Junction charge and voltage.
+    qd, ex, g1, rf2 : float
+        As above.
+    cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv : float
+        See :func:`charge_voltage`.
+    """
+    q0 = cjo * vj / (1.0 - m)
+    vf = fc * vj
+    if v < vf:
+        phi = q0 * v - vj / (2.0 - m) * (q0 - (1.0 - v / vj) * (q0 - qd))
+    else:
+        dv = v - vf
+        phi = (q0 * vf - q0 * vj / (2.0 - m) * (1.0 - (1.0 - fc) * g1) + q0 * (1.0 - g1) * dv
+               + cjo * rf2 * ((1.0 - fc * (1.0 + m)) * dv * dv / 2.0
+                             + m / (2.0 * vj) * ((v ** 3 - vf ** 3) / 3.0 - vf * vf * dv)))
+    if tt != 0.0:
+        pd = i_s * (nvt * (ex - 1.0) - v) + gmin * v * v / 2.0
+        if ibv != 0.0:
+            eb = math.exp(-bv / nvt)
+            pd += ibv * nvt * (math.exp(-(v + bv) / nvt) - eb) + ibv * v * eb
+        phi += tt * pd
+    return Q * v - phi
+
+
 def _charge_expr(v, P):
     """Symbolic ``Q(v)`` of the junction with transit time (``P``: the ten parameters)."""
     cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv = P
@@ -335,6 +372,35 @@ class JunctionEnergyAt(sp.Function):
     @staticmethod
     def _imp_(*a):
         return charge_energy(*(float(x) for x in a))
+
+
+class JunctionEnergyFrom(sp.Function):
+    """``H = Q v - Phi(v)`` as :class:`JunctionEnergyAt`, with the depletion charge and exponential at
+    ``v`` as arguments (see :func:`energy_from`), printed as the compiled ``junction_energy_q``."""
+
+    nargs = 16
+
+    @staticmethod
+    def _imp_(*a):
+        return charge_energy_from(*(float(x) for x in a))
+
+
+def energy_from(Q, v, *P) -> sp.Expr:
+    """``JunctionEnergyAt(Q, v, *P)`` written through the subexpressions the charge law ``Q(v)`` holds
+    (its depletion charge and ``exp(v / (N Vt))``): beside the charge at the same ``v`` (a step's end,
+    where the efforts are) the energy then costs no power or exponential of its own.
+
+    Parameters
+    ----------
+    Q, v : sympy.Expr
+        The junction's charge and voltage.
+    *P : sympy.Expr
+        The ten parameters of :func:`charge_voltage`.
+    """
+    cjo, vj, m, fc, tt, i_s, nvt = (sp.sympify(a) for a in P[:7])
+    ex = sp.Integer(0) if tt == 0 else sp.exp(v / nvt)
+    return JunctionEnergyFrom(Q, v, depletion_charge(v, cjo, vj, m, fc), ex, (1 - fc) ** (1 - m),
+                              (1 - fc) ** (-1 - m), *P)
 
 
 def junction_storage(q: sp.Symbol, *P) -> "tuple[sp.Expr, EffortLaw]":
