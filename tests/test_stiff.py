@@ -68,6 +68,9 @@ def test_carried_start_voltages_and_constants_are_those_recomputed(monkeypatch):
     assert loop.subdivided, "the step limit no longer subdivides: the test lost its failed steps"
     n = int(np.count_nonzero(~loop._increments))
     assert n == 2
+    # each junction's full change bounded by its N Vt; the records booked by converged steps only
+    src = sim._gen.source
+    assert "<= 0.0 else ph" not in src and src.count("if info[3] >= 2 and status == 0:") == 1
     real = loop.module
 
     class Cold:

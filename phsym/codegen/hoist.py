@@ -155,7 +155,7 @@ def end_energy(eq: StepEquations, Hs: sp.Expr) -> sp.Expr:
     """The energy ``Hs`` (of storages solved through their effort) at the step's end, in the symbols of
     the efforts' block before the step constants are put in: each junction's energy through the depletion charge and exponential its charge
     law computes there (:func:`~phsym.components.junction.energy_from`), shared after common-subexpression
-    elimination.  A separate call of the energy cost the op-amp clipper a third of its step."""
+    elimination.  A separate call of the energy cost the op-amp clipper 36-40 % of its step."""
     from ..components.junction import JunctionEnergyAt, energy_from
     H = Hs.replace(lambda e: isinstance(e, JunctionEnergyAt), lambda e: energy_from(*e.args))
     shift = {se: se + eq.V[i] for i, (se, _) in eq.s0.items()}

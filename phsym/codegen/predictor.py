@@ -72,10 +72,11 @@ def predictor_lines(eq: StepEquations, nv: int, terms: Sequence, unknown: Dict[T
         L += [f"{c}for i in range({nv}):", f"{c}    d[i] = v[i] - vold[i]"]
         # a settled effort's increment, predicted as a step from no change (the history kept aside):
         # the full or the half change, whichever has the smaller record
-        vt = {}     # each unknown's N Vt: of a junction term read through it (a charge's or a port's)
+        through: Dict[int, List[str]] = {}     # each unknown's N Vt: the least of the junction terms read through it
         for m, t in enumerate(terms):
             if unknown.get(t.key) is not None:
-                vt.setdefault(unknown[t.key], f"jvt{m}")
+                through.setdefault(unknown[t.key], []).append(f"jvt{m}")
+        vt = {i: (f"min({', '.join(b)})" if len(b) > 1 else b[0]) for i, b in through.items()}
         for i in eq.settled:
             s = slot[i]
             L += [f"{c}vh{i} = vold[{i}]", f"{c}vold[{i}] = 0.0", f"{c}pf{i} = v[{i}]",
