@@ -47,21 +47,6 @@ def _worst(nx: int, nv: int, efforts: Sequence[int], b: str) -> List[str]:
     return L
 
 
-def _quadratic(slopes, schur, b: str) -> List[str]:
-    """Where the only nonlinearity Newton meets is junction exponentials (every varying column a junction
-    variable's unknown, or held: :mod:`.schur`): after a full Newton step from a Newton iterate, the error
-    left is about ``u**2 / 2`` in each exponent (``u``: the step's largest move of a junction variable in
-    its ``N Vt``) and ``u / 2`` of each other unknown's step, so the step ``worst`` is accepted when
-    ``u * worst <= tol`` (twice that estimate) with ``u <= 0.1``."""
-    mine = {k for k, _ in slopes or ()}
-    if not slopes or schur is None or not set(schur.varying) <= mine | set(schur.held):
-        return []
-    u = " , ".join(f"abs(jd{m} * d[{k}]) / jvt{m}" for m, (k, _) in enumerate(slopes))
-    return [f"{b}if not conv and it > 0 and rprev >= 0.0:",
-            f"{b}    qu = max({u}{', 0.0' if len(slopes) == 1 else ''})",
-            f"{b}    conv = qu <= 0.1 and qu * worst <= tol"]
-
-
 def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Dict[Tuple[str, int], int]] = None,
                     kc: str = "", known: str = "", schur=None, efforts: Sequence[int] = (),
                     slopes=None) -> List[str]:
@@ -112,7 +97,6 @@ def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Di
           f"{b}if not conv and it > 0 and worst < rprev:",
           f"{b}    theta = worst / rprev",
           f"{b}    conv = theta / (1.0 - theta) * worst <= tol"]
-    L += _quadratic(slopes, schur, b)
     if terms:
         L += [f"{b}if not conv:"] + limit_step(terms, unknown or {}, nv, c, kc=kc, known=known,
                                                slopes=slopes) + [f"{c}if lim < 1.0:",
