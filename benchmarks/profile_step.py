@@ -24,6 +24,7 @@ import collections
 import ctypes
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -54,12 +55,18 @@ def compiled_functions(module) -> dict:
     known = [n for n, obj in vars(module).items() if hasattr(obj, "overloads")]
     out = {n: c.library.get_pointer_to_function(c.fndesc.llvm_func_name)      # compiled on their own
            for n in known for c in getattr(module, n).overloads.values()}
+    taken = set(out.values())
+    # every other function of run's library (so that run's code ends where the next one starts): the
+    # module's functions linked into it, their Python and C wrappers, numba's helpers
     for fn in cres.library._final_module.functions:
-        if fn.is_declaration:
+        if fn.is_declaration or (addr := cres.library.get_pointer_to_function(fn.name)) in taken:
             continue
         short = next((n for n in sorted(known, key=len, reverse=True) if f"{len(n)}{n}" in fn.name), None)
-        if short and short not in out:
-            out[short] = cres.library.get_pointer_to_function(fn.name)
+        wrapper = fn.name.startswith(("cpython.", "cfunc."))
+        name = f"{short} (wrapper)" if short and wrapper else short if short and short not in out else \
+            f"compiled helper {fn.name[:40]}"
+        out[name if name not in out else f"{name} @{addr:#x}"] = addr
+        taken.add(addr)
     return out
 
 
@@ -81,7 +88,7 @@ def call_sites(addr: int, end: int, targets: dict) -> list:
         if (mv := re.match(r"movabs \$0x([0-9a-f]+),%(\w+)", ins)):
             regs[mv.group(2)] = int(mv.group(1), 16)
         elif (cl := re.match(r"call\s+\*%(\w+)", ins)):
-            if regs.get(cl.group(1)) in targets:
+            if regs.get(cl.group(1)) in targets and targets[regs[cl.group(1)]] != "run":
                 sites.append((at - addr, targets[regs[cl.group(1)]]))
     return sites
 
@@ -108,15 +115,17 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "perf.data")
         rec = subprocess.Popen(["perf", "record", "-q", "-F", "2000", "-p", str(os.getpid()), "-o", data],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)     # perf attaches
-        t0 = time.perf_counter()
         r = sim.run(duration=args.seconds, x0=x0)
-        wall = time.perf_counter() - t0
+        wall = r.info["wall_time"]      # the compiled loop's stepping alone
         rec.send_signal(signal.SIGINT)
-        rec.wait()
+        err = rec.communicate()[1]
         script = subprocess.run(["perf", "script", "-i", data, "-F", "ip,sym,dso"], capture_output=True,
                                 text=True).stdout
+    shutil.rmtree(os.environ["NUMBA_CACHE_DIR"], ignore_errors=True)
+    if not script.strip():
+        sys.exit(f"perf recorded no samples: {err.strip() or 'no message'}")
     booked, stretch = collections.Counter(), collections.Counter()
     bounds = [0] + [o for o, _ in sites] + [ends["run"] - funcs["run"]]
     names = [f"run, up to a call of {c}" for _, c in sites] + ["run, after its last call"]
