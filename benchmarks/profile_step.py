@@ -99,12 +99,32 @@ def main(argv=None) -> None:
     ap.add_argument("--fs", type=float, default=48000.0, help="sample rate [Hz] (default 48000)")
     ap.add_argument("--seconds", type=float, default=20.0, help="simulated seconds under perf (default 20)")
     args = ap.parse_args(argv)
+    missing = [t for t in ("perf", "objdump") if shutil.which(t) is None]
+    if missing or not os.path.exists("/proc/self/maps"):
+        sys.exit(f"profile_step needs Linux with perf and objdump on PATH (missing: {', '.join(missing) or '/proc'})")
+    if not (args.seconds > 0 and args.fs > 0):
+        sys.exit("--seconds and --fs must be positive")
     # compiled here (not loaded from a cache): a loaded object has no symbol names for resjac and junc
-    os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="phsym-profile-")
+    cache = tempfile.mkdtemp(prefix="phsym-profile-")
+    os.environ["NUMBA_CACHE_DIR"] = cache
     os.environ["PHSYM_AOT"] = "0"
+    try:
+        profile(args)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def profile(args) -> None:
+    """Compile, step under perf and print the tables (see the module docstring)."""
     import phsym
+    from phsym.errors import PhsymError
     warnings.simplefilter("ignore")
-    sim = phsym.Simulator(phsym.load(args.deck), fs=args.fs)
+    try:
+        sim = phsym.Simulator(phsym.load(args.deck), fs=args.fs)
+    except PhsymError as exc:
+        sys.exit(str(exc))
+    if sim._gen is None or getattr(sim._gen.module, "KIND", "") != "newton":
+        sys.exit(f"{args.deck}: a linear model (no Newton step module); profile_step profiles Newton loops")
     x0 = sim.run(duration=1 / args.fs, x0="dc").x[0]
     sim.run(duration=0.01, x0=x0)
     funcs = compiled_functions(sim._gen.module)
@@ -123,7 +143,6 @@ def main(argv=None) -> None:
         err = rec.communicate()[1]
         script = subprocess.run(["perf", "script", "-i", data, "-F", "ip,sym,dso"], capture_output=True,
                                 text=True).stdout
-    shutil.rmtree(os.environ["NUMBA_CACHE_DIR"], ignore_errors=True)
     if not script.strip():
         sys.exit(f"perf recorded no samples: {err.strip() or 'no message'}")
     booked, stretch = collections.Counter(), collections.Counter()
