@@ -41,7 +41,10 @@ from tests.decks import corpus  # noqa: E402
 
 def _timed(cmd, env=None, cwd=None):
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=900)
+    try:
+        proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=900)
+    except FileNotFoundError:
+        raise SystemExit(f"{cmd[0]} is not on PATH (ngspice: apt-get install ngspice)") from None
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}")
