@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_spice import bench_deck  # noqa: E402
+from bench_spice import bench_deck, need_ngspice  # noqa: E402
 from tests.decks import corpus  # noqa: E402
 
 #: the audio stages of the corpus
@@ -44,6 +44,7 @@ def main(argv=None) -> None:
     ap.add_argument("--duration", type=float, default=1.0, help="simulated seconds per run (default 1)")
     ap.add_argument("--repeat", type=int, default=3, help="rounds per row, best of each side (default 3)")
     args = ap.parse_args(argv)
+    need_ngspice()
     names = args.decks.split(",") if args.decks else AUDIO
     cases = [(name, fs) for name in names for fs in (48000.0, 96000.0)]
     rounds = {c: [] for c in cases}

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,10 +42,7 @@ from tests.decks import corpus  # noqa: E402
 
 def _timed(cmd, env=None, cwd=None):
     t0 = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=900)
-    except FileNotFoundError:
-        raise SystemExit(f"{cmd[0]} is not on PATH (ngspice: apt-get install ngspice)") from None
+    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=900)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}")
@@ -115,11 +113,18 @@ def bench_deck(path, tmpdir, fs=None, duration=None):
     return row
 
 
+def need_ngspice() -> None:
+    """Stop with a message before any work when ngspice is not on PATH."""
+    if shutil.which("ngspice") is None:
+        raise SystemExit("ngspice is not on PATH (apt-get install ngspice)")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--decks", help="comma-separated deck names (default: all)")
     ap.add_argument("--long", action="store_true", help="add the 48 kHz, 1 s diode clipper run")
     args = ap.parse_args(argv)
+    need_ngspice()
     paths = corpus.deck_paths()
     if args.decks:
         paths = [p for p in paths if p.stem in args.decks.split(",")]

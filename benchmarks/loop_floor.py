@@ -17,8 +17,12 @@ the Newton run's, bit for bit) and differs only in the work a step does:
   linear solve a step) would do at the least;
 * ``eval1``: the converged unknowns and one residual and Jacobian, no
   direction;
-* ``none``: the converged unknowns and the step's end only (the device
-  laws are still evaluated there, for the outputs and the stored energy).
+* ``none``: the converged unknowns and the step's end (the device laws
+  are still evaluated there, for the outputs and the stored energy); the
+  predictor and the iteration's set-up (weights, the norm of a stale
+  residual, the held columns' check) still run;
+* ``end``: as ``none`` without the predictor (where the loop has one):
+  the step's end and the iteration's set-up only.
 
 All variants run in one process, alternated ``--reps`` times (separate
 processes on this machine differ by up to 1.5x); each row is the best
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import re
 import sys
 import tempfile
@@ -40,17 +45,25 @@ import numpy as np
 _UPDATE = re.compile(r"( {12})rprev = worst\n.*?\1it \+= 1\n\1if conv:\n\1    break\n", re.S)
 
 
+def _find(text: str, mark: str, start: int = 0) -> int:
+    """Where ``mark`` is in the generated module, or a message that the generator has changed."""
+    i = text.find(mark, start)
+    if i < 0:
+        raise SystemExit(f"loop_floor: {mark.strip()!r} is not in the generated module (has the generator changed?)")
+    return i
+
+
 def _edit(text: str, variant: str, nv: int) -> str:
     """The generated module ``text`` edited into ``variant`` (``run`` takes the replay array ``RP`` last)."""
     # compiled afresh in this process: numba's disk cache cannot reload a module loaded from a path
     text = text.replace("cache=True", "cache=False")
-    head = text.index("\ndef run(")
-    sig = text.index("):\n", head)
+    head = _find(text, "\ndef run(")
+    sig = _find(text, "):\n", head)
     out = text[:sig] + ", RP" + text[sig:]
-    body = out.index("\ndef run(")
-    first = out.index("\n        resjac(", body)        # the iteration's first residual, 8 spaces in
+    body = _find(out, "\ndef run(")
+    first = _find(out, "\n        resjac(", body)        # the iteration's first residual, 8 spaces in
     if variant == "record":
-        mark = out.index("\n        IT[k] = it\n", body)
+        mark = _find(out, "\n        IT[k] = it\n", body)
         return out[:mark] + f"\n        for i in range({nv}):\n            RP[k, i] = v[i]" + out[mark:]
     replay = f"\n        for i in range({nv}):\n            v[i] = RP[k, i]"
     if variant == "solve1":
@@ -59,12 +72,22 @@ def _edit(text: str, variant: str, nv: int) -> str:
             raise SystemExit("loop_floor: the generated iteration's update was not found (has the generator changed?)")
         out = out[:m.start()] + m.group(1) + "it += 1\n" + m.group(1) + "break\n" + out[m.end():]
     else:
-        loop = out.index("\n        while True:\n", first)
+        loop = _find(out, "\n        while True:\n", first)
         out = out[:loop] + "\n        while False:\n" + out[loop + len("\n        while True:\n"):]
-        if variant == "none":
+        if variant in ("none", "end"):
             end = out.index("\n", first + 1)
             out = out[:first] + "\n        pass" + out[end:]
+        # the predictor (junction voltages extrapolated from the steps before): its else branch
+        # keeps the history the replay overwrites anyway
+        pred = out.find("\n        if info[3] >= 2:\n", body, first)
+        if variant == "end" and pred >= 0:
+            out = out[:pred] + "\n        if False:\n" + out[pred + len("\n        if info[3] >= 2:\n"):]
+            first -= len("info[3] >= 2") - len("False")
     return out[:first] + replay + out[first:]
+
+
+#: What every variant must reproduce bit for bit.
+_SAME = ("x", "y", "H", "P_diss", "P_supplied", "flags")
 
 
 class _Replaying:
@@ -84,8 +107,10 @@ def main(argv=None) -> None:
     ap.add_argument("--duration", type=float, default=0.5, help="simulated seconds per run (default 0.5)")
     ap.add_argument("--reps", type=int, default=7, help="alternations, best of each (default 7)")
     args = ap.parse_args(argv)
-    if args.fs <= 0 or args.duration <= 0 or args.reps < 1:
-        ap.error("--fs and --duration must be positive, --reps at least 1")
+    if not (0 < args.fs < math.inf and 0 < args.duration < math.inf) or args.reps < 1:
+        ap.error("--fs and --duration must be positive and finite, --reps at least 1")
+    if round(args.duration * args.fs) < 1:
+        ap.error("--duration is shorter than one step at --fs")
     import phsym
     from phsym.errors import PhsymError
     warnings.simplefilter("ignore")
@@ -102,7 +127,7 @@ def main(argv=None) -> None:
     RP = np.zeros((n + 1, nv))
     with tempfile.TemporaryDirectory() as tmp:
         mods = {"newton": sim._gen.module}
-        for name in ("record", "solve1", "eval1", "none"):
+        for name in ("record", "solve1", "eval1", "none", "end"):
             path = Path(tmp) / f"floor_{name}.py"
             path.write_text(_edit(text, name, nv))
             spec = importlib.util.spec_from_file_location(f"floor_{name}", path)
@@ -116,14 +141,19 @@ def main(argv=None) -> None:
             return sim.run(duration=duration, x0=x0)
 
         ref = step("record", args.duration)       # fills RP with the converged unknowns
+        if any(plan.loop.subdivided for plan in plans):
+            raise SystemExit("loop_floor: Newton failed at some steps and took them in sub-steps; the replay "
+                             "needs a run without (try another --fs)")
         best = {k: np.inf for k in mods if k != "record"}
         for _ in range(args.reps):
             for name in best:
                 r = step(name, args.duration)
                 best[name] = min(best[name], r.info["wall_time"])
-                if not np.array_equal(r.x, ref.x):
-                    raise SystemExit(f"loop_floor: variant {name} left the recorded trajectory "
-                                     f"(max |dx| {np.max(np.abs(r.x - ref.x)):.1e}): the edits no longer fit the loop")
+                same = [np.array_equal(getattr(r, a), getattr(ref, a)) for a in _SAME]
+                if not all(same):
+                    raise SystemExit(f"loop_floor: variant {name} left the recorded run "
+                                     f"({', '.join(a for a, s in zip(_SAME, same) if not s)} differ): "
+                                     "the edits no longer fit the loop")
     print(f"{args.deck} at {args.fs:.0f} Hz, {nv} unknowns, {np.mean(ref.iterations):.2f} Newton iterations a step, "
           f"best of {args.reps} runs of {n} steps")
     print("| variant | us a step | x real time |")
