@@ -1,4 +1,4 @@
-"""What a step of a deck's generated Newton loop costs without its iterations: the floor under any scheme.
+"""What a step of a deck's generated Newton loop costs without its iterations, part by part.
 
 Run from the repository root::
 
@@ -6,15 +6,16 @@ Run from the repository root::
 
 The deck's generated module is copied and edited into variants that replay
 the converged unknowns of a recorded Newton run instead of iterating, so
-every variant steps the same trajectory (its states are checked equal to
-the Newton run's, bit for bit) and differs only in the work a step does:
+every variant steps the same trajectory (its states, outputs, energy,
+powers and flags are checked equal to the Newton run's, bit for bit) and
+differs only in the work a step does:
 
 * ``newton``: the loop as generated (predictor, damped Newton iterations,
   the step's end: outputs, dissipated power, energy, balance terms);
 * ``solve1``: the converged unknowns, then one residual and Jacobian and
-  one Newton direction with its convergence test, not applied: what a
-  linearly implicit scheme (one evaluation of the device laws and one
-  linear solve a step) would do at the least;
+  one Newton direction with its convergence test, not applied: about the
+  work of a linearly implicit scheme (one evaluation of the device laws
+  and one linear solve a step);
 * ``eval1``: the converged unknowns and one residual and Jacobian, no
   direction;
 * ``none``: the converged unknowns and the step's end (the device laws
