@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from newton_loop import newton_simulator, use_module  # noqa: E402
 
 
 def main(argv=None) -> None:
@@ -35,12 +38,9 @@ def main(argv=None) -> None:
     ap.add_argument("--control", action="append", default=[], metavar="NAME=SPEC",
                     help="a control driven as phsym simulate --control drives it, e.g. level=0.2+1.5*t")
     args = ap.parse_args(argv)
-    import phsym
     from phsym.simulation.cli_simulate import input_source
-    warnings.simplefilter("ignore")
     controls = {name: input_source(spec, args.fs) for name, spec in (c.split("=", 1) for c in args.control)}
-    sim = phsym.Simulator(phsym.load(args.deck), fs=args.fs)
-    x0 = sim.run(duration=1 / args.fs, x0="dc").x[0]
+    sim, x0 = newton_simulator(args.deck, args.fs, "bench_module_ab")
     spec = importlib.util.spec_from_file_location("ab_" + Path(args.old).stem, args.old)
     old = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(old)
@@ -48,9 +48,7 @@ def main(argv=None) -> None:
     best, its = {k: np.inf for k in mods}, {}
     for _ in range(max(args.reps, 1)):
         for k, mod in mods.items():
-            sim._gen.module = mod
-            for plan in sim._plans.values():
-                plan.loop.module = mod
+            use_module(sim, mod)
             sim.run(duration=0.005, x0=x0, controls=controls or None)
             t0 = time.perf_counter()
             r = sim.run(duration=args.duration, x0=x0, controls=controls or None)

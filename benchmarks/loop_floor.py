@@ -37,10 +37,12 @@ import math
 import re
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from newton_loop import newton_simulator, use_module  # noqa: E402
 
 #: The iteration's update of the unknowns and its exit on convergence (``solve1`` exits before the update).
 _UPDATE = re.compile(r"( {12})rprev = worst\n.*?\1it \+= 1\n\1if conv:\n\1    break\n", re.S)
@@ -112,16 +114,7 @@ def main(argv=None) -> None:
         ap.error("--fs and --duration must be positive and finite, --reps at least 1")
     if round(args.duration * args.fs) < 1:
         ap.error("--duration is shorter than one step at --fs")
-    import phsym
-    from phsym.errors import PhsymError
-    warnings.simplefilter("ignore")
-    try:
-        sim = phsym.Simulator(phsym.load(args.deck), fs=args.fs)
-        x0 = sim.run(duration=1 / args.fs, x0="dc").x[0]
-    except PhsymError as exc:
-        raise SystemExit(f"loop_floor: {exc}")
-    if sim._gen is None:
-        raise SystemExit(f"loop_floor: {args.deck} is linear: its loop has no Newton iteration")
+    sim, x0 = newton_simulator(args.deck, args.fs, "loop_floor")
     plans = list(sim._plans.values())
     text, nv = Path(sim._gen.module.__file__).read_text(), len(sim._gen.unknowns)
     n = round(args.duration * args.fs)
@@ -137,8 +130,7 @@ def main(argv=None) -> None:
             mods[name] = mod if name == "newton" else _Replaying(mod, RP)
 
         def step(name, duration):
-            for plan in plans:
-                plan.loop.module = mods[name]
+            use_module(sim, mods[name])
             return sim.run(duration=duration, x0=x0)
 
         ref = step("record", args.duration)       # fills RP with the converged unknowns

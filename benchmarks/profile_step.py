@@ -30,11 +30,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from newton_loop import newton_simulator  # noqa: E402  (imports no phsym, no numba)
 
 
 def _mapping_end(addr: int) -> int:
@@ -116,16 +118,7 @@ def main(argv=None) -> None:
 
 def profile(args) -> None:
     """Compile, step under perf and print the tables (see the module docstring)."""
-    import phsym
-    from phsym.errors import PhsymError
-    warnings.simplefilter("ignore")
-    try:
-        sim = phsym.Simulator(phsym.load(args.deck), fs=args.fs)
-    except PhsymError as exc:
-        sys.exit(str(exc))
-    if sim._gen is None or getattr(sim._gen.module, "KIND", "") != "newton":
-        sys.exit(f"{args.deck}: a linear model (no Newton step module); profile_step profiles Newton loops")
-    x0 = sim.run(duration=1 / args.fs, x0="dc").x[0]
+    sim, x0 = newton_simulator(args.deck, args.fs, "profile_step")
     sim.run(duration=0.01, x0=x0)
     funcs = compiled_functions(sim._gen.module)
     targets = {a: n for n, a in funcs.items()}
