@@ -22,11 +22,11 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sps
 
-from .components.base import Branch
+from .components.base import Branch, Port
 from .errors import NetlistWarning, StructureError
 from .components.element import DATUM
 
-__all__ = ["build_graph", "branches_of", "select_tree", "loop_matrix", "tree_path", "DOMAIN_UNITS"]
+__all__ = ["build_graph", "branches_of", "select_tree", "loop_matrix", "tree_path", "check_sources", "DOMAIN_UNITS"]
 
 #: Units of the node potential (across variable) and of the through variable per node domain
 #: (their product is a power in W; mechanics in the mobility analogy unless ``-impedance``).
@@ -137,6 +137,64 @@ def tree_path(g: nx.MultiDiGraph, a: str, b: str) -> List[Tuple[str, str, str]]:
     except (nx.NetworkXNoPath, nx.NodeNotFound):
         return []
     return [(u, v, tree.edges[u, v]["key"]) for u, v in zip(path, path[1:])]
+
+
+def check_sources(g: nx.MultiDiGraph, branches: Sequence[Branch], in_tree: np.ndarray,
+                  ports: Sequence[Port]) -> None:
+    """Raise :class:`StructureError` for a loop of across-sources (a voltage source in a link of the
+    normal tree) or a cut set of through-sources (a current source in the tree).
+
+    Parameters
+    ----------
+    g : networkx.MultiDiGraph
+        The graph of :func:`build_graph`.
+    branches : sequence of Branch
+        Its branches, in model order.
+    in_tree : numpy.ndarray of bool
+        The normal tree's flags.
+    ports : sequence of Port
+        The sources.
+    """
+    bidx = {b.name: k for k, b in enumerate(branches)}
+    for p in ports:
+        k = bidx[p.branch]
+        if p.fixes == "across" and not in_tree[k]:
+            # its endpoints are connected by across-sources only
+            loop = _path_elements(branches, k, {"source_effort"})
+            raise StructureError(
+                "loop of voltage/velocity sources only: their values cannot be chosen independently",
+                [p.element] + loop, hint="add a series resistance or remove one source")
+        if p.fixes == "through" and in_tree[k]:
+            cut = _cut_elements(g, branches, k)
+            raise StructureError(
+                "cut set of current/force sources only: Kirchhoff's current law fixes their sum",
+                [p.element] + cut, hint="add a parallel resistance or remove one source")
+
+
+def _path_elements(branches: Sequence[Branch], k: int, roles) -> List[str]:
+    """Elements of a path between branch k's ends through branches of ``roles`` only."""
+    g = nx.Graph()
+    for kk, b in enumerate(branches):
+        if kk != k and b.role in roles:
+            g.add_edge(b.node_from, b.node_to, element=b.element)
+    b = branches[k]
+    try:
+        path = nx.shortest_path(g, b.node_from, b.node_to)
+    except (nx.NetworkXNoPath, nx.NodeNotFound):
+        return []
+    return [g.edges[u, v]["element"] for u, v in zip(path, path[1:])]
+
+
+def _cut_elements(graph: nx.MultiDiGraph, branches: Sequence[Branch], k: int) -> List[str]:
+    """Through-sources that, with branch k, form a cut set."""
+    b = branches[k]
+    h = nx.Graph()
+    h.add_nodes_from(graph.nodes)
+    h.add_edges_from((bb.node_from, bb.node_to) for bb in branches if bb.role != "source_flow")
+    comp = nx.node_connected_component(h, b.node_from)
+    return [bb.element for kk, bb in enumerate(branches)
+            if kk != k and bb.role == "source_flow"
+            and ((bb.node_from in comp) != (bb.node_to in comp))]
 
 
 def _check_connectivity(g: nx.MultiDiGraph) -> None:

@@ -10,18 +10,24 @@ import sympy as sp
 
 from .components import DATUM, REGISTRY, Contribution, couple_inductors
 from .errors import PhsymError, StructureError
-from .graph import build_graph
+from .graph import branches_of, build_graph, check_sources
 from .netlist.params import evaluate_parameters, finite_value, prepare_parameters
 from .netlist.parser import load_netlist, parse_netlist
 from .netlist.spec import Netlist
 from .structure.checks import check_structure, latex_model
+from .structure.circuit.data import CircuitData
 from .structure.dirac import Structure
 from .structure.forms import DescriptorForm, ExplicitForm, descriptor, explicit
 from .structure.linearize import linearize
 from .structure.linear import LinearPHS
 from .structure.wellposed import check_regular
 
-__all__ = ["Model", "parse", "load"]
+__all__ = ["Model", "parse", "load", "SYMBOLIC_LIMIT"]
+
+#: Models of at most this many branches build their symbolic structure at load (``phsym show``,
+#: ``check()``, the generated loop read it); larger ones on first use only: the numeric engine
+#: (:mod:`phsym.simulation.engines.numeric`) needs none of it.
+SYMBOLIC_LIMIT = 400
 
 
 class Model:
@@ -45,13 +51,19 @@ class Model:
     """
 
     def __init__(self, netlist: Netlist):
+        self._located(self._build, netlist)
+        if len(self.graph.graph["branches"]) <= SYMBOLIC_LIMIT:
+            self._located(lambda: self.structure)     # small models: the structure's errors at load
+
+    def _located(self, build, *args):
+        """``build(*args)``, with a :class:`StructureError` pointed at the netlist line of the first
+        element it names."""
         try:
-            self._build(netlist)
+            return build(*args)
         except StructureError as exc:
             if exc.location is not None or not exc.elements:
                 raise
-            # point at the netlist line of the first element the error names
-            where = {e.name.lower(): e.location for e in netlist.elements}
+            where = {e.name.lower(): e.location for e in self.netlist.elements}
             loc = next((where[n.lower()] for n in exc.elements if where.get(n.lower()) is not None), None)
             raise exc.at(loc) from None
 
@@ -74,8 +86,37 @@ class Model:
                          if v.check is not None and v.key in spec.values]
         self._check_values(defaults)
         self.graph = build_graph(contrib.branches)
-        self.structure = Structure(self.graph, storages, contrib.dissipations, contrib.ports, contrib.twoports)
-        check_regular(self.structure, defaults)
+        check_sources(self.graph, *branches_of(self.graph), contrib.ports)
+        self._records = (storages, contrib.dissipations, contrib.ports, contrib.twoports)
+
+    @cached_property
+    def structure(self) -> Structure:
+        """The Dirac-form structure (symbolic; built at load for models of at most
+        :data:`SYMBOLIC_LIMIT` branches, on first use for larger ones)."""
+        def build():
+            S = Structure(self.graph, *self._records)
+            check_regular(S, self.defaults)
+            return S
+        return self._located(build)
+
+    @cached_property
+    def circuit(self) -> CircuitData:
+        """The circuit as data: nodes, branches and element groups (numeric engine; no Dirac structure)."""
+        return self._located(lambda: CircuitData.build(*branches_of(self.graph), *self._records))
+
+    @property
+    def is_linear(self) -> bool:
+        """Quadratic H and linear dissipation laws (without building the structure)."""
+        storages, dissipations = self._records[:2]
+        return all(st.is_quadratic for st in storages) and all(
+            d.linear and not d.couples and not d.reads and not d.nullator for d in dissipations)
+
+    @property
+    def size(self) -> Dict[str, int]:
+        """Counts of the model: ``elements``, ``branches``, ``nodes``, ``states``, ``inputs``."""
+        g = self.graph
+        return {"elements": len(self.netlist.elements), "branches": len(g.graph["branches"]),
+                "nodes": g.number_of_nodes() - 1, "states": len(self._names[0]), "inputs": len(self._names[1])}
 
     def _check_values(self, values: Mapping[sp.Symbol, float], only: Optional[Sequence[int]] = None) -> None:
         """Declared constraints of the element values (see :class:`~phsym.components.Value`);
@@ -109,8 +150,8 @@ class Model:
     @cached_property
     def _names(self) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
         # printing a sympy symbol costs microseconds; a sweep asks per parameter set
-        S = self.structure
-        return tuple(str(s) for s in S.states), tuple(str(u) for u in S.inputs)
+        storages, _, ports, _ = self._records
+        return tuple(str(x) for st in storages for x in st.states), tuple(p.element for p in ports)
 
     @cached_property
     def _parameter_order(self) -> tuple:
@@ -302,6 +343,9 @@ class Model:
         return latex_model(self.structure)
 
     def __repr__(self) -> str:
+        if "structure" not in self.__dict__:        # a large model: do not build the structure to print it
+            n = self.size
+            return f"<Model {self.name!r}: {n['states']} states, {n['branches']} branches, {n['inputs']} ports>"
         S = self.structure
         return (f"<Model {self.name!r}: {S.n_x} states, {S.n_w} dissipative ports, "
                 f"{S.n_lambda} algebraic, {S.n_u} ports>")

@@ -38,7 +38,7 @@ import sympy as sp
 from ..structure.dirac import Structure
 from .printing import block
 
-__all__ = ["JunctionTerm", "junction_terms", "junction_exprs", "junction_code", "known_variables", "limit_step"]
+__all__ = ["JunctionTerm", "exp_terms", "junction_terms", "junction_exprs", "junction_code", "known_variables", "limit_step"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class JunctionTerm:
         return self.vt * sp.log(self.vt / (sp.sqrt(2) * K))
 
 
-def _exp_terms(law: sp.Expr, w: sp.Symbol, others: Sequence[sp.Symbol]) -> List[Tuple[sp.Expr, sp.Expr, sp.Expr]]:
+def exp_terms(law: sp.Expr, w: sp.Symbol, others: Sequence[sp.Symbol]) -> List[Tuple[sp.Expr, sp.Expr, sp.Expr]]:
     """``(arg, c, K)`` of each term ``K exp(arg)`` of ``law`` whose exponent is linear in ``w``,
     with ``K`` and ``arg`` free of ``w`` and of ``others``."""
     out = []
@@ -102,7 +102,10 @@ def _exp_terms(law: sp.Expr, w: sp.Symbol, others: Sequence[sp.Symbol]) -> List[
             continue
         arg = exps[0].args[0]
         c = sp.diff(arg, w)
-        K = sp.simplify(term / exps[0])
+        factors = sp.Mul.make_args(term)
+        if exps[0] not in factors:      # inside another function of w (a knee current's square root)
+            continue
+        K = sp.Mul(*[f for f in factors if f != exps[0]])
         # a term whose factor reads another junction (a transport
         # current over the base charge) is left to that junction's
         # own pure term, which every transistor law also has
@@ -131,7 +134,7 @@ def junction_terms(S: Structure, efforts: Sequence[int] = ()) -> List[JunctionTe
             continue
         ports = [(i, dp.w)] + [(k, S.dissipative[k].w) for k in dp.coupled]
         for j, w in ports:
-            for arg, c, K in _exp_terms(dp.z, w, [o for _, o in ports if o != w]):
+            for arg, c, K in exp_terms(dp.z, w, [o for _, o in ports if o != w]):
                 if (j, arg) not in seen:
                     seen.add((j, arg))
                     out.append(JunctionTerm(j, S.dissipative[j].element, w, arg, c, K))
@@ -139,7 +142,7 @@ def junction_terms(S: Structure, efforts: Sequence[int] = ()) -> List[JunctionTe
     for st in S.storages:
         if st.by_effort is not None and index[st.states[0]] in efforts:
             law = st.by_effort
-            for arg, c, K in _exp_terms(law.state, law.effort, ()):
+            for arg, c, K in exp_terms(law.state, law.effort, ()):
                 if not c.could_extract_minus_sign():    # the forward charge, not a breakdown's
                     out.append(JunctionTerm(-1, st.elements[0], law.effort, arg, c, K, index[st.states[0]]))
     return out

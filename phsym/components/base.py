@@ -66,7 +66,6 @@ class Branch:
     priority: int
 
 
-@dataclass(frozen=True)
 class EffortLaw:
     """A one-state storage's law written through its effort ``e = dH/dx``: the
     state ``x(e)`` and the energy in closed form where ``H(x)`` needs an
@@ -76,22 +75,48 @@ class EffortLaw:
     the state's: no inversion inside Newton, and the predictor extrapolates
     a voltage, which varies smoothly where the charge varies exponentially.
 
-    Attributes
+    Parameters
     ----------
     effort : sympy.Symbol
         The effort (its name names Newton's unknown, e.g. ``v_D1.cj``).
-    state : sympy.Expr
+    state : sympy.Expr, optional
         ``x(e)``, increasing in ``e``.
     energy : sympy.Expr
         ``H`` in the storage's state and ``effort``, equal to ``H(x)`` at
         ``e = e(x)`` and stationary in ``e`` there (the Legendre form ``x e -
         H*(e)``, ``H*`` the co-energy): energies of the same state through
         slightly different efforts agree to rounding.
+    template : tuple of (sympy.Symbol, sympy.Expr), optional
+        ``x(e)`` in another symbol, shared by every instance of one law:
+        :attr:`state` is written in ``effort`` on first use only (tens of
+        milliseconds for a junction charge, which a numeric engine never
+        needs).
+
+    Attributes
+    ----------
+    effort, state, energy, template
+        As above.
     """
 
-    effort: sp.Symbol
-    state: sp.Expr
-    energy: sp.Expr
+    def __init__(self, effort: sp.Symbol, state: Optional[sp.Expr] = None, energy: Optional[sp.Expr] = None,
+                 template: Optional[Tuple[sp.Symbol, sp.Expr]] = None):
+        if state is None and template is None:
+            raise TypeError("EffortLaw needs the state law or its template")
+        self.effort = effort
+        self.energy = energy
+        self.template = template if template is not None else (effort, state)
+        self._state = state
+
+    @property
+    def state(self) -> sp.Expr:
+        """``x(e)`` in :attr:`effort`."""
+        if self._state is None:
+            sym, expr = self.template
+            self._state = expr.xreplace({sym: self.effort})
+        return self._state
+
+    def __repr__(self) -> str:
+        return f"EffortLaw(effort={self.effort}, state={self.template[1]} at {self.template[0]} = {self.effort})"
 
 
 @dataclass

@@ -424,4 +424,13 @@ def junction_storage(q: sp.Symbol, *P) -> "tuple[sp.Expr, EffortLaw]":
     """
     v = sp.Symbol("v_" + q.name.split("_", 1)[-1], real=True)
     P = tuple(sp.sympify(a) for a in P)
-    return JunctionEnergy(q, *P), EffortLaw(v, _charge_expr(v, P), JunctionEnergyAt(q, v, *P))
+    charge = _CHARGES.get(P)
+    if charge is None:      # built once per parameter set (tens of ms): a chain of gates has one model
+        if len(_CHARGES) > 1024:
+            _CHARGES.clear()
+        charge = _CHARGES[P] = _charge_expr(_VJ, P)
+    return JunctionEnergy(q, *P), EffortLaw(v, energy=JunctionEnergyAt(q, v, *P), template=(_VJ, charge))
+
+
+_CHARGES: dict = {}
+_VJ = sp.Symbol("_v_junction", real=True)

@@ -42,7 +42,7 @@ import networkx as nx
 from ..components.base import EFFORT, Dissipation, Port, Storage, TwoPort
 from ..components.element import DATUM
 from ..errors import StructureError
-from ..graph import branches_of, loop_matrix, tree_path
+from ..graph import branches_of, check_sources, loop_matrix, tree_path
 from .multiport import couple_ports, port_groups, read_states
 
 __all__ = ["Structure", "Variable"]
@@ -143,7 +143,7 @@ class Structure:
         self.ports = list(ports)
         self.twoports = list(twoports)
         bidx = {b.name: k for k, b in enumerate(self.branches)}
-        self._check_sources(bidx)
+        check_sources(graph, self.branches, self.in_tree, self.ports)
         M, self._paths = loop_matrix(self.branches, self.in_tree)
         tree = [k for k in range(len(self.branches)) if self.in_tree[k]]
         links = [k for k in range(len(self.branches)) if not self.in_tree[k]]
@@ -265,45 +265,6 @@ class Structure:
     # ------------------------------------------------------------ helpers
     def _elem(self, k: int) -> str:
         return self.branches[k].element
-
-    def _check_sources(self, bidx: Dict[str, int]) -> None:
-        for p in self.ports:
-            k = bidx[p.branch]
-            if p.fixes == "across" and not self.in_tree[k]:
-                # its endpoints are connected by across-sources only
-                loop = self._path_elements(k, {"source_effort"})
-                raise StructureError(
-                    "loop of voltage/velocity sources only: their values cannot be chosen independently",
-                    [p.element] + loop, hint="add a series resistance or remove one source")
-            if p.fixes == "through" and self.in_tree[k]:
-                cut = self._cut_elements(k)
-                raise StructureError(
-                    "cut set of current/force sources only: Kirchhoff's current law fixes their sum",
-                    [p.element] + cut, hint="add a parallel resistance or remove one source")
-
-    def _path_elements(self, k: int, roles) -> List[str]:
-        """Elements of a path between branch k's ends through branches of ``roles`` only."""
-        g = nx.Graph()
-        for kk, b in enumerate(self.branches):
-            if kk != k and b.role in roles:
-                g.add_edge(b.node_from, b.node_to, element=b.element)
-        b = self.branches[k]
-        try:
-            path = nx.shortest_path(g, b.node_from, b.node_to)
-        except (nx.NetworkXNoPath, nx.NodeNotFound):
-            return []
-        return [g.edges[u, v]["element"] for u, v in zip(path, path[1:])]
-
-    def _cut_elements(self, k: int) -> List[str]:
-        """Through-sources that, with branch k, form a cut set."""
-        b = self.branches[k]
-        h = nx.Graph()
-        h.add_nodes_from(self.graph.nodes)
-        h.add_edges_from((bb.node_from, bb.node_to) for bb in self.branches if bb.role != "source_flow")
-        comp = nx.node_connected_component(h, b.node_from)
-        return [bb.element for kk, bb in enumerate(self.branches)
-                if kk != k and bb.role == "source_flow"
-                and ((bb.node_from in comp) != (bb.node_to in comp))]
 
     def _orient(self, d: Dissipation, k: int) -> DissipativePort:
         tree = bool(self.in_tree[k])

@@ -1,0 +1,213 @@
+"""Which kernels a law form needs, generated, cached and loaded.
+
+A dissipative law form ``z(_v0, ...)`` has one kernel: the law and its
+derivatives in its variables.  A storage form (its states ``_v0 ... _v{k-1}``,
+and for a law solved through its effort the effort ``_v{k}``, with the
+expressions ``[H]`` or ``[H, x(e), H(x, e)]``, see
+:class:`~phsym.components.base.EffortLaw`) has a step kernel per scheme (the
+discrete gradient of :func:`phsym.codegen.gradients.storage_gradients`, or the
+effort step of :func:`phsym.codegen.gradients.effort_step`: the same formulas
+the generated loop compiles), an energy kernel, and a gradient kernel for
+the DC operating point and the state scales.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Dict, Tuple
+
+import sympy as sp
+
+from ...components.base import EffortLaw
+from ...structure.circuit.canonical import Form
+from ..cache import cache_key, load_module
+from ..gradients import effort_step, storage_gradients
+from .source import KernelSpec, kernel_source
+
+__all__ = ["Kernel", "law_kernel", "step_kernel", "energy_kernel", "gradient_kernel", "effort_state_kernel"]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A loaded kernel.
+
+    Attributes
+    ----------
+    key : str
+        Cache key of its module.
+    address : int
+        Address of the compiled function (:mod:`.abi`).
+    n_var, n_const, n_out : int
+        Inputs that move with the unknowns, constant inputs, outputs.
+    derivatives : bool
+        Whether it writes the derivatives.
+    width : int
+        Entries of ``OUT`` per instance.
+    module : object
+        The generated module (kept alive: it owns the compiled code).
+    """
+
+    key: str
+    address: int
+    n_var: int
+    n_const: int
+    n_out: int
+    derivatives: bool
+    width: int
+    module: object
+
+
+_LOADED: Dict[str, Kernel] = {}
+
+
+def _load(spec: KernelSpec, source: str) -> Kernel:
+    text = kernel_source(spec, source)
+    key = cache_key(text.split('"""', 2)[2], "law")      # the header names the netlist: not part of the key
+    hit = _LOADED.get(key)
+    if hit is None:
+        mod = load_module(text, key)
+        hit = _LOADED[key] = Kernel(key, int(mod.kernel.address), len(spec.var), len(spec.const),
+                                    len(spec.outputs), spec.derivatives, spec.width, mod)
+    return hit
+
+
+_SPECS: Dict[tuple, Kernel] = {}
+
+
+def _memo(tag: tuple, make, source: str) -> Kernel:
+    hit = _SPECS.get(tag)
+    if hit is None:
+        hit = _SPECS[tag] = _load(make(), source)
+    return hit
+
+
+def _syms(prefix: str, n: int) -> Tuple[sp.Symbol, ...]:
+    return tuple(sp.Symbol(f"_{prefix}{i}", real=True) for i in range(n))
+
+
+def law_kernel(form: Form, source: str = "") -> Kernel:
+    """The kernel of a dissipative law form: ``z`` and ``dz / d _v_j``.
+
+    Parameters
+    ----------
+    form : Form
+        One expression in ``n_vars`` variables.
+    source : str
+        Element names, for the module header.
+    """
+    def make():
+        return KernelSpec(f"the law z = {form.exprs[0]}", tuple(form.variables), (), tuple(form.params),
+                          (form.exprs[0],))
+    return _memo(("law", form.key), make, source)
+
+
+def _storage(form: Form, n_states: int) -> SimpleNamespace:
+    """A storage record in the form's symbols (what :mod:`phsym.codegen.gradients` reads)."""
+    xs = tuple(form.variables[:n_states])
+    law = None
+    if len(form.exprs) == 3:
+        law = EffortLaw(form.variables[n_states], form.exprs[1], form.exprs[2])
+    return SimpleNamespace(hamiltonian=form.exprs[0], states=xs, is_quadratic=False, by_effort=law)
+
+
+def step_kernel(form: Form, n_states: int, scheme: str, end: bool = False, source: str = "") -> Kernel:
+    """The step kernel of a storage form under ``scheme``.
+
+    Inputs ``_d0 ...`` (the state increments, or the effort's increment of a law solved
+    through its effort), then ``_x0 ...`` (states at the step's start), ``_xs0 ...`` (their
+    scales) and ``_se0`` (the effort at the step's start, efforts only).  Outputs the
+    discrete gradient of each state, and for an effort law the state's increment.
+
+    Parameters
+    ----------
+    form : Form
+        The storage's form.
+    n_states : int
+        Its number of states.
+    scheme : str
+        ``discrete_gradient``, ``midpoint`` or ``backward_euler``.
+    end : bool
+        The gradient at the step's end (a stiff storage, see :func:`phsym.codegen.gradients.storage_gradients`).
+    source : str
+        Element names, for the module header.
+    """
+    st = _storage(form, n_states)
+    effort = st.by_effort is not None and (scheme != "midpoint" or end)
+
+    def make():
+        V, X, XS = _syms("d", n_states), _syms("x", n_states), _syms("xs", n_states)
+        if effort:
+            s0 = sp.Symbol("_se0", real=True)
+            g, dx = effort_step(st, X[0], V[0], XS[0], s0, scheme, {}, end)
+            return KernelSpec(f"{scheme} step{' to the end' if end else ''} of H = {form.exprs[0]} through its "
+                              f"effort (outputs: gradient, state increment)", V, X + XS + (s0,), tuple(form.params),
+                              (g, dx))
+        g = storage_gradients(st, scheme, X, V, XS, end)
+        return KernelSpec(f"{scheme} step{' to the end' if end else ''} of H = {form.exprs[0]} (outputs: the "
+                          f"discrete gradient of each state)", V, X + XS, tuple(form.params), tuple(g))
+    return _memo(("step", form.key, n_states, scheme, end, effort), make, source)
+
+
+def energy_kernel(form: Form, n_states: int, through_effort: bool, source: str = "") -> Kernel:
+    """The energy kernel of a storage form: inputs ``_x0 ...`` (and the effort ``_e0`` when
+    ``through_effort``: the energy ``H(x, e)`` of an effort law), output ``H``.
+
+    Parameters
+    ----------
+    form : Form
+        The storage's form.
+    n_states : int
+        Its number of states.
+    through_effort : bool
+        Through the carried effort (a law solved through its effort).
+    source : str
+        Element names, for the module header.
+    """
+    def make():
+        X = _syms("x", n_states)
+        sub = dict(zip(form.variables[:n_states], X))
+        if through_effort:
+            e = sp.Symbol("_e0", real=True)
+            sub[form.variables[n_states]] = e
+            return KernelSpec(f"the energy H(x, e) = {form.exprs[2]}", (), X + (e,), tuple(form.params),
+                              (form.exprs[2].xreplace(sub),), derivatives=False)
+        return KernelSpec(f"the energy H = {form.exprs[0]}", (), X, tuple(form.params),
+                          (form.exprs[0].xreplace(sub),), derivatives=False)
+    return _memo(("energy", form.key, n_states, through_effort), make, source)
+
+
+def gradient_kernel(form: Form, n_states: int, source: str = "") -> Kernel:
+    """The gradient kernel of a storage form: inputs ``_x0 ...``, outputs ``dH/dx_j`` and the Hessian.
+
+    Parameters
+    ----------
+    form : Form
+        The storage's form.
+    n_states : int
+        Its number of states.
+    source : str
+        Element names, for the module header.
+    """
+    def make():
+        X = _syms("x", n_states)
+        H = form.exprs[0].xreplace(dict(zip(form.variables[:n_states], X)))
+        return KernelSpec(f"the gradient of H = {form.exprs[0]}", X, (), tuple(form.params),
+                          tuple(sp.diff(H, x) for x in X))
+    return _memo(("gradient", form.key, n_states), make, source)
+
+
+def effort_state_kernel(form: Form, source: str = "") -> Kernel:
+    """The state law ``x(e)`` of an effort law form and its derivative: input ``_e0``.
+
+    Parameters
+    ----------
+    form : Form
+        A one-state storage form solved through its effort.
+    source : str
+        Element names, for the module header.
+    """
+    def make():
+        e = sp.Symbol("_e0", real=True)
+        return KernelSpec(f"the state x(e) = {form.exprs[1]}", (e,), (), tuple(form.params),
+                          (form.exprs[1].xreplace({form.variables[1]: e}),))
+    return _memo(("state", form.key), make, source)

@@ -1,0 +1,1 @@
+"""The loops a :class:`~phsym.simulation.plan.RunPlan` drives."""

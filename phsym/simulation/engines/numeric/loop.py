@@ -1,0 +1,217 @@
+""":class:`NumericLoop`: the numeric engine behind a :class:`~phsym.simulation.plan.RunPlan`.
+
+It holds a :class:`~.system.StepSystem` (the circuit's step at one
+parameter set and scheme), turns it into the flat arrays of the compiled
+loop (:mod:`.stepping`) for a step ``h`` (once per ``h``: sub-steps use
+others), and runs it with the interface of the generated loop
+(``run(x, U, h, rec, progress, chunk, carry)``, ``carry(start)``), so that
+plans, streams and results do not know which engine stepped.
+"""
+from __future__ import annotations
+
+import time
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ....errors import SimulationError
+from .layout import STATE
+from .freshness import ensure_fresh
+from .newton import STATUS
+from .sparse import PIVOT_TOL, column_order
+from .stepping import run as compiled_run
+from .step import StepSystem
+
+__all__ = ["NumericLoop"]
+
+ensure_fresh(compiled_run)
+
+
+def _csr(M) -> tuple:
+    return (np.ascontiguousarray(M.indptr, dtype=np.int64), np.ascontiguousarray(M.indices, dtype=np.int64),
+            np.ascontiguousarray(M.data, dtype=float))
+
+
+def _triplets_csr(T, h: float) -> tuple:
+    p, i, x = T.csr(h)
+    return (np.ascontiguousarray(p, dtype=np.int64), np.ascontiguousarray(i, dtype=np.int64),
+            np.ascontiguousarray(x, dtype=float))
+
+
+class NumericLoop:
+    """The numeric engine's loop of one step system (see the module docstring).
+
+    Parameters
+    ----------
+    system : StepSystem
+        The circuit's step.
+    xs : ndarray
+        State scales (Newton's test and the divided differences' threshold).
+    tol : float
+        Newton tolerance on the scaled step.
+    maxit : int
+        Newton iteration cap per step.
+    flag : bool
+        Record failed steps and go on instead of raising.
+    stiff : str, optional
+        How stiff storages step (``"backward_euler"``/``"scheme"``), ``None`` without any.
+    """
+
+    KIND = "numeric"
+
+    def __init__(self, system: StepSystem, xs: np.ndarray, tol: float, maxit: int, flag: bool,
+                 stiff: Optional[str] = None):
+        self.system = S = system
+        L = S.L
+        c = S.circuit
+        self.key = None
+        self.compiled = "numba cache"
+        self.compile_time = 0.0
+        self.xs = np.ascontiguousarray(xs, dtype=float)
+        self.tol, self.maxit, self.flag = float(tol), int(maxit), bool(flag)
+        self.stiff = stiff
+        self.numerical = S.stiff_end.shape[0] > 0
+        self.states: List[str] = list(c.states)
+        self.unknowns: List[str] = list(L.names)
+        self.n_u = len(c.ports)
+        self.n_e = L.n_nodes + len(c.branches) + self.n_u
+        self.subdivided: Dict[int, int] = {}
+        self.linear = len(S.groups) == 0
+        state_of = np.full(L.n_z, -1, dtype=np.int64)
+        for i in range(c.n_x):
+            if i not in L.effort_index:
+                state_of[L.z_state(i)] = i
+        effort_z = np.zeros(L.n_effort, dtype=np.int64)
+        for i, m in L.effort_index.items():
+            effort_z[m] = L.z_state(i)
+        self._maps = (state_of, effort_z, L.n_nodes)
+        self._by_h: Dict[float, tuple] = {}
+        self._q = None
+        self._cap = 0
+
+    # ------------------------------------------------------------------ arrays
+    def _arrays(self, h: float) -> tuple:
+        """``(net, lim, post)`` of the compiled loop at step ``h``."""
+        hit = self._by_h.get(h)
+        if hit is not None:
+            return hit
+        S = self.system
+        table, P = S.groups.arrays()
+        net = (_triplets_csr(S.IZ, h), _triplets_csr(S.IK, h), _triplets_csr(S.R, h), _triplets_csr(S.RO, h),
+               _triplets_csr(S.RK, h), S.jacobian_constant(h), S.stamp_pos, S.stamp_src,
+               S.stamp_coefficients(h), table, P)
+        sl = S.slots
+        lim = (sl.terms, sl.c, sl.c0, sl.vt, sl.vcrit(h), sl.koff, sl.readers, sl.tptr, sl.rptr)
+        etable, EP = S.energies.arrays()
+        post = (_triplets_csr(S.DZ, h), _triplets_csr(S.DO, h), _triplets_csr(S.BZ, h), _triplets_csr(S.BO, h),
+                _triplets_csr(S.BK, h), _triplets_csr(S.V, h), _triplets_csr(S.QL, h), etable, EP,
+                S.energy_inputs, S.passive, S.active, S.sources, S.stiff_end)
+        if len(self._by_h) > 8:
+            self._by_h.clear()
+        self._by_h[h] = out = (net, lim, post)
+        return out
+
+    def _lu(self, grow: bool = False) -> tuple:
+        """The LU work arrays (grown when the factors need more room)."""
+        S = self.system
+        n, nnz = S.L.n_z, S.J.nnz
+        if self._q is None:
+            self._q = column_order(S.J.matrix(np.ones(nnz)))
+        if grow or not self._cap:
+            self._cap = max(self._cap * 2, 4 * nnz + 2 * n + 16)
+        cap = self._cap
+        i64 = np.int64
+        return (S.J.indptr, S.J.indices, self._q, np.zeros(n + 1, i64), np.zeros(cap, i64), np.zeros(cap),
+                np.zeros(n + 1, i64), np.zeros(cap, i64), np.zeros(cap), np.zeros(n, i64), np.zeros(n),
+                np.zeros(2 * n, i64), np.zeros(n, i64), np.zeros(n), PIVOT_TOL)
+
+    def _work(self) -> tuple:
+        S = self.system
+        L = S.L
+        nz, nb = L.n_z, len(S.circuit.branches)
+        return (np.zeros(L.n_k), np.ones(nz), np.zeros(max(S.groups.n_in, 1)), np.zeros(max(S.groups.n_in, 1)),
+                np.zeros(max(S.groups.n_out, 1)), np.zeros(nz), np.zeros(S.J.nnz), np.zeros(nz),
+                np.zeros(max(S.energies.n_in, 1)), np.zeros(S.energies.n_out), np.zeros(S.energies.n_out),
+                np.zeros(nb), np.zeros(nb), np.zeros(S.circuit.n_x), np.zeros(self.n_u), np.zeros(nz))
+
+    # ------------------------------------------------------------------ carry
+    def carry(self, start: Optional[Mapping[str, float]] = None, efforts: Optional[np.ndarray] = None) -> dict:
+        """What the loop keeps between calls besides the state (passing the same carry to
+        successive :meth:`run` calls continues one run exactly).
+
+        Parameters
+        ----------
+        start : mapping of str to float, optional
+            Newton's start for the first step by unknown name (``v(node)``, ``i(V1)``...).
+        efforts : ndarray, optional
+            The start efforts of the states solved through their effort (default zero: a zero state).
+        """
+        S = self.system
+        L = S.L
+        z = np.zeros(L.n_z)
+        for i, name in enumerate(self.unknowns if start else ()):
+            z[i] = start.get(name, 0.0)
+        se = np.zeros(L.n_effort) if efforts is None else np.asarray(efforts, dtype=float).copy()
+        return {"z": z, "zh": np.zeros((2, L.n_z)), "cnt": np.zeros(1, np.int64), "se": se,
+                "wold": None, "lustate": np.zeros(3, np.int64), "lu": None, "work": None}
+
+    # ------------------------------------------------------------------ run
+    def run(self, x: np.ndarray, U: np.ndarray, h: float, rec: bool, progress=None, chunk: int = 0,
+            carry: Optional[dict] = None):
+        """Step from ``x`` (overwritten with the final state) over the grid inputs ``U``.
+
+        Parameters
+        ----------
+        x : ndarray
+            Initial state.
+        U : ndarray (N+1, n_u)
+            Inputs on the grid.
+        h : float
+            Step.
+        rec : bool
+            Record the step vectors ``[potentials, branch currents, inputs]``.
+        progress : callable(done, total), optional
+            Called after each chunk.
+        chunk : int
+            Steps per compiled call.
+        carry : dict, optional
+            From :meth:`carry`, updated in place.
+        """
+        from ...engine import RunArrays, stepping
+        if U.shape[1] > self.n_u:
+            raise SimulationError("the numeric engine does not drive control parameters yet: use engine='generated'")
+        t0 = time.perf_counter()
+        cr = self.carry() if carry is None else carry
+        net, lim, post = self._arrays(float(h))
+        if cr["lu"] is None:
+            cr["lu"] = self._lu()
+            cr["work"] = self._work()
+            cr["wold"] = np.zeros(len(self.system.slots))
+        N = U.shape[0] - 1
+        A = RunArrays.allocate(N, x, self.n_u, self.n_e, rec)
+        info = np.zeros(4, np.int64)
+        U = np.ascontiguousarray(U, dtype=float)
+        mid = self.system.scheme != "backward_euler"
+
+        def steps(k0, k1):
+            while True:
+                bad = compiled_run(k0, k1, float(h), mid, U, x, cr["se"], self.xs, cr["z"], cr["zh"], cr["cnt"],
+                                   net, lim, cr["lu"], post, self._maps, self.tol, self.maxit, self.linear,
+                                   self.flag, A.X, A.Y, A.Hh, A.Pd, A.Ps, A.Pn, A.IT, A.FL, A.E, bool(rec), info,
+                                   cr["wold"], cr["lustate"], cr["work"])
+                if bad >= 0 and info[1] == 5:       # the LU factors need more room: grow, take the step again
+                    cr["lu"] = self._lu(grow=True)
+                    cr["lustate"][0] = 0
+                    k0 = int(bad)
+                    continue
+                return int(bad)
+
+        def failure(bad: int) -> SimulationError:
+            st, qi = int(info[1]), int(info[2])
+            names = self.states if st == 4 else self.unknowns
+            quantity = names[qi] if 0 <= qi < len(names) else None
+            return SimulationError(f"{STATUS.get(st, 'step failed')}" + (f" at {quantity}" if quantity else ""),
+                                   step=bad, time=(bad + 1) * h, quantity=quantity)
+        steps(0, 0)
+        self.compile_time = time.perf_counter() - t0
+        return A, stepping(steps, N, h, progress, chunk, failure)

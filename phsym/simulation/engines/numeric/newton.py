@@ -1,0 +1,246 @@
+"""One Newton solve of a circuit's step equations, compiled once for every circuit.
+
+:func:`evaluate` computes the kernels' inputs, limits the junction inputs
+(:mod:`.limits`), calls every kernel group by address (:mod:`.call`), and
+assembles the residual and the Jacobian's values in their fixed pattern;
+:func:`solve` iterates: sparse LU (:mod:`.sparse`: refactor in the pattern
+and pivots of the last factorization, factor again with pivoting when a
+pivot has become too small), direction, convergence test on each unknown's
+step against its own scale (as the generated loop: ``|d_i| / (|z_i| +
+s_i) <= tol``, or the contraction estimate), and no limited input at the
+accepted iterate.
+
+The tuples the functions take (``net``, ``lim``, ``lu``) are built by
+:class:`~.loop.Arrays`; their layout is documented there.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .call import call_kernel
+from .sparse import lu_factor, lu_refactor, lu_solve
+
+__all__ = ["evaluate", "solve", "csr_add", "STATUS"]
+
+#: Status codes of a solve (0: converged).
+STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular Newton Jacobian",
+          4: "non-finite state", 5: "the LU factors need more room"}
+
+
+@njit(cache=True, error_model="numpy")
+def csr_add(out, p, i, x, v, scale):
+    """``out += scale * M v`` for ``M`` in CSR ``(p, i, x)`` with ``out.size`` rows."""
+    for r in range(out.shape[0]):
+        s = 0.0
+        for k in range(p[r], p[r + 1]):
+            s += x[k] * v[i[k]]
+        out[r] += scale * s
+
+
+@njit(cache=True, error_model="numpy")
+def call_groups(G, P, IN, OUT):
+    """Every kernel group of the table ``G`` (see :data:`~.groups.GROUP_FIELDS`)."""
+    for g in range(G.shape[0]):
+        if G[g, 1] > 0:
+            call_kernel(G[g, 0], G[g, 1], P, G[g, 2], IN, G[g, 3], OUT, G[g, 4])
+
+
+@njit(cache=True, error_model="numpy")
+def _pnjlim(snew, sold, vt, vcrit):
+    """SPICE's junction limit of ``snew`` against ``sold`` (thermal voltage ``vt``)."""
+    if snew > vcrit and abs(snew - sold) > 2.0 * vt:
+        if sold > 0.0:
+            arg = 1.0 + (snew - sold) / vt
+            if arg > 0.0:
+                return sold + vt * math.log(arg)
+            return vcrit
+        return vt * math.log(snew / vt)
+    return snew
+
+
+@njit(cache=True, error_model="numpy")
+def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
+    """Residual ``F`` and Jacobian values ``Jx`` at ``z``; returns whether an input was limited.
+
+    Parameters
+    ----------
+    z, K : ndarray
+        Unknowns and the step's known values.
+    net : tuple
+        ``(Zi, Ki, R, RO, RK, jconst, spos, ssrc, scoef, G, P)``, the CSR matrices as ``(p, i, x)``.
+    lim : tuple
+        ``(terms, c, c0, vt, vcrit, koff, readers, tptr, rptr)`` of the limited junctions
+        (:class:`~.limits.Slots`).
+    wold : ndarray
+        Each junction's value at the last iterate (updated).
+    limit : bool
+        Limit the junction inputs (not at a converged point's bookkeeping).
+    IN, INa, OUT, F, Jx : ndarray
+        Work and output arrays.
+    """
+    Zi, Ki, R, RO, RK, jconst, spos, ssrc, scoef, G, P = net
+    tj, lc, lc0, lvt, lvc, koff, readers, tptr, rptr = lim
+    IN[:] = 0.0
+    csr_add(IN, Zi[0], Zi[1], Zi[2], z, 1.0)
+    csr_add(IN, Ki[0], Ki[1], Ki[2], K, 1.0)
+    limited = False
+    nj = koff.shape[0]
+    for r in range(readers.shape[0]):
+        INa[readers[r, 1]] = IN[readers[r, 1]]
+    for J in range(nj):
+        w = IN[readers[rptr[J], 1]]
+        if limit:
+            off = K[koff[J]] if koff[J] >= 0 else 0.0
+            for t in range(tptr[J], tptr[J + 1]):
+                c, c0 = lc[t], lc0[t]
+                a = abs(c)
+                snew = (c * (w + off) + c0) / a
+                sold = (c * (wold[J] + off) + c0) / a
+                slim = _pnjlim(snew, sold, lvt[t], lvc[t])
+                if slim != snew:
+                    w = (slim * a - c0) / c - off
+        wold[J] = w
+        for r in range(rptr[J], rptr[J + 1]):
+            IN[readers[r, 1]] = w
+    call_groups(G, P, IN, OUT)
+    if limit:       # outputs linearised at the limited inputs: out + D (w - w_lim)
+        for r in range(readers.shape[0]):
+            delta = INa[readers[r, 1]] - IN[readers[r, 1]]
+            if delta != 0.0:
+                limited = True
+                o0, no, nv, j = readers[r, 2], readers[r, 3], readers[r, 4], readers[r, 5]
+                for m in range(no):
+                    OUT[o0 + m] += OUT[o0 + no + m * nv + j] * delta
+    F[:] = 0.0
+    csr_add(F, R[0], R[1], R[2], z, 1.0)
+    csr_add(F, RO[0], RO[1], RO[2], OUT, 1.0)
+    csr_add(F, RK[0], RK[1], RK[2], K, 1.0)
+    Jx[:] = jconst
+    for s in range(spos.shape[0]):
+        Jx[spos[s]] += scoef[s] * OUT[ssrc[s]]
+    return limited
+
+
+@njit(cache=True, error_model="numpy")
+def factor(lu, Jx, fresh):
+    """Factor the Jacobian values ``Jx`` (pattern in ``lu``): refactor unless ``fresh`` or a pivot
+    became too small; returns 0, 3 (singular) or 5 (the factors need more room)."""
+    Jp, Ji, q, Lp, Li, Lx, Up, Ui, Ux, pinv, xw, xi, mark, yw, tol = lu
+    n = Jp.shape[0] - 1
+    if not fresh:
+        if lu_refactor(n, Jp, Ji, Jx, q, tol, Lp, Li, Lx, Up, Ui, Ux, pinv, xw) == 0:
+            return 0
+    st = lu_factor(n, Jp, Ji, Jx, q, tol, Lp, Li, Lx, Up, Ui, Ux, pinv, xw, xi, mark)
+    if st == -(n + 2):
+        return 5
+    return 0 if st == 0 else 3
+
+
+@njit(cache=True, error_model="numpy")
+def _finite(F):
+    for i in range(F.shape[0]):
+        if not math.isfinite(F[i]):
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT, F, Jx, d, w):
+    """Newton on the step equations from ``z`` (updated in place).
+
+    A step whose residual is not finite is halved (up to ten times); otherwise
+    the junction limits alone keep the iterates out of the exponentials, as in
+    SPICE (a merit-function line search fights them: each limited evaluation
+    moves the point the residual is linearised at).  A step that does not
+    converge is subdivided by the caller.
+
+    Parameters
+    ----------
+    z, K : ndarray
+        Start (overwritten with the solution) and the step's known values.
+    sc : ndarray
+        Each unknown's scale ``s_i`` in the convergence test.
+    net, lim, lu : tuple
+        See :func:`evaluate` and :func:`factor`.
+    wold : ndarray
+        The limited inputs' last values.
+    state : ndarray of int64
+        ``[factored, unknown of the last failure, iterations]`` (``factored``: the LU holds a pattern).
+    tol : float
+        Newton tolerance.
+    maxit : int
+        Iteration cap.
+    linear : bool
+        Every equation is linear (one solve is the solution).
+    IN, INa, OUT, F, Jx, d, w : ndarray
+        Work arrays.
+
+    Returns
+    -------
+    int
+        0 (converged) or a :data:`STATUS` code.
+    """
+    n = z.shape[0]
+    it = 0
+    rprev = 1e300
+    limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
+    while True:
+        for i in range(n):
+            if not math.isfinite(F[i]):
+                state[1] = i
+                state[2] = it
+                return 2
+        if not _finite(Jx):
+            state[1] = -1
+            state[2] = it
+            return 2
+        if not (linear and state[0] == 2):
+            st = factor(lu, Jx, state[0] == 0)
+            if st != 0:
+                state[0] = 0
+                state[1] = -1
+                state[2] = it
+                return st
+            state[0] = 2 if linear else 1
+        for i in range(n):
+            d[i] = -F[i]
+        lu_solve(n, lu[2], lu[3], lu[4], lu[5], lu[6], lu[7], lu[8], lu[9], d, lu[13])
+        worst = 0.0
+        qi = -1
+        for i in range(n):
+            r = abs(d[i]) / (abs(z[i]) + sc[i])
+            if not (r <= worst):
+                worst = r
+                qi = i
+            z[i] += d[i]
+        it += 1
+        if linear:
+            evaluate(z, K, net, lim, wold, False, IN, INa, OUT, F, Jx)
+            state[2] = it
+            return 0
+        # converged: a step below tol, or (contracting) the estimated remaining error
+        # theta / (1 - theta) |d| below it; never from a linearisation at limited inputs
+        conv = worst <= tol
+        if not conv and it > 1 and worst < rprev:
+            theta = worst / rprev
+            conv = theta / (1.0 - theta) * worst <= tol
+        conv = conv and not limited
+        rprev = worst
+        limited = evaluate(z, K, net, lim, wold, not conv, IN, INa, OUT, F, Jx)
+        if conv and not limited:
+            state[2] = it
+            return 0
+        lam = 1.0
+        while not _finite(F) and lam > 1e-3:
+            lam *= 0.5
+            for i in range(n):
+                z[i] -= lam * d[i]
+            limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
+            rprev = 1e300
+        if it >= maxit:
+            state[1] = qi
+            state[2] = it
+            return 1

@@ -1,0 +1,240 @@
+"""The DC operating point with the numeric engine: Newton, gmin stepping, source stepping.
+
+The same compiled Newton as a step (:func:`.newton.solve`: junction limits,
+sparse LU) on the equations of :class:`~.dc.DCSystem`; when it fails from the
+start, SPICE's homotopies as in :mod:`phsym.simulation.dcsolve`: a
+conductance ``g = 1e-2, 1e-3, ... 1e-12, 0`` across every nonlinear element,
+each stage from the last, then the sources ramped from zero.
+
+:func:`dc_point` returns the states, the unknowns (potentials, currents) and
+the efforts of the storages solved through their effort; with every state
+held it gives the potentials and currents a given state implies
+(:func:`frozen_start`): Newton's start for the first step of a run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+import sympy as sp
+
+from ....errors import SimulationError
+from ....structure.circuit.data import CircuitData
+from .dc import DCSystem
+from .kernels_py import call
+from .layout import STATE
+from .newton import solve
+from .sparse import PIVOT_TOL, column_order
+
+__all__ = ["DCPoint", "dc_point", "frozen_start", "GMIN_START"]
+
+#: gmin stepping starts here and divides by 10 per stage (as :mod:`phsym.simulation.dcsolve`)
+GMIN_START = 1e-2
+
+
+@dataclass
+class DCPoint:
+    """A DC solution.
+
+    Attributes
+    ----------
+    x : ndarray
+        The states.
+    z : ndarray
+        The unknowns of :class:`~.dc.DCSystem` (node potentials first).
+    efforts : ndarray
+        The efforts of the states solved through their effort (layout order).
+    method : str
+        ``newton``, ``gmin stepping`` or ``source stepping``.
+    system : DCSystem
+        The equations.
+    """
+
+    x: np.ndarray
+    z: np.ndarray
+    efforts: np.ndarray
+    method: str
+    system: DCSystem
+
+    def unknowns(self) -> dict:
+        """Value by unknown name (``v(node)``, ``i(V1)``...), the states' slots left out."""
+        L = self.system.L
+        return {n: float(v) for n, v, k in zip(L.names, self.z, L.kinds) if k != STATE}
+
+
+class _Solver:
+    def __init__(self, S: DCSystem, xs: np.ndarray, u0: np.ndarray):
+        self.S = S
+        L = S.L
+        c = S.circuit
+        self.K0 = np.zeros(L.n_k)
+        self.K0[:c.n_x] = S.x_fix
+        self.K0[c.n_x:2 * c.n_x] = xs
+        self.u0 = np.asarray(u0, dtype=float)
+        self.K0[L.k_one] = 1.0
+        self.sc = np.ones(L.n_z)
+        for i in range(c.n_x):
+            if i not in L.effort_index and i not in S.held:
+                self.sc[L.z_state(i)] = xs[i]
+        table, P = S.groups.arrays()
+        self.table, self.P = table, P
+        Rp = S.R.pattern()
+        self.Rp = Rp
+        p = S.J
+        n, nnz = L.n_z, p.nnz
+        self.q = column_order(p.matrix(np.ones(nnz)))
+        cap = 4 * nnz + 2 * n + 16
+        self.cap = cap
+        sl = S.slots
+        self.lim = (sl.terms, sl.c, sl.c0, sl.vt, sl.vcrit(1.0), sl.koff, sl.readers, sl.tptr, sl.rptr)
+
+    def _csr(self, T):
+        p, i, x = T.csr(1.0)
+        return (np.ascontiguousarray(p, np.int64), np.ascontiguousarray(i, np.int64), np.ascontiguousarray(x))
+
+    def net(self, g: float) -> tuple:
+        S = self.S
+        vals = S.residual_values(g)
+        R = (self.Rp.indptr, self.Rp.indices, self.Rp.data(vals))
+        jconst = np.bincount(S._jconst_map, weights=vals, minlength=S.J.nnz).astype(float)
+        return (self._csr(S.IZ), self._csr(S.IK), R, self._csr(S.RO), self._csr(S.RK), jconst, S.stamp_pos,
+                S.stamp_src, S.stamp_coefficients(1.0), self.table, self.P)
+
+    def newton(self, z0: np.ndarray, g: float = 0.0, s: float = 1.0, maxit: int = 150,
+               tol: float = 1e-12) -> Tuple[Optional[np.ndarray], int]:
+        S, L = self.S, self.S.L
+        n, i64 = L.n_z, np.int64
+        z = z0.copy()
+        K = self.K0.copy()
+        K[L.k_u(0):L.k_u(0) + self.u0.size] = s * self.u0
+        lu = (S.J.indptr, S.J.indices, self.q, np.zeros(n + 1, i64), np.zeros(self.cap, i64), np.zeros(self.cap),
+              np.zeros(n + 1, i64), np.zeros(self.cap, i64), np.zeros(self.cap), np.zeros(n, i64), np.zeros(n),
+              np.zeros(2 * n, i64), np.zeros(n, i64), np.zeros(n), PIVOT_TOL)
+        nin, nout = max(S.groups.n_in, 1), max(S.groups.n_out, 1)
+        state = np.zeros(3, i64)
+        wold = np.zeros(len(S.slots))
+        for _ in range(4):
+            st = solve(z, K, self.sc, self.net(g), self.lim, wold, lu, state, tol, maxit, len(S.groups) == 0,
+                       np.zeros(nin), np.zeros(nin), np.zeros(nout), np.zeros(n), np.zeros(S.J.nnz), np.zeros(n),
+                       np.zeros(n))
+            if st != 5:
+                break
+            self.cap *= 2
+            lu = lu[:4] + (np.zeros(self.cap, i64), np.zeros(self.cap)) + lu[6:7] + \
+                (np.zeros(self.cap, i64), np.zeros(self.cap)) + lu[9:]
+            z = z0.copy()
+        ok = st == 0 and np.all(np.isfinite(z))
+        return (z if ok else None), int(state[2])
+
+
+def _effort_start(S: DCSystem) -> np.ndarray:
+    """Unknowns from the fixed states: the states in their slots, the rest zero."""
+    c, L = S.circuit, S.L
+    z = np.zeros(L.n_z)
+    for i in range(c.n_x):
+        if i not in L.effort_index and i not in S.held:
+            z[L.z_state(i)] = S.x_fix[i]
+    return z
+
+
+def dc_point(c: CircuitData, values: Mapping[sp.Symbol, float], u0: np.ndarray, x_fix: np.ndarray,
+             xs: np.ndarray, held: Sequence[int] = (), fail: bool = True) -> Optional[DCPoint]:
+    """The DC operating point (see the module docstring).
+
+    Parameters
+    ----------
+    c : CircuitData
+        The circuit.
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+    u0 : ndarray
+        The inputs.
+    x_fix : ndarray
+        Start states: the held ones keep them, the conserved combinations are taken from them.
+    xs : ndarray
+        State scales (Newton's test).
+    held : sequence of int
+        States held at their value.
+    fail : bool
+        Raise :class:`~phsym.errors.SimulationError` when no method converges (else return None).
+    """
+    S = DCSystem(c, values, x_fix, held)
+    sol = _Solver(S, xs, u0)
+    z0 = _effort_start(S)
+    z, _ = sol.newton(z0)
+    method = "newton"
+    if z is None:
+        method = "gmin stepping"
+        z = z0
+        for g in [GMIN_START * 10.0 ** -k for k in range(11)] + [0.0]:
+            z, _ = sol.newton(z, g=g)
+            if z is None:
+                break
+    if z is None:
+        method = "source stepping"
+        z, s, ds = np.zeros_like(z0), 0.0, 0.1
+        while s < 1.0 and z is not None:
+            target = min(1.0, s + ds)
+            z_s, it = sol.newton(z, s=target, maxit=60)
+            if z_s is None:
+                ds *= 0.25
+                if ds < 1e-6:
+                    z = None
+                continue
+            z, s = z_s, target
+            ds = min(0.5, ds * (2.0 if it < 10 else 1.0))
+    if z is None:
+        if not fail:
+            return None
+        raise SimulationError("no DC operating point found (Newton, gmin stepping and source stepping failed: "
+                              "the DC problem is singular or has no solution; give x0 explicitly)", step=0, time=0.0)
+    return DCPoint(_states(S, z, values), z, _efforts(S, z), method, S)
+
+
+def _efforts(S: DCSystem, z: np.ndarray) -> np.ndarray:
+    L = S.L
+    out = np.zeros(L.n_effort)
+    for i, m in L.effort_index.items():
+        out[m] = z[L.z_state(i)] if i not in S.held else S.held_values[i]
+    return out
+
+
+def _states(S: DCSystem, z: np.ndarray, values) -> np.ndarray:
+    """The states of a solution: the free ones from their slots, the efforts' through ``x(e)``."""
+    from ....codegen.laws.build import effort_state_kernel
+    from ....structure.circuit.canonical import placeholder_values
+    c, L = S.circuit, S.L
+    x = S.x_fix.copy()
+    for s in c.storages:
+        for i in s.states:
+            if i in S.held:
+                continue
+            if s.by_effort:
+                k = effort_state_kernel(s.form, s.element)
+                P = placeholder_values([s.placeholders], values, [s.element])
+                x[i] = call(k, P, np.array([[z[L.z_state(i)]]]))[0, 0]
+            else:
+                x[i] = z[L.z_state(i)]
+    return x
+
+
+def frozen_start(c: CircuitData, values: Mapping[sp.Symbol, float], u0: np.ndarray, x0: np.ndarray,
+                 xs: np.ndarray) -> Optional[DCPoint]:
+    """Potentials and currents the state ``x0`` implies at the inputs ``u0`` (every storage held):
+    Newton's start for a run's first step, or None when they cannot be found.
+
+    Parameters
+    ----------
+    c : CircuitData
+        The circuit.
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+    u0 : ndarray
+        The first inputs.
+    x0 : ndarray
+        The state.
+    xs : ndarray
+        State scales.
+    """
+    return dc_point(c, values, u0, x0, xs, held=range(c.n_x), fail=False)

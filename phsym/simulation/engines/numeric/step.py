@@ -1,0 +1,156 @@
+""":class:`StepSystem`: the storages' equations of one step of a scheme.
+
+A state's unknown is its increment ``dx`` over the step (or, for a storage
+solved through its effort, the effort's increment).  A capacitor-like state
+(across variable ``dH/dx``) has the equation ``gbar(x, dx) - v = 0`` and puts
+the current ``dx / h`` into its nodes; an inductor-like one ``dx / h - v = 0``
+with the current ``gbar``.  ``gbar`` is the scheme's discrete gradient:
+``Q (x + theta dx)`` for a linear storage (``theta = 1/2``, or 1 for
+backward Euler), the form's step kernel otherwise
+(:func:`phsym.codegen.laws.build.step_kernel`), at the step's end for a stiff
+storage under ``stiff="backward_euler"``.  The energy at the step's end is
+``x^T Q x / 2`` and the energy kernels (:func:`~phsym.codegen.laws.build.energy_kernel`).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import sympy as sp
+
+from ....codegen.laws.build import energy_kernel, step_kernel
+from ....common.schemes import get_scheme
+from ....structure.circuit.canonical import placeholder_values
+from ....structure.circuit.data import CircuitData
+from .groups import GroupTable
+from .layout import branch_voltage
+from .sparse_build import Triplets
+from .system import System
+
+__all__ = ["StepSystem"]
+
+
+class StepSystem(System):
+    """The step ``k -> k + 1`` of a scheme (see the module docstring and :class:`~.system.System`).
+
+    Parameters
+    ----------
+    c : CircuitData
+        The circuit.
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+    scheme : str
+        ``discrete_gradient``, ``midpoint`` or ``backward_euler``.
+    stiff : str
+        ``"backward_euler"``: stiff storages take the gradient at the step's end; ``"scheme"``.
+
+    Attributes
+    ----------
+    DZ, DO : Triplets
+        The states' increments ``dx = DZ z + DO OUT``.
+    QL : Triplets
+        ``Q`` of the linear storages (their energy ``x^T Q x / 2``).
+    energies : GroupTable
+        The nonlinear storages' energy kernels; their inputs are entries of ``[x, efforts]``
+        after the step (:attr:`energy_inputs`).
+    stiff_end : ndarray (n, 3)
+        Per stiff storage stepped to the end: its gradient's place in ``OUT``, its state, its
+        energy's place in the energy kernels' outputs (its numerical dissipation ``P_num``).
+    """
+
+    def __init__(self, c: CircuitData, values: Mapping[sp.Symbol, float], scheme: str, stiff: str = "scheme"):
+        self.scheme = get_scheme(scheme, ("discrete_gradient", "midpoint", "backward_euler")).name
+        self.theta = 1.0 if self.scheme == "backward_euler" else 0.5
+        self.end_rule = stiff == "backward_euler" and self.scheme != "backward_euler"
+        self.energies = GroupTable()
+        self._eng = {}
+        super().__init__(c, values)
+
+    def state_input(self, i: int):
+        """State ``i`` at the step (``x + theta dx``) as a kernel input."""
+        L = self.L
+        if i in L.effort_index:
+            raise self.unsupported(f"a law reads the state {self.circuit.states[i]}, which is solved through "
+                                   "its effort")
+        return [(L.z_state(i), self.theta)], [(L.k_x(i), 1.0)]
+
+    def _storage_instances(self, values) -> None:
+        c, L = self.circuit, self.L
+        by_form = {}
+        for s_i, s in enumerate(c.storages):
+            if not s.linear:
+                by_form.setdefault((s.form.key, s.stiff), []).append(s_i)
+        for (_, stiff), ss in by_form.items():
+            items = [c.storages[s] for s in ss]
+            P = placeholder_values([s.placeholders for s in items], values, [s.element for s in items])
+            n = len(items[0].states)
+            end = self.end_rule and stiff and n == 1
+            k = step_kernel(items[0].form, n, self.scheme, end, items[0].element)
+            effort = k.n_out > n            # the increment of a law solved through its effort is an output
+            ke = energy_kernel(items[0].form, n, items[0].by_effort, items[0].element)
+            for row, s_i, s in zip(P, ss, items):
+                if effort and not s.effort_port[0]:
+                    raise self.unsupported(f"{s.element}: a law solved through its effort on an inductor-like port")
+                var = [([(L.z_state(i), 1.0)], []) for i in s.states]
+                const = [L.k_x(i) for i in s.states] + [L.k_scale(i) for i in s.states]
+                if effort:
+                    const.append(L.k_effort(s.states[0]))
+                self.inst[("s", s_i)] = self.groups.add(k, row, var, const, s.element)
+                ecost = list(s.states) + ([c.n_x + L.effort_index[s.states[0]]] if s.by_effort else [])
+                self._eng[s_i] = self.energies.add(ke, row, [], ecost, s.element)
+        self.energies.finish()
+
+    def _storage_rows(self, values) -> None:
+        c, L, G, R = self.circuit, self.L, self.groups, self.R
+        nx, no = c.n_x, max(G.n_out, 1)
+        self.DZ, self.DO, self.QL = Triplets((nx, L.n_z)), Triplets((nx, no)), Triplets((nx, nx))
+        th = self.theta
+        for s_i, s in enumerate(c.storages):
+            if s.linear:
+                Q = placeholder_values([[e for row in s.hessian for e in row]], values, [s.element])[0]
+                Q = Q.reshape(len(s.states), len(s.states))
+                for a, ia in enumerate(s.states):
+                    for bb, ib in enumerate(s.states):
+                        if Q[a, bb] != 0.0:
+                            self.QL.add(ia, ib, Q[a, bb])
+                for a, (i, b, effort) in enumerate(zip(s.states, s.branches, s.effort_port)):
+                    zi = L.z_state(i)
+                    g_z = [(L.z_state(j), th * Q[a, m]) for m, j in enumerate(s.states) if Q[a, m] != 0.0]
+                    g_k = [(L.k_x(j), Q[a, m]) for m, j in enumerate(s.states) if Q[a, m] != 0.0]
+                    self.DZ.add(i, zi, 1.0)
+                    R.add_all(zi, branch_voltage(c, b), -1.0)
+                    if effort:      # gbar - v = 0, current dx / h
+                        R.add_all(zi, g_z)
+                        self.RK.add_all(zi, g_k)
+                        self.current(b, z=[(zi, 1.0)], per_h=True)
+                    else:           # dx / h - v = 0, current gbar
+                        R.add(zi, zi, 1.0, per_h=True)
+                        self.current(b, z=g_z, k=g_k)
+                continue
+            h = self.inst[("s", s_i)]
+            n_out, _ = G.shape(h)
+            effort_law = n_out > len(s.states)
+            for a, (i, b, effort) in enumerate(zip(s.states, s.branches, s.effort_port)):
+                zi = L.z_state(i)
+                dz = ([], [(G.out(h, len(s.states)), 1.0)]) if effort_law else ([(zi, 1.0)], [])
+                self.DZ.add_all(i, dz[0])
+                self.DO.add_all(i, dz[1])
+                gbar = [(G.out(h, a), 1.0)]
+                R.add_all(zi, branch_voltage(c, b), -1.0)
+                if effort:
+                    self.RO.add_all(zi, gbar)
+                    self.current(b, z=dz[0], o=dz[1], per_h=True)
+                else:
+                    R.add_all(zi, dz[0], 1.0, per_h=True)
+                    self.current(b, o=gbar)
+        E = self.energies
+        self.energy_inputs = np.zeros(max(E.n_in, 1), dtype=np.int64)
+        for inst, _, const, _ in E.instances():
+            for m, idx in enumerate(const):
+                self.energy_inputs[E.inp(inst, m)] = idx
+        rows = []
+        if self.end_rule:
+            for s_i, s in enumerate(c.storages):
+                if s.stiff and not s.linear and len(s.states) == 1:
+                    rows.append((G.out(self.inst[("s", s_i)], 0), s.states[0], E.out(self._eng[s_i], 0)))
+        self.stiff_end = np.array(rows, dtype=np.int64).reshape(-1, 3)

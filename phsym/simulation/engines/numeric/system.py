@@ -1,0 +1,266 @@
+"""The numbers of a circuit's equations: sparse matrices, kernel groups, stamps.
+
+:class:`System` turns a :class:`~phsym.structure.circuit.data.CircuitData`
+and its parameter values into what the compiled Newton (:mod:`.newton`)
+reads; the storages' rows are those of a step (:class:`~.step.StepSystem`)
+or of the DC problem (:class:`~.dc.DCSystem`), everything else is shared
+(unknowns and equations: :mod:`.layout`):
+
+* the residual ``F(z) = Zr z + Or OUT + Kr K`` (``OUT``: the kernels' outputs,
+  ``K``: the known values) and its Jacobian ``Zr + Or D(OUT) Zi``, whose
+  pattern is fixed: the constant entries once, then one *stamp* per kernel
+  derivative and entry it reaches;
+* the kernels' inputs ``IN = Zi z + Ki K``;
+* each branch's current ``Ib = Zb z + Ob OUT + Kb K`` and voltage ``Vb = Zv z``
+  (powers, probes, the recorded step vector);
+* the junction inputs Newton limits (:mod:`.limits`).
+
+Entries that hold the step ``h`` are kept as ``a + b / h``
+(:mod:`.sparse_build`): a sub-step changes numbers, not patterns.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Sequence, Tuple
+
+import numpy as np
+import sympy as sp
+
+from ....codegen.laws.build import law_kernel
+from ....errors import SimulationInputError
+from ....structure.circuit.canonical import placeholder_values
+from ....structure.circuit.data import CircuitData
+from .groups import GroupTable, Instance
+from .layout import Layout, branch_voltage
+from .limits import junction_slots
+from .sparse_build import Compressed, Triplets
+
+__all__ = ["System"]
+
+Entries = List[Tuple[int, float]]
+
+
+def coefficient_values(exprs: Sequence[sp.Expr], values: Mapping[sp.Symbol, float],
+                       elements: Sequence[str]) -> np.ndarray:
+    """Numbers of one expression per element (linear coefficients, two-port ratios)."""
+    return placeholder_values([[e] for e in exprs], values, elements)[:, 0] if exprs else np.zeros(0)
+
+
+class System:
+    """Equations of a circuit at one parameter set (see the module docstring).
+
+    Parameters
+    ----------
+    c : CircuitData
+        The circuit.
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+    """
+
+    def __init__(self, c: CircuitData, values: Mapping[sp.Symbol, float]):
+        self.circuit = c
+        lin = [d for d in c.dissipations if d.linear]
+        coef = coefficient_values([d.coefficient for d in lin], values, [d.element for d in lin])
+        self._coef = dict(zip((id(d) for d in lin), coef))
+        self.converted = {j for j, d in enumerate(c.dissipations)
+                          if d.linear and not d.across and self._coef[id(d)] != 0.0}
+        self.L = Layout.of(c, self.converted)
+        self.groups = GroupTable()
+        self.inst: Dict[tuple, Instance] = {}
+        self._dissipation_instances(values)
+        self._storage_instances(values)
+        self.groups.finish()
+        nz, nb, nk, no = self.L.n_z, len(c.branches), self.L.n_k, max(self.groups.n_out, 1)
+        self.R, self.RO, self.RK = Triplets((nz, nz)), Triplets((nz, no)), Triplets((nz, nk))
+        self.BZ, self.BO, self.BK = Triplets((nb, nz)), Triplets((nb, no)), Triplets((nb, nk))
+        self.V = Triplets((nb, nz))
+        for b in range(nb):
+            self.V.add_all(b, branch_voltage(c, b))
+        self.passive = np.zeros(nb)
+        self.active = np.zeros(nb)
+        self._storage_rows(values)
+        self._dissipation_rows()
+        self._source_rows()
+        self._twoport_rows(values)
+        self._finish_rows(values)
+        self._input_rows()
+        self._stamps()
+        self.slots = junction_slots(self, self.inst, values)
+
+    # ------------------------------------------------------------ hooks
+    def _storage_instances(self, values) -> None:
+        """Add the nonlinear storages' kernel instances (``self.inst[("s", index)]``)."""
+        raise NotImplementedError
+
+    def _storage_rows(self, values) -> None:
+        """Write the storages' equations and branch currents."""
+        raise NotImplementedError
+
+    def state_input(self, i: int) -> Tuple[Entries, Entries]:
+        """State ``i`` as a kernel input: ``(z entries, K entries)``."""
+        raise NotImplementedError
+
+    def _finish_rows(self, values) -> None:
+        """Last changes to the equations once every element has written its rows."""
+
+    # ------------------------------------------------------------ shared pieces
+    def current(self, b: int, z: Entries = (), o: Entries = (), k: Entries = (), per_h: bool = False) -> None:
+        """Branch ``b``'s current (its row of ``Ib`` and the KCL rows of its nodes)."""
+        c = self.circuit
+        for M, ent in ((self.BZ, z), (self.BO, o), (self.BK, k)):
+            M.add_all(b, ent, 1.0, per_h)
+        for node, sign in ((c.b_from[b], 1.0), (c.b_to[b], -1.0)):
+            if node >= 0:
+                self.R.add_all(int(node), z, sign, per_h)
+                self.RO.add_all(int(node), o, sign, per_h)
+                self.RK.add_all(int(node), k, sign, per_h)
+
+    def port_variable(self, j: int) -> Tuple[Entries, Entries]:
+        """Dissipation ``j``'s port variable as a kernel input."""
+        d = self.circuit.dissipations[j]
+        if j in self.L.w_unknown:
+            return [(self.L.w_unknown[j], 1.0)], []
+        vb = branch_voltage(self.circuit, d.branch)
+        if not d.across:        # a linear current-controlled port written as a conductance: i = v / R
+            return [(col, coef / self._coef[id(d)]) for col, coef in vb], []
+        return vb, []
+
+    def _dissipation_instances(self, values) -> None:
+        c = self.circuit
+        by_form: Dict[str, List[int]] = {}
+        for j, d in enumerate(c.dissipations):
+            if not d.linear and not d.nullator:
+                by_form.setdefault(d.form.key, []).append(j)
+        for js in by_form.values():
+            ds = [c.dissipations[j] for j in js]
+            P = placeholder_values([d.placeholders for d in ds], values, [d.element for d in ds])
+            k = law_kernel(ds[0].form, ds[0].element)
+            for row, j, d in zip(P, js, ds):
+                var = [self.port_variable(j)] + [self.port_variable(p) for p in d.ports] + \
+                      [self.state_input(i) for i in d.reads]
+                self.inst[("d", j)] = self.groups.add(k, row, var, [], d.element)
+
+    def _dissipation_rows(self) -> None:
+        c, L, G, R = self.circuit, self.L, self.groups, self.R
+        for j, d in enumerate(c.dissipations):
+            b = d.branch
+            (self.active if d.active else self.passive)[b] = 1.0
+            vb = branch_voltage(c, b)
+            if d.linear:
+                g = self._coef[id(d)]
+                if d.across:
+                    self.current(b, z=[(col, g * coef) for col, coef in vb])
+                elif j in self.converted:
+                    self.current(b, z=[(col, coef / g) for col, coef in vb])
+                else:               # v = R i with R = 0: a short with an unknown current
+                    t = L.w_unknown[j]
+                    self.current(b, z=[(t, 1.0)])
+                    R.add(t, t, g)
+                    R.add_all(t, vb, -1.0)
+                continue
+            if d.nullator:          # no current; the row says v = 0, its unknown is what the norator reads
+                R.add_all(L.w_unknown[j], vb, 1.0)
+                continue
+            out = [(G.out(self.inst[("d", j)], 0), 1.0)]
+            if d.across:
+                self.current(b, o=out)
+            else:
+                t = L.w_unknown[j]
+                self.current(b, z=[(t, 1.0)])
+                self.RO.add_all(t, out)
+                R.add_all(t, vb, -1.0)
+
+    def _source_rows(self) -> None:
+        c, L = self.circuit, self.L
+        self.sources = np.zeros((len(c.ports), 2), dtype=np.int64)     # (branch, 1: y = -i, 0: y = -v)
+        for jj, p in enumerate(c.ports):
+            b = p.branch
+            self.sources[jj] = (b, 1 if p.across else 0)
+            if p.across:
+                t = L.current[b]
+                self.current(b, z=[(t, 1.0)])
+                self.R.add_all(t, branch_voltage(c, b), 1.0)
+                self.RK.add(t, L.k_u(jj), -1.0)
+            else:
+                self.current(b, k=[(L.k_u(jj), 1.0)])
+
+    def _twoport_rows(self, values) -> None:
+        c, L, R = self.circuit, self.L, self.R
+        ratios = coefficient_values([t.ratio for t in c.twoports], values, [t.record.element for t in c.twoports])
+        for t, n in zip(c.twoports, ratios):
+            tp = L.current[t.branch_p]
+            if not t.gyrator:       # v_p = n v_s, i_s = -n i_p
+                self.current(t.branch_p, z=[(tp, 1.0)])
+                self.current(t.branch_s, z=[(tp, -n)])
+                R.add_all(tp, branch_voltage(c, t.branch_p), 1.0)
+                R.add_all(tp, branch_voltage(c, t.branch_s), -n)
+            else:                   # v_p = r i_s, v_s = -r i_p
+                ts = L.current[t.branch_s]
+                self.current(t.branch_p, z=[(tp, 1.0)])
+                self.current(t.branch_s, z=[(ts, 1.0)])
+                R.add_all(tp, branch_voltage(c, t.branch_p), 1.0)
+                R.add(tp, ts, -n)
+                R.add_all(ts, branch_voltage(c, t.branch_s), 1.0)
+                R.add(ts, tp, n)
+
+    def _input_rows(self) -> None:
+        G, L = self.groups, self.L
+        self.IZ, self.IK = Triplets((max(G.n_in, 1), L.n_z)), Triplets((max(G.n_in, 1), L.n_k))
+        for h, var, const, _ in G.instances():
+            for jj, (zent, kent) in enumerate(var):
+                self.IZ.add_all(G.inp(h, jj), zent)
+                self.IK.add_all(G.inp(h, jj), kent)
+            for m, kidx in enumerate(const):
+                self.IK.add(G.inp(h, len(var) + m), kidx, 1.0)
+
+    def _stamps(self) -> None:
+        """The Jacobian's pattern (CSC) and the stamps of the kernels' derivatives."""
+        G, R, RO = self.groups, self.R, self.RO
+        # which rows each output reaches, with coefficient a + b / h (a junction's charge increment over h)
+        ro = Compressed(np.asarray(RO.rows, dtype=np.int64), np.asarray(RO.cols, dtype=np.int64), RO.shape,
+                        by_column=True)
+        ro_a, ro_b = ro.data(np.asarray(RO.a, dtype=float)), ro.data(np.asarray(RO.b, dtype=float))
+        iz = self.IZ.matrix(1.0)
+        rows, cols = list(R.rows), list(R.cols)
+        src: List[int] = []
+        ca: List[float] = []
+        cb: List[float] = []
+        for h, var, _, _ in G.instances():
+            n_out, n_var = G.shape(h)
+            for m in range(n_out):
+                o = G.out(h, m)
+                lo, hi = ro.indptr[o], ro.indptr[o + 1]
+                if lo == hi:
+                    continue
+                for jv in range(n_var):
+                    p = G.inp(h, jv)
+                    c_idx, c_val = iz.indices[iz.indptr[p]:iz.indptr[p + 1]], iz.data[iz.indptr[p]:iz.indptr[p + 1]]
+                    d = G.derivative(h, m, jv)
+                    for q in range(lo, hi):
+                        r = int(ro.indices[q])
+                        for cc, bv in zip(c_idx, c_val):
+                            rows.append(r)
+                            cols.append(int(cc))
+                            src.append(d)
+                            ca.append(ro_a[q] * bv)
+                            cb.append(ro_b[q] * bv)
+        n_const = len(R.rows)
+        self.J = Compressed(np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64),
+                            (self.L.n_z, self.L.n_z), by_column=True)
+        self._jconst_map = self.J.map[:n_const]
+        self.stamp_pos = np.ascontiguousarray(self.J.map[n_const:], dtype=np.int64)
+        self.stamp_src = np.asarray(src, dtype=np.int64)
+        self._stamp_ab = (np.asarray(ca, dtype=float), np.asarray(cb, dtype=float))
+
+    # ------------------------------------------------------------ numbers at a step
+    def jacobian_constant(self, h: float) -> np.ndarray:
+        """Constant entries of the Jacobian at step ``h`` (in the pattern's data order)."""
+        return np.bincount(self._jconst_map, weights=self.R.values(h), minlength=self.J.nnz).astype(float)
+
+    def stamp_coefficients(self, h: float) -> np.ndarray:
+        """Each stamp's coefficient at step ``h``."""
+        a, b = self._stamp_ab
+        return a + b / h
+
+    def unsupported(self, what: str) -> SimulationInputError:
+        """The error for a model the numeric engine cannot take."""
+        return SimulationInputError(f"{what}: not supported by the numeric engine (use engine='generated')")

@@ -1,0 +1,265 @@
+"""Law forms: a law with its parameters taken out.
+
+Two diodes of one ``.model``, a thousand capacitors ``H={q^4/4}`` or the
+base-emitter ports of every transistor of a gate chain have laws that differ
+only in the numbers and parameter symbols they hold.  :func:`canonical`
+writes such a law as a *form* in positional variables ``_v0, _v1, ...`` and
+placeholders ``_p0, _p1, ...`` and returns, apart, what each placeholder
+stands for in this instance (an expression of parameter symbols, or a
+number).  Laws with the same form share one compiled kernel
+(:mod:`phsym.codegen.laws`); the placeholders become a row of numbers per
+instance (:func:`placeholder_values`).
+
+What becomes a placeholder: every maximal part of the law that reads no
+variable and holds a float or a parameter symbol (``IS``, ``1/(N*VT)``,
+``2*C``); the parameter-free parts of an ``Add`` or ``Mul`` are taken out
+together.  Integers and rationals stay in the form: exponents, the order
+of a derivative, the key of a learned law are structure, not values.
+
+Examples
+--------
+>>> import sympy as sp
+>>> v, IS, N = sp.symbols("v IS N", real=True)
+>>> form, ph = canonical([IS * (sp.exp(v / (N * 0.02585)) - 1)], [v])
+>>> form.exprs
+(_p0*(exp(_p1*_v0) - 1),)
+>>> ph
+(IS, 38.6847195357834/N)
+>>> a = canonical([1e-14 * (sp.exp(v / 0.0517) - 1)], [v])
+>>> b = canonical([2e-15 * (sp.exp(v / 0.03) - 1)], [v])
+>>> a[0].key == b[0].key, b[1]
+(True, (-2.00000000000000e-15, 2.00000000000000e-15, 33.3333333333333))
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Dict, List, Mapping, Sequence, Tuple
+
+import numpy as np
+import sympy as sp
+
+from ...errors import StructureError
+from ...version import __version__
+
+__all__ = ["Form", "canonical", "placeholder_values", "VAR", "PAR"]
+
+#: Names of the positional variables and placeholders of a form.
+VAR, PAR = "_v", "_p"
+
+_V = [sp.Symbol(f"{VAR}{i}", real=True) for i in range(64)]
+_P = [sp.Symbol(f"{PAR}{i}", real=True) for i in range(256)]
+
+
+def _var(i: int) -> sp.Symbol:
+    return _V[i] if i < len(_V) else sp.Symbol(f"{VAR}{i}", real=True)
+
+
+def _par(i: int) -> sp.Symbol:
+    return _P[i] if i < len(_P) else sp.Symbol(f"{PAR}{i}", real=True)
+
+
+@dataclass(frozen=True)
+class Form:
+    """A law form (see the module docstring).
+
+    Attributes
+    ----------
+    exprs : tuple of sympy.Expr
+        The expressions in ``_v0 ... _v{n_vars-1}`` and ``_p0 ... _p{n_params-1}``.
+    n_vars, n_params : int
+        Number of variables and of placeholders.
+    key : str
+        Digest of the expressions (and phsym's version): equal keys, equal forms.
+    """
+
+    exprs: Tuple[sp.Expr, ...]
+    n_vars: int
+    n_params: int
+    key: str
+
+    @property
+    def variables(self) -> List[sp.Symbol]:
+        """The positional variables ``_v0, ...``."""
+        return [_var(i) for i in range(self.n_vars)]
+
+    @property
+    def params(self) -> List[sp.Symbol]:
+        """The placeholders ``_p0, ...``."""
+        return [_par(i) for i in range(self.n_params)]
+
+
+def _valued(e: sp.Basic) -> bool:
+    """Whether a variable-free part holds a value to take out (a float or a parameter symbol)."""
+    logic = (sp.logic.boolalg.BooleanAtom, sp.logic.boolalg.BooleanFunction, sp.core.relational.Relational)
+    return isinstance(e, sp.Expr) and not isinstance(e, logic) and (bool(e.free_symbols) or e.has(sp.Float))
+
+
+class _Walker:
+    """One pass of :func:`canonical` over a set of expressions (shared placeholders)."""
+
+    def __init__(self, variables: Sequence[sp.Symbol]):
+        self.varmap = {s: _var(i) for i, s in enumerate(variables)}
+        self.varset = frozenset(variables)
+        self.found: Dict[sp.Basic, sp.Symbol] = {}
+        self.temps: List[sp.Symbol] = []
+        self.order: List[sp.Basic] = []
+        self._has: Dict[sp.Basic, bool] = {}
+
+    def has_var(self, e: sp.Basic) -> bool:
+        got = self._has.get(e)
+        if got is None:
+            got = e in self.varset if e.is_Symbol else any(self.has_var(a) for a in e.args)
+            self._has[e] = got
+        return got
+
+    def placeholder(self, e: sp.Basic) -> sp.Symbol:
+        # equal parameter symbols are one value wherever they occur; equal floats are a coincidence
+        # of this instance (CJO = GMIN = 1p): sharing them would split the form by value
+        s = None if e.has(sp.Float) else self.found.get(e)
+        if s is None:
+            s = sp.Symbol(f"_t{len(self.order)}", real=True)
+            if not e.has(sp.Float):
+                self.found[e] = s
+            self.temps.append(s)
+            self.order.append(e)
+        return s
+
+    def walk(self, e: sp.Basic) -> sp.Basic:
+        if e in self.varmap:
+            return self.varmap[e]
+        if not self.has_var(e):
+            return self.placeholder(e) if _valued(e) else e
+        if e.is_Add or e.is_Mul:
+            const = [a for a in e.args if not self.has_var(a)]
+            vary = [self.walk(a) for a in e.args if self.has_var(a)]
+            if any(_valued(a) for a in const):
+                return e.func(*vary, self.placeholder(e.func(*const)))
+            return e.func(*vary, *const)
+        if not e.args:
+            return e
+        return e.func(*[self.walk(a) for a in e.args])
+
+
+def _renumber(exprs: Sequence[sp.Basic], names: Sequence[sp.Symbol]) -> Dict[sp.Symbol, int]:
+    """Position of each placeholder symbol of ``names`` by first occurrence in a preorder walk."""
+    wanted, pos = set(names), {}
+    for e in exprs:
+        for node in sp.preorder_traversal(e):
+            if node in wanted and node not in pos:
+                pos[node] = len(pos)
+    return pos
+
+
+_MEMO: Dict[tuple, Tuple[Form, Tuple[sp.Expr, ...]]] = {}
+_MEMO_LIMIT = 20000
+
+
+def canonical(exprs: Sequence[sp.Expr], variables: Sequence[sp.Symbol],
+              tag: str = "") -> Tuple[Form, Tuple[sp.Expr, ...]]:
+    """The form of ``exprs`` in ``variables`` and what its placeholders stand for here.
+
+    Parameters
+    ----------
+    exprs : sequence of sympy.Expr
+        The laws of one element (they share placeholders).
+    variables : sequence of sympy.Symbol
+        The symbols that vary (port variables, states, efforts), in the
+        order of the form's ``_v0, _v1, ...``.
+    tag : str
+        Extra text for the key (what the expressions mean to their user).
+
+    Returns
+    -------
+    form : Form
+    placeholders : tuple of sympy.Expr
+        The expression of each placeholder (parameter symbols and numbers).
+    """
+    mkey = (tuple(exprs), tuple(variables), tag)
+    hit = _MEMO.get(mkey)
+    if hit is not None:
+        return hit
+    w = _Walker(variables)
+    out = [w.walk(sp.sympify(e)) for e in exprs]
+    temps = list(w.temps)
+    values = list(w.order)
+    # name the placeholders by where they first occur; renaming can reorder an Add or Mul, so repeat
+    # until the numbering is stable (it is after one round but for ties)
+    for _ in range(4):
+        pos = _renumber(out, temps)
+        if len(pos) != len(temps):      # a placeholder folded away by sympy (e.g. 0*p): keep the rest
+            keep = [t for t in temps if t in pos]
+            values = [v for t, v in zip(temps, values) if t in pos]
+            temps = keep
+        ordered = sorted(range(len(temps)), key=lambda i: pos[temps[i]])
+        if ordered == list(range(len(temps))) and all(str(t) == f"{PAR}{i}" for i, t in enumerate(temps)):
+            break
+        new = [_par(i) for i in range(len(temps))]
+        rename = {temps[i]: sp.Symbol(f"_s{k}", real=True) for k, i in enumerate(ordered)}
+        out = [o.xreplace(rename) for o in out]
+        back = {sp.Symbol(f"_s{k}", real=True): new[k] for k in range(len(temps))}
+        out = [o.xreplace(back) for o in out]
+        values = [values[i] for i in ordered]
+        temps = new
+    text = sp.srepr(tuple(out)) + "|" + tag + "|" + str(len(variables))
+    key = hashlib.sha256((__version__ + "|" + text).encode()).hexdigest()[:20]
+    form = Form(tuple(out), len(variables), len(temps), key)
+    result = (form, tuple(values))
+    if len(_MEMO) >= _MEMO_LIMIT:
+        _MEMO.clear()
+    _MEMO[mkey] = result
+    return result
+
+
+_LAMBDAS: Dict[sp.Expr, Tuple[object, List[sp.Symbol]]] = {}
+
+
+def _value(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> float:
+    if expr.is_Float or expr.is_Integer or expr.is_Rational:
+        return float(expr)
+    if expr.is_Symbol:
+        return float(values[expr])
+    hit = _LAMBDAS.get(expr)
+    if hit is None:
+        syms = sorted(expr.free_symbols, key=str)
+        hit = _LAMBDAS[expr] = (sp.lambdify(syms, expr, "math"), syms)
+    fn, syms = hit
+    return float(fn(*[float(values[s]) for s in syms]))
+
+
+def placeholder_values(rows: Sequence[Sequence[sp.Expr]], values: Mapping[sp.Symbol, float],
+                       elements: Sequence[str] = ()) -> np.ndarray:
+    """The numbers of the placeholders of many instances of one form.
+
+    Parameters
+    ----------
+    rows : sequence of sequence of sympy.Expr
+        Per instance, what its placeholders stand for (from :func:`canonical`).
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+    elements : sequence of str
+        The instances' element names (for the error message).
+
+    Returns
+    -------
+    numpy.ndarray (n_instances, n_params)
+
+    Raises
+    ------
+    StructureError
+        For a placeholder that is not a finite real number at these values.
+    """
+    n = len(rows[0]) if rows else 0
+    out = np.empty((len(rows), n))
+    for i, row in enumerate(rows):
+        for j, ex in enumerate(row):
+            try:
+                v = _value(ex, values)
+            except (KeyError, TypeError, ValueError, ArithmeticError):
+                v = float("nan")
+            if not np.isfinite(v):
+                name = elements[i] if i < len(elements) else f"instance {i}"
+                raise StructureError(f"a value of {name} is not a finite real number: {ex}", [name] if elements else [],
+                                     hint="check the element's values and the parameters they use")
+            out[i, j] = v
+    return out
