@@ -300,8 +300,15 @@ class NewtonLoop:
         v[:n_x] *= 0.5
         vold[:] = v
         acc = Substeps(self.n_u, self.n_e, rec)
-        ok = subdivide(compiled, lambda n, xx: RunArrays.allocate(n, xx, self.n_u, self.n_e, rec),
-                       x, v, vold, U[k], U[k + 1], h, acc)
+
+        def restart(x_at, scale):
+            if x_at is not None:        # Newton restarts from the last converged unknowns
+                v[:] = vold
+            v[:n_x] *= scale
+            vold[:] = v
+        ok = subdivide(lambda xx, UU, hh, k0, k1, AA: compiled(xx, v, UU, hh, k0, k1, AA),
+                       lambda n, xx: RunArrays.allocate(n, xx, self.n_u, self.n_e, rec),
+                       x, restart, U[k], U[k + 1], h, acc)
         if not ok:
             inf[:] = failed
             return False

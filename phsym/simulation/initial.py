@@ -12,7 +12,7 @@ from ..netlist.params import finite_value
 from ..structure.dirac import Structure
 from ..structure.forms import _fill
 
-__all__ = ["initial_from_ic", "state_scales", "dc_operating_point", "dc_solution"]
+__all__ = ["initial_from_ic", "state_scales", "dc_operating_point", "dc_solution", "crossing"]
 
 
 _x = _fill      # parameter values into an expression (one helper, in structure.forms)
@@ -86,7 +86,7 @@ def _gradient_functions(S: Structure, symbols: frozenset) -> List[Tuple[Callable
     return memo[symbols]
 
 
-def _crossing(f: Callable[[float], float]) -> Optional[float]:
+def crossing(f: Callable[[float], float]) -> Optional[float]:
     """Smallest positive ``z`` with ``f(z) >= 0`` for an increasing ``f`` with ``f(0+) < 0``, to 1e-6.
 
     Bracketed from ``z = 1`` by halving or doubling (storages' scales span
@@ -132,7 +132,7 @@ def _bisect(ok, lo: float, hi: float) -> float:
 
 
 def _crossing_from_zero(ok) -> Optional[float]:
-    """The slow bracket of :func:`_crossing`: doubling from 1e-30, stopping at the first crossing."""
+    """The slow bracket of :func:`crossing`: doubling from 1e-30, stopping at the first crossing."""
     lo, hi = 1e-30, 1e-30
     for _ in range(300):
         hi *= 2.0
@@ -166,7 +166,7 @@ def state_scales(S: Structure, values: Mapping[sp.Symbol, float]) -> np.ndarray:
             sides = [lambda z: float(gi(z)) - 1.0]
             if s not in linear:         # a linear gradient is odd: one side suffices
                 sides.append(lambda z: -float(gi(-z)) - 1.0)
-            found = [z for z in map(_crossing, sides) if z is not None and np.isfinite(z) and z > 0]
+            found = [z for z in map(crossing, sides) if z is not None and np.isfinite(z) and z > 0]
             if found:
                 out[i] = min(found)
         except Exception:  # any evaluation problem: keep the neutral scale

@@ -44,10 +44,19 @@ class FixedParts:
         for port in S.ports:
             wf = port.waveform
             fixed = wf is not None and not any(sp.sympify(a).free_symbols for a in wf.args)
-            self._waves.append(self._wave(wf, {}) if fixed else None)
+            self._waves.append(self.wave(wf, {}) if fixed else None)
 
     @staticmethod
-    def _wave(wf, values: Mapping[sp.Symbol, float]):
+    def wave(wf, values: Mapping[sp.Symbol, float]):
+        """``(shape, numeric arguments)`` of a waveform at ``values``, or its error (raised when used).
+
+        Parameters
+        ----------
+        wf : Waveform
+            A netlist waveform.
+        values : mapping of sympy.Symbol to float
+            Parameter values.
+        """
         try:
             return (wf.shape.lower(), waveform_arguments(wf, values))
         except NetlistError as exc:      # reported when the waveform is used, not before
@@ -82,7 +91,7 @@ class FixedParts:
             elif cached is not None:
                 out.append(cached)
             else:
-                out.append(self._wave(port.waveform, values))
+                out.append(self.wave(port.waveform, values))
         return out
 
     def probe_is_fixed(self, label: str) -> bool:

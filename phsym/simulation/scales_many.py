@@ -24,7 +24,7 @@ __all__ = ["state_scales_many"]
 
 
 def _crossing_many(f, f2, n: int):
-    """``(z, good)``: the scalar ``_crossing`` of ``z -> f(z) - 1`` for ``n`` sets; ``good`` False where
+    """``(z, good)``: the scalar ``crossing`` of ``z -> f(z) - 1`` for ``n`` sets; ``good`` False where
     the scalar code must decide.  ``f2`` is ``f`` on ``(n, k)`` arrays (row ``i`` of set ``i``)."""
     good = np.ones(n, dtype=bool)
 

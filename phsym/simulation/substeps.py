@@ -69,29 +69,23 @@ class Substeps:
         self.H_end = float(A.Hh[j1])
 
 
-def _restart(x: np.ndarray, v: np.ndarray, vold: np.ndarray, x_at: np.ndarray, scale: float) -> None:
-    """State back to ``x_at``; Newton restarts from the last converged unknowns
-    (``vold``), state increments scaled to the new step."""
-    n_x = x.shape[0]
-    x[:] = x_at
-    v[:] = vold
-    v[:n_x] *= scale
-    vold[:] = v
-
-
-def subdivide(step: Callable, allocate: Callable, x: np.ndarray, v: np.ndarray, vold: np.ndarray,
-              u0: np.ndarray, u1: np.ndarray, h: float, acc: Substeps, level: int = 1) -> bool:
+def subdivide(step: Callable, allocate: Callable, x: np.ndarray, restart: Callable, u0: np.ndarray,
+              u1: np.ndarray, h: float, acc: Substeps, level: int = 1) -> bool:
     """Advance ``x`` from input ``u0`` to ``u1`` over ``h`` in two halves, halving
     failed halves again; returns False when a sub-step fails at :data:`MAX_LEVELS`.
 
     Parameters
     ----------
-    step : callable(x, v, U, h, k0, k1, A) -> int
+    step : callable(x, U, h, k0, k1, A) -> int
         The compiled loop (first failed step or -1), never flagging.
     allocate : callable(N, x) -> RunArrays
         Arrays for ``N`` sub-steps from ``x``.
-    x, v, vold : ndarray
-        State, Newton unknowns and the predictor's history (updated in place).
+    x : ndarray
+        State (updated in place).
+    restart : callable(x_at, scale)
+        Puts the loop back at the state ``x_at`` with Newton's last converged unknowns, state
+        increments scaled by ``scale`` (``x_at=None``: only the scaling, after a finer level
+        returned); each engine knows its own carry.
     u0, u1 : ndarray
         Inputs at the start and the end.
     h : float
@@ -106,17 +100,17 @@ def subdivide(step: Callable, allocate: Callable, x: np.ndarray, v: np.ndarray, 
     hs = 0.5 * h
     j = 0
     while j < 2:
-        bad = step(x, v, U, hs, j, 2, A)
+        bad = step(x, U, hs, j, 2, A)
         acc.add(A, j, 2 if bad < 0 else bad, hs)
         if bad < 0:
             return True
         if level >= MAX_LEVELS:
             return False
-        _restart(x, v, vold, A.X[bad], 0.5)
-        if not subdivide(step, allocate, x, v, vold, U[bad], U[bad + 1], hs, acc, level + 1):
+        x[:] = A.X[bad]
+        restart(A.X[bad], 0.5)
+        if not subdivide(step, allocate, x, restart, U[bad], U[bad + 1], hs, acc, level + 1):
             return False
         A.X[bad + 1] = x
-        v[:x.shape[0]] *= 2.0      # back to this level's step for the predictor
-        vold[:] = v
+        restart(None, 2.0)      # back to this level's step for the predictor
         j = bad + 1
     return True

@@ -38,27 +38,25 @@ class Slots:
         Per term: ``c``, ``c0``, ``Vt = 1/|c|``, ``|K|``.
     per_h : ndarray of bool
         Per term: a storage's, whose ``|K| / h`` counts.
-    koff : ndarray of int64 (n_junctions,)
-        Index in ``K`` of the offset added to the input (a start effort), or -1.
-    readers : ndarray of int64 (n_readers, 6)
-        ``(junction, input position, OUT base, outputs, unknown-dependent inputs, input index)``.
+    readers : ndarray of int64 (n_readers, 7)
+        ``(junction, input position, OUT base, outputs, unknown-dependent inputs, input index,
+        K index of the offset added to the input to give the junction's value (a start effort) or -1)``.
     tptr, rptr : ndarray of int64 (n_junctions + 1,)
         Where each junction's terms and readers start.
     """
 
-    def __init__(self, terms: List[tuple], koff: List[int], readers: List[tuple]):
+    def __init__(self, terms: List[tuple], n: int, readers: List[tuple]):
         t = np.array(terms, dtype=float).reshape(-1, 6)
         col = lambda k: np.ascontiguousarray(t[:, k])      # noqa: E731  (contiguous: one compiled signature)
         self.terms = np.ascontiguousarray(t[:, 0].astype(np.int64))
         self.c, self.c0, self.vt, self.kabs, self.per_h = col(1), col(2), col(3), col(4), t[:, 5] > 0
-        self.koff = np.array(koff, dtype=np.int64)
-        self.readers = np.array(readers, dtype=np.int64).reshape(-1, 6)
-        n = self.koff.shape[0]
+        self.n = n
+        self.readers = np.array(readers, dtype=np.int64).reshape(-1, 7)
         self.tptr = np.searchsorted(self.terms, np.arange(n + 1)).astype(np.int64)
         self.rptr = np.searchsorted(self.readers[:, 0], np.arange(n + 1)).astype(np.int64)
 
     def __len__(self) -> int:
-        return self.koff.shape[0]
+        return self.n
 
     def vcrit(self, h: float) -> np.ndarray:
         """SPICE's critical voltage of each term at step ``h``."""
@@ -91,19 +89,22 @@ def junction_slots(system, inst: Dict[tuple, object], values: Mapping[sp.Symbol,
     """
     c, G, L = system.circuit, system.groups, system.L
     memo: Dict[tuple, list] = {}
-    found: Dict[tuple, List[tuple]] = {}        # input key -> its terms
-    koffs: Dict[tuple, int] = {}
-    readers: Dict[tuple, List[tuple]] = {}      # input key -> (pin, o0, n_out, n_var, j)
+    found: Dict[tuple, List[tuple]] = {}        # junction key -> its terms
+    readers: Dict[tuple, List[tuple]] = {}      # junction key -> (pin, o0, n_out, n_var, j, koff)
 
     def key_of(var_input, koff):
+        """The junction's value as a combination of unknowns and known values: the input plus its
+        offset (a storage's effort ``s0 + dv`` read as ``v`` is the port voltage ``v``)."""
         zent, kent = var_input
-        return (tuple(sorted(zent)), tuple(sorted(kent)), koff)
+        k: Dict[int, float] = {}
+        for idx, coef in list(kent) + ([(koff, 1.0)] if koff >= 0 else []):
+            k[idx] = k.get(idx, 0.0) + coef
+        return (tuple(sorted(zent)), tuple(sorted((i, v) for i, v in k.items() if v != 0.0)))
 
     def visit(h, form, expr, var, j, forward_only, var_input, koff, per_h, placeholders, label):
         key = key_of(var_input, koff)
         n_out, n_var = G.shape(h)
-        readers.setdefault(key, []).append((G.inp(h, j), G.out(h, 0), n_out, n_var, j))
-        koffs[key] = koff
+        readers.setdefault(key, []).append((G.inp(h, j), G.out(h, 0), n_out, n_var, j, koff))
         mk = (form.key, j, forward_only)
         if mk not in memo:
             memo[mk] = _terms(expr, var, j, forward_only)
@@ -127,14 +128,12 @@ def junction_slots(system, inst: Dict[tuple, object], values: Mapping[sp.Symbol,
         else:
             s = c.storages[i]
             n_out, _ = G.shape(h)
-            if s.by_effort and n_out > len(s.states):      # the effort's increment is the unknown
+            if s.by_effort and n_out > len(s.states):      # the effort's increment is the input
                 v = s.form.variables
-                visit(h, s.form, s.form.exprs[1], [v[1]], 0, True, ([(L.z_state(s.states[0]), 1.0)], []),
+                visit(h, s.form, s.form.exprs[1], [v[1]], 0, True, system.effort_input(s.states[0]),
                       L.k_effort(s.states[0]), True, s.placeholders, s.element)
-    terms, koff, rd = [], [], []
-    for key, tl in found.items():
-        jn = len(koff)
-        koff.append(koffs[key])
+    terms, rd = [], []
+    for jn, (key, tl) in enumerate(found.items()):
         terms += [(jn,) + t for t in tl]
         rd += [(jn,) + r for r in readers[key]]
-    return Slots(terms, koff, rd)
+    return Slots(terms, len(found), rd)

@@ -22,7 +22,13 @@ from .sparse import PIVOT_TOL, column_order
 from .stepping import run as compiled_run
 from .step import StepSystem
 
-__all__ = ["NumericLoop"]
+__all__ = ["NumericLoop", "ATTEMPT"]
+
+#: Newton iterations a step gets before it is subdivided (at most ``maxit``).  A step that does
+#: not converge in tens of iterations is one where the circuit switches within the step (a logic
+#: edge through a chain of gates: hundreds of iterations, each moving junctions by their limits);
+#: its halves converge in a few, as SPICE cuts its time step after ``ITL4`` iterations.
+ATTEMPT = 50
 
 ensure_fresh(compiled_run)
 
@@ -101,7 +107,7 @@ class NumericLoop:
                _triplets_csr(S.RK, h), S.jacobian_constant(h), S.stamp_pos, S.stamp_src,
                S.stamp_coefficients(h), table, P)
         sl = S.slots
-        lim = (sl.terms, sl.c, sl.c0, sl.vt, sl.vcrit(h), sl.koff, sl.readers, sl.tptr, sl.rptr)
+        lim = (sl.terms, sl.c, sl.c0, sl.vt, sl.vcrit(h), sl.readers, sl.tptr, sl.rptr)
         etable, EP = S.energies.arrays()
         post = (_triplets_csr(S.DZ, h), _triplets_csr(S.DO, h), _triplets_csr(S.BZ, h), _triplets_csr(S.BO, h),
                 _triplets_csr(S.BK, h), _triplets_csr(S.V, h), _triplets_csr(S.QL, h), etable, EP,
@@ -153,7 +159,7 @@ class NumericLoop:
             z[i] = start.get(name, 0.0)
         se = np.zeros(L.n_effort) if efforts is None else np.asarray(efforts, dtype=float).copy()
         return {"z": z, "zh": np.zeros((2, L.n_z)), "cnt": np.zeros(1, np.int64), "se": se,
-                "wold": None, "lustate": np.zeros(3, np.int64), "lu": None, "work": None}
+                "wold": None, "wstart": None, "lustate": np.zeros(3, np.int64), "lu": None, "work": None}
 
     # ------------------------------------------------------------------ run
     def run(self, x: np.ndarray, U: np.ndarray, h: float, rec: bool, progress=None, chunk: int = 0,
@@ -178,40 +184,102 @@ class NumericLoop:
             From :meth:`carry`, updated in place.
         """
         from ...engine import RunArrays, stepping
+        from ...substeps import MAX_LEVELS, Substeps, subdivide
         if U.shape[1] > self.n_u:
             raise SimulationError("the numeric engine does not drive control parameters yet: use engine='generated'")
         t0 = time.perf_counter()
         cr = self.carry() if carry is None else carry
-        net, lim, post = self._arrays(float(h))
         if cr["lu"] is None:
             cr["lu"] = self._lu()
             cr["work"] = self._work()
             cr["wold"] = np.zeros(len(self.system.slots))
+            cr["wstart"] = np.zeros(len(self.system.slots))
         N = U.shape[0] - 1
         A = RunArrays.allocate(N, x, self.n_u, self.n_e, rec)
         info = np.zeros(4, np.int64)
         U = np.ascontiguousarray(U, dtype=float)
         mid = self.system.scheme != "backward_euler"
+        self.subdivided = {}
 
-        def steps(k0, k1):
+        def compiled(xx, UU, hh, k0, k1, AA, flag):
             while True:
-                bad = compiled_run(k0, k1, float(h), mid, U, x, cr["se"], self.xs, cr["z"], cr["zh"], cr["cnt"],
-                                   net, lim, cr["lu"], post, self._maps, self.tol, self.maxit, self.linear,
-                                   self.flag, A.X, A.Y, A.Hh, A.Pd, A.Ps, A.Pn, A.IT, A.FL, A.E, bool(rec), info,
-                                   cr["wold"], cr["lustate"], cr["work"])
+                net, lim, post = self._arrays(float(hh))
+                bad = compiled_run(k0, k1, float(hh), mid, UU, xx, cr["se"], self.xs, cr["z"], cr["zh"], cr["cnt"],
+                                   net, lim, cr["lu"], post, self._maps, self.tol, min(self.maxit, ATTEMPT),
+                                   self.linear,
+                                   flag, AA.X, AA.Y, AA.Hh, AA.Pd, AA.Ps, AA.Pn, AA.IT, AA.FL, AA.E, bool(rec), info,
+                                   cr["wold"], cr["wstart"], cr["lustate"], cr["work"])
                 if bad >= 0 and info[1] == 5:       # the LU factors need more room: grow, take the step again
                     cr["lu"] = self._lu(grow=True)
                     cr["lustate"][0] = 0
+                    self._restart(cr, AA.X[bad], xx, 1.0)
                     k0 = int(bad)
                     continue
                 return int(bad)
+
+        def steps(k0, k1):
+            k = k0
+            while True:     # called at least once: steps(0, 0) loads the loop and sets H[0]
+                bad = compiled(x, U, h, k, k1, A, False)
+                if bad < 0:
+                    return -1
+                if not self._subdivide(compiled, A, U, x, cr, info, bad, h, rec, RunArrays, Substeps, subdivide):
+                    if not self.flag:
+                        return bad
+                    self._restart(cr, A.X[bad], x, 1.0)    # flagged: the step as the loop takes it
+                    compiled(x, U, h, bad, bad + 1, A, True)
+                k = bad + 1
+                if k >= k1:
+                    return -1
 
         def failure(bad: int) -> SimulationError:
             st, qi = int(info[1]), int(info[2])
             names = self.states if st == 4 else self.unknowns
             quantity = names[qi] if 0 <= qi < len(names) else None
-            return SimulationError(f"{STATUS.get(st, 'step failed')}" + (f" at {quantity}" if quantity else ""),
-                                   step=bad, time=(bad + 1) * h, quantity=quantity)
+            return SimulationError(f"{STATUS.get(st, 'step failed')}" + (f" at {quantity}" if quantity else "")
+                                   + f", also in {2 ** MAX_LEVELS} sub-steps", step=bad, time=(bad + 1) * h,
+                                   quantity=quantity)
         steps(0, 0)
         self.compile_time = time.perf_counter() - t0
         return A, stepping(steps, N, h, progress, chunk, failure)
+
+    def _restart(self, cr: dict, x_at, x: np.ndarray, scale: float) -> None:
+        """Back to the last converged step (``x_at``; ``None``: only rescale), state increments scaled."""
+        z, zh = cr["z"], cr["zh"]
+        slots = self._maps[0] >= 0
+        if x_at is not None:
+            x[:] = x_at
+            z[:] = zh[0]
+            cr["wold"][:] = cr["wstart"]
+        z[slots] *= scale
+        zh[0] = z
+        cr["cnt"][0] = min(cr["cnt"][0], 1)
+
+    def _subdivide(self, compiled, A, U, x, cr, info, k, h, rec, RunArrays, Substeps, subdivide) -> bool:
+        """Take the failed step ``k`` in sub-steps (:mod:`phsym.simulation.substeps`); False (and ``info``
+        naming the original failure) when that fails too."""
+        failed = info.copy()
+        self._restart(cr, A.X[k], x, 0.5)
+        acc = Substeps(self.n_u, self.n_e, rec)
+        ok = subdivide(lambda xx, UU, hh, k0, k1, AA: compiled(xx, UU, hh, k0, k1, AA, False),
+                       lambda n, xx: RunArrays.allocate(n, xx, self.n_u, self.n_e, rec),
+                       x, lambda x_at, scale: self._restart(cr, x_at, x, scale), U[k], U[k + 1], h, acc)
+        if not ok:
+            info[:] = failed
+            return False
+        A.X[k + 1] = x
+        A.Hh[k + 1] = acc.H_end
+        A.Pd[k], A.Ps[k], A.Pc[k], A.Pn[k] = acc.Pd / h, acc.Ps / h, acc.Pc / h, acc.Pn / h
+        A.Y[k] = acc.Y[:A.Y.shape[1]] / h
+        if rec:
+            A.E[k] = acc.E[:A.E.shape[1]] / h
+        A.IT[k], A.FL[k] = acc.iterations, 0
+        # the next step's predictor: this step's increments
+        z = cr["z"]
+        slots = self._maps[0] >= 0
+        z[slots] = (A.X[k + 1] - A.X[k])[self._maps[0][slots]]
+        z[self._maps[1]] = 0.0      # an effort's increment starts from no change (as the generated loop)
+        cr["zh"][0] = z
+        cr["cnt"][0] = 1
+        self.subdivided[k] = acc.count
+        return True

@@ -72,7 +72,7 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
     net : tuple
         ``(Zi, Ki, R, RO, RK, jconst, spos, ssrc, scoef, G, P)``, the CSR matrices as ``(p, i, x)``.
     lim : tuple
-        ``(terms, c, c0, vt, vcrit, koff, readers, tptr, rptr)`` of the limited junctions
+        ``(terms, c, c0, vt, vcrit, readers, tptr, rptr)`` of the limited junctions
         (:class:`~.limits.Slots`).
     wold : ndarray
         Each junction's value at the last iterate (updated).
@@ -82,29 +82,29 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
         Work and output arrays.
     """
     Zi, Ki, R, RO, RK, jconst, spos, ssrc, scoef, G, P = net
-    tj, lc, lc0, lvt, lvc, koff, readers, tptr, rptr = lim
+    tj, lc, lc0, lvt, lvc, readers, tptr, rptr = lim
     IN[:] = 0.0
     csr_add(IN, Zi[0], Zi[1], Zi[2], z, 1.0)
     csr_add(IN, Ki[0], Ki[1], Ki[2], K, 1.0)
     limited = False
-    nj = koff.shape[0]
+    nj = tptr.shape[0] - 1
     for r in range(readers.shape[0]):
         INa[readers[r, 1]] = IN[readers[r, 1]]
     for J in range(nj):
-        w = IN[readers[rptr[J], 1]]
+        r0 = rptr[J]
+        w = IN[readers[r0, 1]] + (K[readers[r0, 6]] if readers[r0, 6] >= 0 else 0.0)     # the junction's value
         if limit:
-            off = K[koff[J]] if koff[J] >= 0 else 0.0
             for t in range(tptr[J], tptr[J + 1]):
                 c, c0 = lc[t], lc0[t]
                 a = abs(c)
-                snew = (c * (w + off) + c0) / a
-                sold = (c * (wold[J] + off) + c0) / a
+                snew = (c * w + c0) / a
+                sold = (c * wold[J] + c0) / a
                 slim = _pnjlim(snew, sold, lvt[t], lvc[t])
                 if slim != snew:
-                    w = (slim * a - c0) / c - off
+                    w = (slim * a - c0) / c
         wold[J] = w
         for r in range(rptr[J], rptr[J + 1]):
-            IN[readers[r, 1]] = w
+            IN[readers[r, 1]] = w - (K[readers[r, 6]] if readers[r, 6] >= 0 else 0.0)
     call_groups(G, P, IN, OUT)
     if limit:       # outputs linearised at the limited inputs: out + D (w - w_lim)
         for r in range(readers.shape[0]):

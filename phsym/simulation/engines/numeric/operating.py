@@ -87,7 +87,7 @@ class _Solver:
         cap = 4 * nnz + 2 * n + 16
         self.cap = cap
         sl = S.slots
-        self.lim = (sl.terms, sl.c, sl.c0, sl.vt, sl.vcrit(1.0), sl.koff, sl.readers, sl.tptr, sl.rptr)
+        self.lim = (sl.terms, sl.c, sl.c0, sl.vt, sl.vcrit(1.0), sl.readers, sl.tptr, sl.rptr)
 
     def _csr(self, T):
         p, i, x = T.csr(1.0)

@@ -74,8 +74,25 @@ class StepSystem(System):
                                    "its effort")
         return [(L.z_state(i), self.theta)], [(L.k_x(i), 1.0)]
 
+    def _pinned(self, s) -> bool:
+        """A storage solved through its effort and stepped to its end (backward Euler, a stiff storage
+        under the end rule): its effort at the end is its branch's voltage."""
+        return s.by_effort and (self.scheme == "backward_euler" or (self.end_rule and s.stiff))
+
+    def effort_input(self, i: int):
+        """The effort increment of state ``i`` (solved through its effort) as its kernel reads it: when the
+        storage is pinned (:meth:`_pinned`), its branch voltage less the start effort, so that its junction
+        is the same one the laws across it read and limit (as the generated loop pins a transistor's ports
+        to its junction charges' voltages); else its own unknown."""
+        L = self.L
+        s = self._storage_of[i]
+        if self._pinned(s):
+            return branch_voltage(self.circuit, s.branches[0]), [(L.k_effort(i), -1.0)]
+        return [(L.z_state(i), 1.0)], []
+
     def _storage_instances(self, values) -> None:
         c, L = self.circuit, self.L
+        self._storage_of = {i: s for s in c.storages for i in s.states}
         by_form = {}
         for s_i, s in enumerate(c.storages):
             if not s.linear:
@@ -91,7 +108,7 @@ class StepSystem(System):
             for row, s_i, s in zip(P, ss, items):
                 if effort and not s.effort_port[0]:
                     raise self.unsupported(f"{s.element}: a law solved through its effort on an inductor-like port")
-                var = [([(L.z_state(i), 1.0)], []) for i in s.states]
+                var = [self.effort_input(s.states[0])] if effort else [([(L.z_state(i), 1.0)], []) for i in s.states]
                 const = [L.k_x(i) for i in s.states] + [L.k_scale(i) for i in s.states]
                 if effort:
                     const.append(L.k_effort(s.states[0]))
@@ -137,7 +154,11 @@ class StepSystem(System):
                 self.DO.add_all(i, dz[1])
                 gbar = [(G.out(h, a), 1.0)]
                 R.add_all(zi, branch_voltage(c, b), -1.0)
-                if effort:
+                if effort_law and self._pinned(s):     # the unknown keeps the effort's increment: dv = v - s0
+                    R.add(zi, zi, 1.0)
+                    self.RK.add(zi, L.k_effort(i), 1.0)
+                    self.current(b, z=dz[0], o=dz[1], per_h=True)
+                elif effort:
                     self.RO.add_all(zi, gbar)
                     self.current(b, z=dz[0], o=dz[1], per_h=True)
                 else:

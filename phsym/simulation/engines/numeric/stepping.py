@@ -60,11 +60,12 @@ def energies(x, se, post, EIN, EOUT):
 
 @njit(cache=True, error_model="numpy", nogil=True)
 def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol, maxit, linear, flag,
-        X, Y, Hh, Pd, Ps, Pn, IT, FL, E, rec, info, wold, lustate, work):
+        X, Y, Hh, Pd, Ps, Pn, IT, FL, E, rec, info, wold, wstart, lustate, work):
     """Step ``k0 .. k1 - 1`` (see the module docstring); returns -1, or the failed step (``info``:
     ``[step, status, unknown]``).
 
-    ``zh`` holds the last two steps' unknowns (rows 0, 1) and ``cnt[0]`` how many exist; ``work``
+    ``zh`` holds the last two steps' unknowns (rows 0, 1) and ``cnt[0]`` how many exist; ``wold`` the
+    limited junctions' values (``wstart``: at the start of the last step, for a restart); ``work``
     is ``(K, sc, IN, INa, OUT, F, Jx, d, EIN, EOUT, EOUT0, Ib, Vb, dx, ub, w)``; ``maps`` is
     ``(state_of, effort_z, n_nodes)``.
     """
@@ -87,7 +88,15 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
         elif cnt[0] == 1:
             for i in range(nz):
                 z[i] = zh[0, i]
+        wstart[:] = wold
         status = solve(z, K, sc, net, lim, wold, lu, lustate, tol, maxit, linear, IN, INa, OUT, F, Jx, d, wr)
+        it0 = lustate[2]
+        if status == 2 and cnt[0] >= 1:     # the predictor overshot into an exponential: from the last step
+            for i in range(nz):
+                z[i] = zh[0, i]
+            wold[:] = wstart
+            status = solve(z, K, sc, net, lim, wold, lu, lustate, tol, maxit, linear, IN, INa, OUT, F, Jx, d, wr)
+            lustate[2] += it0
         IT[k] = lustate[2]
         if status != 0:
             FL[k] = status

@@ -1,0 +1,202 @@
+"""What a numeric run needs besides its loop: waveforms, initial state, state scales, signals.
+
+The symbolic plans read these from the Dirac structure
+(:mod:`phsym.simulation.plancache`, :mod:`phsym.simulation.initial`,
+:mod:`phsym.simulation.probes`); :class:`NumericParts` computes the same
+numbers from the circuit data, per element and without sympy matrices:
+
+* a state's scale is where its own gradient first reaches 1 in magnitude
+  (:func:`phsym.simulation.initial.state_scales`): ``1 / |Q_ii|`` for a linear
+  storage, the crossing of its gradient kernel for a nonlinear one, ``min
+  |x(+-1)|`` for a law solved through its effort;
+* the netlist's ``IC=`` values are gradients: a linear storage's state is
+  ``Q^-1 ic``, a nonlinear one's is found by Newton on its gradient kernel;
+* every signal label (``v(node)``, ``v(a,b)``, ``i(R1)``, ``v(R1)``, ``y(V1)``)
+  is one entry or a difference of entries of the recorded step vector
+  ``[potentials, branch currents, inputs]``.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+import sympy as sp
+
+from ....common.names import NameTable
+from ....errors import SignalError, SimulationError, StructureError
+from ....netlist.params import finite_value
+from ....structure.circuit.canonical import placeholder_values
+from ....structure.circuit.data import CircuitData
+from ....structure.probes import parse_probe
+from ...initial import crossing
+from ...plancache import FixedParts
+from .kernels_py import call
+
+__all__ = ["NumericParts"]
+
+
+class NumericParts:
+    """Parameter-dependent numbers of a circuit's plans (see the module docstring).
+
+    Parameters
+    ----------
+    c : CircuitData
+        The circuit.
+    """
+
+    def __init__(self, c: CircuitData):
+        self.c = c
+        self.no_ic = not any(ic is not None for s in c.storages for ic in s.record.initial)
+        self._branches = NameTable(((b.name, k) for k, b in enumerate(c.branches)), what="branch")
+        for k, b in enumerate(c.branches):      # an element's name means its first branch
+            if b.element not in self._branches:
+                self._branches.set(b.element, k)
+        self._nodes = NameTable(((n, k) for k, n in enumerate(c.nodes)), what="node")
+        self._inputs = NameTable(((n, k) for k, n in enumerate(c.inputs)), what="source")
+
+    # ---------------------------------------------------------------- waveforms
+    def waveforms(self, values: Mapping[sp.Symbol, float]) -> list:
+        """Per source: ``None``, ``(shape, numeric arguments)`` or the error of an invalid waveform."""
+        return [None if p.record.waveform is None else FixedParts.wave(p.record.waveform, values)
+                for p in self.c.ports]
+
+    # ---------------------------------------------------------------- states
+    def scales(self, values: Mapping[sp.Symbol, float]) -> np.ndarray:
+        """The state scales (see the module docstring)."""
+        from ....codegen.laws.build import effort_state_kernel, gradient_kernel
+        out = np.ones(self.c.n_x)
+        for s in self.c.storages:
+            if s.linear:
+                Q = self._hessian(s, values)
+                for a, i in enumerate(s.states):
+                    if Q[a, a] != 0.0:
+                        out[i] = 1.0 / abs(Q[a, a])
+                continue
+            P = placeholder_values([s.placeholders], values, [s.element])
+            if s.by_effort:
+                k = effort_state_kernel(s.form, s.element)
+                xs = [abs(call(k, P, np.array([[e]]))[0, 0]) for e in (1.0, -1.0)]
+                xs = [v for v in xs if np.isfinite(v) and v > 0]
+                if xs:
+                    out[s.states[0]] = min(xs)
+                continue
+            k = gradient_kernel(s.form, len(s.states), s.element)
+            n = len(s.states)
+            for a, i in enumerate(s.states):
+                def g(zz, a=a):
+                    x = np.zeros(n)
+                    x[a] = zz
+                    return float(call(k, P, x[None, :])[0, a])
+                found = [z for z in (crossing(lambda zz: g(zz) - 1.0), crossing(lambda zz: -g(-zz) - 1.0))
+                         if z is not None and np.isfinite(z) and z > 0]
+                if found:
+                    out[i] = min(found)
+        return out
+
+    def _hessian(self, s, values) -> np.ndarray:
+        Q = placeholder_values([[e for row in s.hessian for e in row]], values, [s.element])[0]
+        return Q.reshape(len(s.states), len(s.states))
+
+    def initial(self, values: Mapping[sp.Symbol, float]) -> Tuple[np.ndarray, List[str]]:
+        """States whose gradient is the netlist's ``IC=`` (zero elsewhere), and the elements set."""
+        from ....codegen.laws.build import effort_state_kernel, gradient_kernel
+        x0 = np.zeros(self.c.n_x)
+        done: List[str] = []
+        for s in self.c.storages:
+            ics = s.record.initial
+            if all(ic is None for ic in ics):
+                continue
+            target = np.zeros(len(ics))
+            for a, ic in enumerate(ics):
+                if ic is not None:
+                    v = finite_value(sp.sympify(ic), values)
+                    if v is None:
+                        raise SimulationError(f"initial condition IC={ic} of {s.element} is not a finite real "
+                                              "number with these parameter values", quantity=s.element)
+                    target[a] = v
+            idx = list(s.states)
+            if s.linear:
+                x0[idx] = np.linalg.solve(self._hessian(s, values), target)
+            elif s.by_effort:
+                P = placeholder_values([s.placeholders], values, [s.element])
+                x0[idx[0]] = call(effort_state_kernel(s.form, s.element), P, np.array([[target[0]]]))[0, 0]
+            else:
+                x0[idx] = self._invert(s, gradient_kernel(s.form, len(idx), s.element), values, target)
+            done += list(s.record.elements)
+        return x0, done
+
+    @staticmethod
+    def _invert(s, k, values, target: np.ndarray) -> np.ndarray:
+        """Newton (damped) on ``grad H(x) = target`` through the gradient kernel."""
+        P = placeholder_values([s.placeholders], values, [s.element])
+        n = target.size
+        x = np.sign(target + 1e-300) * np.maximum(np.abs(target), 1.0) * 1e-3
+        for _ in range(200):
+            out = call(k, P, x[None, :])[0]
+            g, H = out[:n], out[n:].reshape(n, n)
+            r = g - target
+            if np.all(np.abs(r) <= 1e-12 * (np.abs(target) + 1e-12)):
+                return x
+            try:
+                dx = np.linalg.solve(H, -r)
+            except np.linalg.LinAlgError:
+                break
+            lam = 1.0
+            while lam > 1e-6:
+                xn = x + lam * dx
+                gn = call(k, P, xn[None, :])[0, :n]
+                if np.all(np.isfinite(gn)) and np.linalg.norm(gn - target) < np.linalg.norm(r):
+                    break
+                lam *= 0.5
+            x = xn
+        raise SimulationError(f"cannot invert the initial condition of {s.element}", quantity=s.element)
+
+    # ---------------------------------------------------------------- signals
+    def probe(self, label: str, n_nodes: int) -> np.ndarray:
+        """Vector ``c`` with ``signal = step_vector @ c`` (the step vector ``[potentials, branch
+        currents, inputs]`` of :mod:`.stepping`).
+
+        Parameters
+        ----------
+        label : str
+            ``v(out)``, ``v(a,b)``, ``i(R1)``, ``v(R1)`` or ``y(V1)``.
+        n_nodes : int
+            Number of node potentials (the circuit's non-datum nodes).
+        """
+        c = self.c
+        nb = len(c.branches)
+        out = np.zeros(n_nodes + nb + len(c.ports))
+        try:
+            p = parse_probe(label)
+            if p.quantity == "y":
+                j = self._inputs.lookup(p.first, SignalError, hint=f"signal {label!r}")
+                port = c.ports[j]
+                if port.across:
+                    out[n_nodes + port.branch] = -1.0
+                else:
+                    self._branch_voltage(port.branch, out, -1.0)
+                return out
+            if p.second is None and p.first in self._branches:
+                b = self._branches[p.first]
+                if p.quantity == "i":
+                    out[n_nodes + b] = 1.0
+                else:
+                    self._branch_voltage(b, out, 1.0)
+                return out
+            if p.quantity == "i":
+                raise SignalError(f"signal {label!r}: no element {p.first!r}")
+            for name, sign in ((p.first, 1.0), (p.second, -1.0)):
+                if name is None or name == "0":
+                    continue
+                if name not in self._nodes:
+                    raise SignalError(f"unknown node {name!r}")
+                out[self._nodes[name]] += sign
+            return out
+        except StructureError as exc:
+            raise SignalError(exc.message) from None
+
+    def _branch_voltage(self, b: int, out: np.ndarray, sign: float) -> None:
+        if self.c.b_from[b] >= 0:
+            out[self.c.b_from[b]] += sign
+        if self.c.b_to[b] >= 0:
+            out[self.c.b_to[b]] -= sign
