@@ -12,7 +12,7 @@
 * ``junc(...)`` when a law has exponential terms: their junction voltages,
   which the predictor and every Newton step limit as SPICE does
   (:mod:`phsym.codegen.junctions`).  A step that still fails returns to
-  the caller, which subdivides it (:mod:`phsym.simulation.substeps`).
+  the caller, which subdivides it (:mod:`phsym.simulation.engines.substeps`).
 
 With sensitivities (:mod:`phsym.codegen.sensitivity`) the same loop also
 differentiates each converged step with respect to parameters and initial

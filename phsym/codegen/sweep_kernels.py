@@ -1,4 +1,4 @@
-"""Compiled summaries and signals of a run (the batch path, :mod:`phsym.simulation.sweep_batch`).
+"""Compiled summaries and signals of a run (the batch path, :mod:`phsym.simulation.sweeps.batch`).
 
 One pass over a finished run gives what a sweep keeps besides the signals:
 the power-balance residual and scale (the floats of

@@ -6,7 +6,7 @@ from typing import Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from ..errors import MissingDependencyError, SignalError, SimulationInputError
+from ...errors import MissingDependencyError, SignalError, SimulationInputError
 
 __all__ = ["SweepResult"]
 
@@ -52,7 +52,7 @@ class SweepResult:
     values : ndarray
         Parameter rows.
     records : sequence of RunRecord
-        One per run, in run order (:mod:`phsym.simulation.sweep_exec`).
+        One per run, in run order (:mod:`phsym.simulation.sweeps.exec`).
     info : dict
         Run description.
     blocks : dict of str to ndarray, optional

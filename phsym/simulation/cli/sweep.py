@@ -18,15 +18,15 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from ..clitools import ProgressBar, Subcommand
-from ..errors import MissingDependencyError, PhsymError, SimulationInputError
-from .sweep_params import DISTRIBUTIONS
+from ...clitools import ProgressBar, Subcommand
+from ...errors import MissingDependencyError, PhsymError, SimulationInputError
+from ..sweeps.params import DISTRIBUTIONS
 
 __all__ = ["COMMAND", "add_parser", "build_parser", "run", "main", "parse_values"]
 
 
 def _number(text: str) -> float:
-    from ..netlist.numbers import parse_number
+    from ...netlist.numbers import parse_number
     try:
         return parse_number(text.strip())
     except Exception:
@@ -101,7 +101,7 @@ def _params(args: argparse.Namespace) -> Tuple[Dict[str, np.ndarray], str]:
         pairs.append((name.strip(), spec.strip()))
     if not pairs:
         try:
-            from ..model import load
+            from ...model import load
             known = ", ".join(load(args.file).parameters) or "none (write .param cards)"
         except PhsymError:
             known = "see phsym show FILE"
@@ -109,7 +109,7 @@ def _params(args: argparse.Namespace) -> Tuple[Dict[str, np.ndarray], str]:
                 else "--param NAME=SPEC")
         raise SimulationInputError(f"give at least one {what}; the netlist's parameters: {known}")
     if args.monte_carlo is not None:
-        from .sweep_params import sampling
+        from ..sweeps.params import sampling
         tol = {n: (_tolerance(s) if s else _tolerance(args.tol)) for n, s in pairs}
         return sampling(args.file, args.monte_carlo, tol, distribution=args.distribution, seed=args.seed), \
             f"Monte Carlo, {args.monte_carlo} runs"
@@ -119,7 +119,7 @@ def _params(args: argparse.Namespace) -> Tuple[Dict[str, np.ndarray], str]:
     cols = {n: parse_values(s) for n, s in pairs}
     if args.zip:
         return cols, "zipped"
-    from .sweep_params import grid
+    from ..sweeps.params import grid
     return grid(cols), "grid"
 
 
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     args : argparse.Namespace
         Parsed arguments of :func:`add_parser`.
     """
-    from .sweeps import sweep
+    from ..sweeps.api import sweep
     for opt, path, kinds in (("--out", args.out, (".nc", ".npz", ".csv")), ("--plot", args.plot, None)):
         if path and ((kinds and Path(path).suffix.lower() not in kinds) or not Path(path).parent.is_dir()):
             raise SimulationInputError(f"{opt} {path}: " + (f"use {', '.join(kinds)}" if kinds and Path(path)

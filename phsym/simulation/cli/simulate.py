@@ -8,10 +8,10 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from ..clitools import ProgressBar
-from ..common.schemes import STIFF
-from ..errors import SimulationError
-from .audio import WAV_FORMATS, read_wav
+from ...clitools import ProgressBar
+from ...common.schemes import STIFF
+from ...errors import SimulationError
+from ..io.audio import WAV_FORMATS, read_wav
 
 __all__ = ["add_parser", "run", "input_source", "input_sources"]
 
@@ -69,7 +69,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _number(text: str) -> float:
-    from ..netlist.numbers import parse_number
+    from ...netlist.numbers import parse_number
     return parse_number(text.strip())
 
 
@@ -108,7 +108,7 @@ def input_source(spec: str, fs: float):
         return _wav_channels(spec, fs, 1)[0][:, 0]
     if ".csv:" in low:
         path, col = spec.rsplit(":", 1)
-        from ..clitools import read_csv_columns
+        from ...clitools import read_csv_columns
         try:
             return read_csv_columns(path, [col])[col]
         except ValueError as exc:
@@ -118,7 +118,7 @@ def input_source(spec: str, fs: float):
     except Exception:
         pass
     import sympy as sp
-    from ..netlist.expressions import parse_expression
+    from ...netlist.expressions import parse_expression
     t = sp.Symbol("t", real=True)
     expr = parse_expression(spec, {"t": t})   # safe parser: no eval of the text
     if expr.free_symbols - {t}:
@@ -190,8 +190,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym simulate``; returns the exit status."""
-    from .run import simulate
-    from ..netlist.cards import DeckSettings, deck_settings
+    from ..run import simulate
+    from ...netlist.cards import DeckSettings, deck_settings
     _check_outputs(args)        # before the run: a typo must not cost the simulation
     deck = deck_settings(args.file) if Path(args.file).suffix.lower() != ".json" else DeckSettings()
     fs_given = _number(args.fs) if args.fs is not None else None

@@ -23,8 +23,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym op``; returns the exit status."""
-    from .cli_simulate import _number, _pairs
-    from .op import operating_point
+    from .simulate import _number, _pairs
+    from ..analyses.op import operating_point
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
     op = operating_point(args.file, params=params or None)
     if args.json:

@@ -1,12 +1,12 @@
 """The numbers of a sweep's parameter sets on the batch path, without a plan per set.
 
 A :class:`~phsym.simulation.plan.RunPlan` holds a set's loop object, its
-probe vectors and its name table; the batch path (:mod:`.sweep_batch`)
+probe vectors and its name table; the batch path (:mod:`.batch`)
 only stacks numbers: per set the initial state from the netlist ICs, the
 input waveforms (to check that the reference set's input rows serve it)
 and the loop's numbers, for a Newton loop its parameter vector and state
 scales, for a small linear model its row of the template's stacks
-(:meth:`~phsym.simulation.linplan.LinearTemplate.stacks`).
+(:meth:`~phsym.simulation.engines.linear.template.LinearTemplate.stacks`).
 :class:`SetNumbers` holds those.  The functions that compute them are the
 ones :meth:`~phsym.simulation.Simulator.plan` calls, so a run from them
 is bit-identical to a single run.  The reference set (the first good one)
@@ -19,11 +19,11 @@ from typing import List, Mapping, Sequence
 
 import numpy as np
 
-from ..common.schemes import get_scheme
-from ..errors import PhsymError
-from .engine import NewtonLoop
-from .linear import INPUT_CODE
-from .plan import RunPlan, _portstart
+from ...common.schemes import get_scheme
+from ...errors import PhsymError
+from ..engines.generated import NewtonLoop
+from ..engines.linear.engine import INPUT_CODE
+from ..plan import RunPlan, _portstart
 
 __all__ = ["SetNumbers", "batch_sets", "reference_plan"]
 
@@ -47,7 +47,7 @@ class SetNumbers:
     loop : tuple
         Newton: ``(p, xs)``, parameter vector and state scales; linear:
         ``(arrays, j, ext)``, an entry of
-        :meth:`~phsym.simulation.linplan.LinearTemplate.stacks`.
+        :meth:`~phsym.simulation.engines.linear.template.LinearTemplate.stacks`.
     """
 
     __slots__ = ("values", "x_ic", "x_ic_desc", "waveforms", "loop")

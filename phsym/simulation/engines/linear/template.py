@@ -2,7 +2,7 @@
 
 A sweep or a fit of a linear model builds a plan per parameter set.  The
 general path (:func:`~phsym.structure.linearize.descriptor_matrices` and
-:class:`~phsym.simulation.linear.LinearEngine` on ``scipy.sparse`` matrices,
+:class:`~phsym.simulation.engines.linear.engine.LinearEngine` on ``scipy.sparse`` matrices,
 slopes and Hessians evaluated by sympy) costs milliseconds of Python per
 set for a 3-state circuit, almost all of it fixed cost of sparse matrices
 and symbolic evaluation.  :class:`LinearTemplate` does the symbolic work
@@ -15,7 +15,7 @@ or in a sweep, goes through the same path, so sweeps stay bit-identical to
 single runs.
 
 Used for the dense linear solver (up to
-:data:`~phsym.simulation.linear.DENSE_LIMIT` unknowns); models it does not
+:data:`~phsym.simulation.engines.linear.engine.DENSE_LIMIT` unknowns); models it does not
 cover (state-dependent or multiport laws, non-quadratic storages) keep the
 general path.
 """
@@ -28,12 +28,12 @@ import numpy as np
 import scipy.linalg as sla
 import sympy as sp
 
-from ..codegen.linear_gen import MAX_UNROLLED
-from ..common.schemes import Scheme
-from ..errors import SimulationError, StructureError
-from ..structure.dirac import Structure
-from ..structure.discrete import ThetaStep, singular_step
-from .linear_loops import DenseLinearLoop, sparser_rows, state_point_rows
+from ....codegen.linear_gen import MAX_UNROLLED
+from ....common.schemes import Scheme
+from ....errors import SimulationError, StructureError
+from ....structure.dirac import Structure
+from ....structure.discrete import ThetaStep, singular_step
+from .loops import DenseLinearLoop, sparser_rows, state_point_rows
 
 __all__ = ["LinearTemplate", "linear_template"]
 
@@ -165,7 +165,7 @@ class LinearTemplate:
         state-point dissipation rows (``None`` but for loops too large to unroll).
 
         The fused matrices of
-        :meth:`~phsym.simulation.linear.LinearEngine._dense_loop`, written
+        :meth:`~phsym.simulation.engines.linear.engine.LinearEngine._dense_loop`, written
         for this special case (``E`` selects the states, ``R`` is diagonal,
         no input feedthrough but ``N``, efforts recorded) and computed on
         stacks of matrices (numpy's stacked ``matmul`` and ``solve`` treat

@@ -17,8 +17,8 @@ from typing import List, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from ..structure.dirac import Structure
-from .initial import _gradient_functions, state_scales
+from ...structure.dirac import Structure
+from ..initial import _gradient_functions, state_scales
 
 __all__ = ["state_scales_many"]
 

@@ -2,9 +2,9 @@
 
 :class:`DenseLinearLoop` steps small models with fused matrices on
 ``z = (x_k, ubar)``; :class:`SparseLinearLoop` solves each step with sparse
-LU factors.  :class:`phsym.simulation.linear.LinearEngine` builds both; a
+LU factors.  :class:`phsym.simulation.engines.linear.engine.LinearEngine` builds both; a
 warm start rebuilds them from stored arrays (:meth:`from_arrays`).  Their
-interface is that of :class:`phsym.simulation.engine.NewtonLoop`.
+interface is that of :class:`phsym.simulation.engines.generated.NewtonLoop`.
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from ..codegen import aot
-from ..codegen.linear_gen import MAX_UNROLLED, unrolled_linear, unrolled_source
-from ..errors import SimulationError
-from .engine import Progress, RunArrays, plain_call, stepping
+from ....codegen import aot
+from ....codegen.linear_gen import MAX_UNROLLED, unrolled_linear, unrolled_source
+from ....errors import SimulationError
+from ..arrays import Progress, RunArrays, plain_call, stepping
 
 __all__ = ["DenseLinearLoop", "SparseLinearLoop", "state_point_rows", "sparser_rows", "initial_energy"]
 
@@ -97,7 +97,7 @@ def _linear_failure(h: float) -> Callable[[int], SimulationError]:
 
 class DenseLinearLoop:
     """Dense linear scheme ``x_{k+1} = G z``, ``y = Yc z``, ``w = Wc z``, ``e = Ec z``
-    with ``z = (x_k, ubar_k)`` (see :mod:`phsym.simulation.linear`).
+    with ``z = (x_k, ubar_k)`` (see :mod:`phsym.simulation.engines.linear.engine`).
 
     Parameters
     ----------
@@ -128,7 +128,7 @@ class DenseLinearLoop:
         ``"ahead of time"``, ``"numba cache"`` or ``"numba kernel"`` after a run.
     stacked : tuple or None
         ``(arrays, j)`` when the matrices are row ``j`` of stacks of many
-        parameter sets (:class:`~phsym.simulation.linplan.LinearTemplate`),
+        parameter sets (:class:`~phsym.simulation.engines.linear.template.LinearTemplate`),
         ``arrays`` in the order of :attr:`ARRAYS`: a sweep passes the stacks on.
     """
 
@@ -167,7 +167,7 @@ class DenseLinearLoop:
         """``G, Yc, Wc`` (with ``pw``), ``Q``, ``Ec`` as compressed rows: the arguments of
         :func:`phsym.codegen.linear_csr.run_linear_csr` after ``inputs`` (built once)."""
         if self._csr is None:
-            from ..codegen.linear_csr import compress
+            from ....codegen.linear_csr import compress
             c = [compress(a) for a in (self.G, self.Yc, self.Wc)]
             self._csr = (*c[0], *c[1], *c[2], self.pw, *compress(self.Q), *compress(self.Ec))
         return self._csr
@@ -219,7 +219,7 @@ class DenseLinearLoop:
                 bad = np.flatnonzero(~np.isfinite(Hk))
                 return int(k0 + bad[0]) if bad.size else -1
         else:       # too large to unroll: the nonzeros of the rows (the same floats, see linear_csr)
-            from ..codegen.linear_csr import run_linear_csr      # numba: only when this loop runs
+            from ....codegen.linear_csr import run_linear_csr      # numba: only when this loop runs
             self.compiled = "numba kernel"
             cargs = self.compressed() + (A.X, A.Y, A.Hh, A.Pd, A.Ps, A.E, rec)
             run_linear_csr(x, U, 0, 0, self.inputs, *cargs)
@@ -347,7 +347,7 @@ class SparseLinearLoop:
         carry : None
             Unused (the interface of :meth:`NewtonLoop.run`).
         """
-        from ..codegen import kernels      # numba: only when this loop runs
+        from ....codegen import kernels      # numba: only when this loop runs
         N = U.shape[0] - 1
         rec = bool(rec) and self.n_e > 0
         A = RunArrays.allocate(N, x, U.shape[1], self.n_e, rec, counters=False)

@@ -15,7 +15,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..errors import SignalError, SimulationError
+from ...errors import SignalError, SimulationError
 
 __all__ = ["AcResult", "ac_analysis", "frequency_grid"]
 
@@ -86,7 +86,7 @@ class AcResult:
         signals : sequence of str, optional
             Signals to draw (default: all).
         """
-        from ..errors import MissingDependencyError
+        from ...errors import MissingDependencyError
         try:
             import matplotlib.pyplot as plt
         except ImportError:
@@ -107,7 +107,7 @@ class AcResult:
 
 
 def _inputs_at_zero(model, values) -> np.ndarray:
-    from ..netlist.waveforms import evaluate_waveform
+    from ...netlist.waveforms import evaluate_waveform
     u0 = []
     for name in model.inputs:
         wf = model.netlist.element(str(name)).waveform
@@ -143,8 +143,8 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
     SimulationError
         When the DC problem has no solution.
     """
-    from ..model import load
-    from .probes import probe_vector
+    from ...model import load
+    from ..probes import probe_vector
     from .op import dc_state
     if isinstance(model, (str, Path)):
         model = load(model)

@@ -26,7 +26,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym cache``; returns the exit status."""
-    from ..codegen.cache import cache_info, clear_cache
+    from ...codegen.cache import cache_info, clear_cache
     if args.action == "clear":
         n = clear_cache()
         print(f"removed {n} files from {cache_info()['directory']}")
@@ -44,19 +44,19 @@ def run(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     import os
-    from ..errors import PhsymError
-    from ..netlist.numbers import parse_number
+    from ...errors import PhsymError
+    from ...netlist.numbers import parse_number
     if not args.file:
         raise PhsymError("phsym cache build needs a netlist FILE")
     os.environ["PHSYM_AOT"] = "0"       # build here, not in the background
-    from .run import simulate
+    from ..run import simulate
     fs = parse_number(args.fs)
     res = simulate(args.file, fs, duration=1.0 / fs, method=args.method)
     key = res.info.get("key")
     if key is None:
         print(f"{args.file}: {res.info['engine']} engine: no generated loop to compile ahead of time")
         return 0
-    from ..codegen import aot
+    from ...codegen import aot
     path = aot.build(key)
     print(f"{args.file}: snapshot stored, loop compiled ahead of time to {path}")
     return 0

@@ -51,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``phsym ac``; returns the exit status."""
     import sys
 
-    from ..errors import SimulationError
-    from .ac import ac_analysis, frequency_grid
-    from .cli_simulate import _number, _pairs
+    from ...errors import SimulationError
+    from ..analyses.ac import ac_analysis, frequency_grid
+    from .simulate import _number, _pairs
     sweep = args.sweep or deck_sweep(args.file)
     if sweep is None:
         raise SimulationError(f"{args.file} has no .ac card: give the frequencies with --sweep dec N FSTART FSTOP")

@@ -15,8 +15,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..common.names import NameTable
-from ..errors import SimulationInputError
+from ...common.names import NameTable
+from ...errors import SimulationInputError
 
 __all__ = ["grid", "sampling", "parameter_table", "check_names", "DISTRIBUTIONS"]
 
@@ -65,8 +65,8 @@ def _defaults(model) -> Dict[str, float]:
         return {str(k): float(v) for k, v in model.items()}
     if hasattr(model, "parameters") and isinstance(model.parameters, Mapping):
         return dict(model.parameters)
-    from ..netlist.params import evaluate_parameters     # a path: the netlist alone (no structure)
-    from ..netlist.parser import load_netlist
+    from ...netlist.params import evaluate_parameters     # a path: the netlist alone (no structure)
+    from ...netlist.parser import load_netlist
     params = load_netlist(model).parameters
     values = evaluate_parameters(params)
     return {name: float(values[p.symbol]) for name, p in params.items()}

@@ -1,7 +1,7 @@
 """The batch path of a sweep: many parameter sets through one compiled loop, no result objects.
 
 A sweep's runs differ only in numbers: the numbers of all its parameter
-sets are computed first, without a plan per set (:mod:`.sweep_sets`:
+sets are computed first, without a plan per set (:mod:`.sets`:
 stacked numpy for small linear models; parameter values of all sets
 together), the input rows once from the first good set's plan, and the
 sets' numbers stacked; then chunks of runs go to the
@@ -19,7 +19,7 @@ The calls and their arguments are those of
 the numbers are bit-identical to single runs (tested).  A run the batch
 cannot finish as a single run would (a Newton failure, which the ordinary
 path retries in sub-steps; a non-finite value; a plan that failed) is made
-again alone through :func:`~phsym.simulation.sweep_exec.run_one`, so its
+again alone through :func:`~phsym.simulation.sweeps.exec.run_one`, so its
 error (or its recovered result) is exactly that of a single run.  Sweeps
 the batch does not cover (``x0="dc"``, ``on_error="flag"``, controls, a
 sparse linear loop, a signal that is not a state, input, output, probe or
@@ -34,11 +34,11 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..codegen.batch_driver import KINDS
-from .engine import RECORD_LIMIT
-from .linear_loops import initial_energy
-from .signals import check_steps, initial_state
-from .sweep_sets import FAIL as _FAIL, SetNumbers, batch_sets, reference_plan
+from ...codegen.batch_driver import KINDS
+from ..engines.arrays import RECORD_LIMIT
+from ..engines.linear.loops import initial_energy
+from ..signals import check_steps, initial_state
+from .sets import FAIL as _FAIL, SetNumbers, batch_sets, reference_plan
 
 __all__ = ["run_batch"]
 
@@ -119,7 +119,7 @@ class _Batch:
                  where: Dict[str, tuple]):
         self.sim, self.spec, self.sets, self.U, self.N, self.rec = sim, spec, sets, U, N, rec
         self.labels, self.where = labels, where
-        from ..codegen.sweep_kernels import run_summary, write_signals     # numba: only when runs are made
+        from ...codegen.sweep_kernels import run_summary, write_signals     # numba: only when runs are made
         self.summary, self.write_signals = run_summary, write_signals
         self.h = 1.0 / sim.fs
         self.newton = sim.engine == "newton"
@@ -132,10 +132,10 @@ class _Batch:
         if self.newton:
             self.mod = loop.module
         elif loop.key is not None:
-            from ..codegen.linear_gen import unrolled_linear
+            from ...codegen.linear_gen import unrolled_linear
             self.mod = unrolled_linear(loop.G.shape[0], U.shape[1], loop.Wc.shape[0], loop.n_e, loop.inputs)
         else:
-            from ..codegen.linear_csr import run_linear_csr
+            from ...codegen.linear_csr import run_linear_csr
             self.mod = run_linear_csr
         self.kinds = np.array([KINDS[where[lab][0]] for lab in labels], dtype=np.int64)
         self.cols = np.array([c if isinstance(c, int) else 0 for lab in labels for c in [where[lab][1]]],
@@ -323,7 +323,7 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
               run_one: Callable, record: type) -> Optional[Tuple[list, Dict[str, np.ndarray]]]:
     """The runs of a sweep on the batch path: ``(records, blocks)``, or ``None`` when it does not apply.
 
-    ``records`` are :class:`~phsym.simulation.sweep_exec.RunRecord` in run
+    ``records`` are :class:`~phsym.simulation.sweeps.exec.RunRecord` in run
     order; the signals of every finished run are rows of ``blocks`` (label
     -> ``(runs, N + 1)``, NaN rows for failed runs).  Nothing has run when
     this returns ``None``.
@@ -344,9 +344,9 @@ def run_batch(sim, spec, names: Sequence[str], values: np.ndarray, threads: int,
         Called in the calling thread as runs finish.
     run_one : callable
         The ordinary path of one run,
-        :func:`~phsym.simulation.sweep_exec.run_one`.
+        :func:`~phsym.simulation.sweeps.exec.run_one`.
     record : type
-        :class:`~phsym.simulation.sweep_exec.RunRecord`.
+        :class:`~phsym.simulation.sweeps.exec.RunRecord`.
     """
     if not _eligible(sim, spec):
         return None

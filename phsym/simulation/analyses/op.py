@@ -15,8 +15,8 @@ from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from ..errors import SimulationError
-from ..graph import DOMAIN_UNITS
+from ...errors import SimulationError
+from ...graph import DOMAIN_UNITS
 
 __all__ = ["OperatingPoint", "operating_point", "dc_state"]
 
@@ -36,7 +36,7 @@ def dc_state(model, u0: np.ndarray, params: Optional[Mapping[str, float]] = None
     params : mapping of str to float, optional
         Parameter overrides by name.
     """
-    from .initial import dc_operating_point, initial_from_ic
+    from ..initial import dc_operating_point, initial_from_ic
     values = model.parameter_values(params)
     x_ic, _ = initial_from_ic(model.structure, values)
     return dc_operating_point(model.structure, values, np.asarray(u0, float), x_ic, ())
@@ -119,8 +119,8 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
     SimulationError
         When the DC problem has no solution or Newton fails on it.
     """
-    from ..model import load
-    from .simulator import Simulator
+    from ...model import load
+    from ..simulator import Simulator
     if isinstance(model, (str, Path)):
         model = load(model)
     if getattr(model, "netlist", None) is None:

@@ -3,7 +3,7 @@
 The step is the one discretisation of :mod:`phsym.structure.discrete`
 (differential variables by the theta rule, algebraic ones as step values).
 From the step matrices this module derives, once per parameter set, what
-the compiled loops of :mod:`phsym.simulation.engine` need:
+the compiled loops of :mod:`phsym.simulation.engines.linear.loops` need:
 
 * the dense loop works on ``z = (x_k, ubar)`` with fused matrices
   ``x_{k+1} = G z``, ``y = Yc z``, ``w = Wc z`` (``P_diss = sum pw w**2``),
@@ -24,11 +24,11 @@ import numpy as np
 import scipy.sparse as sps
 import scipy.sparse.linalg as spla
 
-from ..codegen.linear_gen import MAX_UNROLLED
-from ..common.schemes import Scheme
-from ..errors import SimulationError, StructureError
-from ..structure.discrete import solve_step, theta_step
-from .linear_loops import DenseLinearLoop, SparseLinearLoop, sparser_rows, state_point_rows
+from ....codegen.linear_gen import MAX_UNROLLED
+from ....common.schemes import Scheme
+from ....errors import SimulationError, StructureError
+from ....structure.discrete import solve_step, theta_step
+from .loops import DenseLinearLoop, SparseLinearLoop, sparser_rows, state_point_rows
 
 __all__ = ["LinearEngine", "DENSE_LIMIT", "INPUT_CODE"]
 
@@ -135,7 +135,7 @@ class LinearEngine:
         return DenseLinearLoop(G, Yc, Wc, self.pw, self.Qh, Ec, self.inputs)
 
     def _state_point_rows(self) -> Optional[np.ndarray]:
-        """The dissipation rows on ``(x_k, ubar, x_{k+1})`` (:func:`~phsym.simulation.linear_loops.state_point_rows`),
+        """The dissipation rows on ``(x_k, ubar, x_{k+1})`` (:func:`~.loops.state_point_rows`),
         or ``None`` when the rows of ``E`` that vanish do not fix the algebraic variables."""
         E, A, B = (_dense(a) for a in self._EAB)
         st = self.step

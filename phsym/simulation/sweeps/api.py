@@ -1,10 +1,10 @@
 """``phsym.sweep``: many runs of one model at many parameter sets.
 
 Design sweeps, tolerance (Monte Carlo) analyses and potentiometer
-positions are tables of parameter sets (:mod:`phsym.simulation.sweep_params`);
+positions are tables of parameter sets (:mod:`phsym.simulation.sweeps.params`);
 :func:`sweep` checks every name first, then runs the table on an executor
-(:mod:`phsym.simulation.sweep_exec`) and gathers a
-:class:`~phsym.simulation.sweep_result.SweepResult`.  Parameter changes never
+(:mod:`phsym.simulation.sweeps.exec`) and gathers a
+:class:`~phsym.simulation.sweeps.result.SweepResult`.  Parameter changes never
 regenerate code: every run uses the same compiled loop.
 """
 from __future__ import annotations
@@ -13,12 +13,12 @@ import os
 import weakref
 from typing import Callable, Optional, Sequence
 
-from ..common.parallel import in_process, is_dask_client
-from ..errors import SimulationInputError
-from .signals import sample_rate
-from .sweep_exec import ModelSpec, describe_executor, execute
-from .sweep_params import check_names, parameter_table
-from .sweep_result import SweepResult
+from ...common.parallel import in_process, is_dask_client
+from ...errors import SimulationInputError
+from ..signals import sample_rate
+from .exec import ModelSpec, describe_executor, execute
+from .params import check_names, parameter_table
+from .result import SweepResult
 
 __all__ = ["sweep"]
 
@@ -29,7 +29,7 @@ _SIMULATORS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _simulator(model, fs: float, method: str, options: dict):
-    from .simulator import Simulator
+    from ..simulator import Simulator
     try:
         key = (fs, method, repr(sorted(options.items())))
         memo = _SIMULATORS.setdefault(model, {})
@@ -52,8 +52,8 @@ def _check_outputs(model, outputs: Sequence[str]) -> None:
     """A wrong signal label fails here, not in every run."""
     if not hasattr(model, "structure"):
         return
-    from ..errors import StructureError
-    from ..structure.probes import probe_map
+    from ...errors import StructureError
+    from ...structure.probes import probe_map
     known = set(model.states) | set(model.inputs) | set(model.outputs) | {"H", "P_diss", "P_supplied", "balance"}
     for label in outputs:
         if label in known:
@@ -122,7 +122,7 @@ def sweep(model_or_path, fs: float, params, *, u=None, duration: Optional[float]
         Before any run: an unknown parameter name, a name fixed by the
         structure, unequal column lengths, an unknown executor.
     """
-    from ..model import load     # sympy: a sweep builds (or reuses) the symbolic model
+    from ...model import load     # sympy: a sweep builds (or reuses) the symbolic model
     _check_executor(executor)
     names, values = parameter_table(params)
     if values.shape[0] == 0:

@@ -15,7 +15,7 @@ from typing import Tuple, Union
 
 import numpy as np
 
-from ..errors import ClippingWarning, DataFileError, SimulationError
+from ...errors import ClippingWarning, DataFileError, SimulationError
 
 __all__ = ["read_wav", "write_wav", "WAV_FORMATS"]
 

@@ -8,7 +8,7 @@ in the batch path's blocks), or the error that stopped it.  One run
 failing never stops the others.
 
 * In-process (the default): one simulator; the batch path
-  (:mod:`phsym.simulation.sweep_batch`) computes the numbers of all sets, then
+  (:mod:`phsym.simulation.sweeps.batch`) computes the numbers of all sets, then
   steps the runs through the compiled loop on every core (it releases the
   GIL) into preallocated signal blocks; sweeps it does not cover run as a
   loop of single runs on a thread pool.  Nothing is pickled.
@@ -33,9 +33,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..common.parallel import is_dask_client, local_dask, settled_heap, single_blas_thread
-from ..errors import PhsymError, SimulationInputError
-from .sweep_batch import run_batch
+from ...common.parallel import is_dask_client, local_dask, settled_heap, single_blas_thread
+from ...errors import PhsymError, SimulationInputError
+from .batch import run_batch
 
 __all__ = ["ModelSpec", "RunRecord", "run_one", "run_chunk", "execute", "describe_executor"]
 
@@ -135,7 +135,7 @@ _NO_IT = np.zeros(0, dtype=np.int64)
 def _max_balance(res) -> float:
     """``res.max_balance_error``, the same float, from one compiled pass (numpy's
     expression where a value is not finite, for its NaN semantics)."""
-    from ..codegen.sweep_kernels import run_summary      # numba: the run's loop has loaded it already
+    from ...codegen.sweep_kernels import run_summary      # numba: the run's loop has loaded it already
     mb, scale, _, _ = run_summary(res.H, res.P_diss, res.P_supplied, float(res.info["h"]), _NO_IT, False)
     if not np.isfinite(mb):
         return res.max_balance_error
@@ -197,8 +197,8 @@ def _simulator(spec: ModelSpec):
     with _LOCK:       # dask workers may run tasks of one sweep on several threads
         sim = _SIMULATORS.get(spec.key)
         if sim is None:
-            from ..model import load
-            from .simulator import Simulator
+            from ...model import load
+            from ..simulator import Simulator
             model = load(spec.source) if isinstance(spec.source, str) else spec.source
             sim = _SIMULATORS[spec.key] = Simulator(model, spec.fs, spec.method, **spec.options)
     return sim
@@ -219,7 +219,7 @@ def run_chunk(spec: ModelSpec, indices: Sequence[int], names: Sequence[str],
 
     Returns the records of the runs and the signal blocks (label ->
     ``(len(indices), N + 1)``) of the batch path
-    (:mod:`phsym.simulation.sweep_batch`); ``{}`` when the runs took the
+    (:mod:`phsym.simulation.sweeps.batch`); ``{}`` when the runs took the
     ordinary path, whose records carry their signals.
 
     Parameters
@@ -381,7 +381,7 @@ def execute(sim, spec: ModelSpec, names: Sequence[str], values: np.ndarray, exec
             progress: Progress) -> Tuple[List[RunRecord], float, Dict[str, np.ndarray]]:
     """Run every row of ``values``: the records in run order, the wall time and the signal blocks.
 
-    Runs of the batch path (:mod:`phsym.simulation.sweep_batch`) have their
+    Runs of the batch path (:mod:`phsym.simulation.sweeps.batch`) have their
     signals as rows of the blocks (label -> ``(runs, N + 1)``); the records of
     the others carry their own.
 
