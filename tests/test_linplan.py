@@ -67,7 +67,7 @@ def test_negative_value_is_reported_through_the_template():
 def test_compiled_balance_summary_is_the_result_property():
     """The one-pass kernel a sweep uses gives the float of SimulationResult.max_balance_error,
     and the Newton iteration maximum and sum."""
-    from phsym.codegen.sweep_kernels import run_summary
+    from phsym.codegen.kernels.sweep import run_summary
     from phsym.simulation.sweeps.exec import _max_balance
     model = phsym.load(ROOT / "netlists" / "rlc.cir")
     for method in ("midpoint", "backward_euler"):        # exact balance, and numerical dissipation

@@ -8,7 +8,7 @@ import pytest
 from numba import njit
 
 import phsym
-from phsym.codegen.kernels import step_input
+from phsym.codegen.kernels.generic import step_input
 from phsym.simulation.initial import state_scales
 from phsym.simulation.sweeps.scales_many import state_scales_many
 from phsym.simulation.sweeps.batch import run_batch
@@ -105,7 +105,7 @@ def test_state_scales_of_many_sets_are_the_scalar_ones():
 @njit
 def run_linear_fused(x, U, k0, k1, inputs, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd, Ps, E, rec_e):
     """Dense linear step on ``z = (x, ubar)`` with fused matrices (full rows: the reference of
-    :func:`phsym.codegen.linear_csr.run_linear_csr`, which the dense loop runs).
+    :func:`phsym.codegen.kernels.linear_csr.run_linear_csr`, which the dense loop runs).
 
     ``x_{k+1} = G z``, ``y = Yc z``, dissipative variables ``w = Wc z``
     (``P_diss = sum pd_w w**2``; ``Wc`` may have ``nx`` more columns, on
@@ -172,7 +172,7 @@ def run_linear_fused(x, U, k0, k1, inputs, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd,
 
 def test_compressed_dense_loop_is_the_full_row_loop():
     """The dense loop of a model too large to unroll skips the zeros of its rows: the same floats."""
-    from phsym.codegen.linear_csr import run_linear_csr
+    from phsym.codegen.kernels.linear_csr import run_linear_csr
     from phsym.simulation.examples import chain_netlist
     sim = phsym.Simulator(phsym.parse(chain_netlist(30)), FS, "midpoint", linear_solver="dense", record_efforts=True)
     loop = sim.plan().loop
@@ -218,7 +218,7 @@ def test_dense_loop_reads_the_dissipation_at_the_state_point():
     A = [np.zeros((2001, nx)), np.zeros((2000, 2)), np.zeros(2001), np.zeros(2000), np.zeros(2000),
          np.zeros((2000, loop.n_e))]
     U = np.column_stack([u["F1"], u["F2"]])
-    from phsym.codegen.linear_csr import run_linear_csr
+    from phsym.codegen.kernels.linear_csr import run_linear_csr
     assert run_linear_csr(x, U, 0, 2000, ref.inputs, *ref.compressed(), *A, False) == -1
     assert np.array_equal(A[0], res.x)                       # the update is the same
     assert np.allclose(res.P_diss, A[3], rtol=1e-10, atol=1e-14 * np.abs(A[3]).max())
@@ -275,7 +275,7 @@ def test_parameter_values_of_many_sets_are_the_single_ones():
 def test_probe_signals_are_the_same_sum_everywhere():
     """SimulationResult's probe signals (numpy, column by column) and run_many's
     (sweep_kernels.probe_signal) are the same floats, and numpy's efforts @ c to round-off."""
-    from phsym.codegen.sweep_kernels import probe_signal
+    from phsym.codegen.kernels.sweep import probe_signal
     res = phsym.Simulator(phsym.load(CLIPPER), FS).run(duration=DUR)
     for p in res.names.probes:
         sig, c = res[p.label], res._probe_vector(p.label)
@@ -364,7 +364,7 @@ def test_a_sweep_compiles_no_second_step():
     """run_many calls run with the argument types of a single run (no literal 0 or False, which
     would make numba compile the step again for them)."""
     from phsym.codegen.linear_gen import unrolled_linear
-    from phsym.codegen.sweep_kernels import run_summary
+    from phsym.codegen.kernels.sweep import run_summary
     for path, tol in ((CLIPPER, {"Rs": 0.2}), (RLC, {"R": 0.2})):
         model = phsym.load(path)
         sim = phsym.Simulator(model, FS)

@@ -36,7 +36,7 @@ def unrolled_linear(nx: int, nu: int, nw: int, ne: int, inputs: int):
     nx, nu, nw, ne : int
         States, ports, dissipative ports, size of the effort vector.
     inputs : int
-        Input of a step: 0 start, 1 midpoint, 2 end (see :func:`phsym.codegen.kernels.step_input`).
+        Input of a step: 0 start, 1 midpoint, 2 end (see :func:`phsym.codegen.kernels.generic.step_input`).
     """
     key_t = (nx, nu, nw, ne, int(inputs))
     if key_t not in _MODS:

@@ -12,7 +12,7 @@ from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 import scipy.sparse as sps
 
-from ..codegen.newton import generate
+from ..codegen.newton.module import generate
 from ..common.schemes import get_scheme, stiff_rule
 from ..errors import PhsymError, SimulationError, SimulationInputError
 from ..netlist.params import expand_derived

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...codegen import aot
 from ...codegen.cache import import_generated
-from ...codegen import carried
+from ...codegen.newton import carried
 from ...errors import SimulationError
 from .arrays import STATUS, Progress, RunArrays, plain_call, stepping
 from .substeps import MAX_LEVELS, Substeps, subdivide
@@ -88,9 +88,9 @@ class NewtonLoop:
 
     def workspace(self) -> tuple:
         """Work arrays ``(F, Jm, piv, d, vp, wt, ub, e, y, vold, ve)`` of the generated ``run`` (``Jm``: the
-        Jacobian, then the factors and work space of :mod:`phsym.codegen.schur`; ``ve``: the efforts
+        Jacobian, then the factors and work space of :mod:`phsym.codegen.newton.schur`; ``ve``: the efforts
         carried from step to step, the states and parameters they belong to, the predictor's error records
-        and the next step's constants: :mod:`phsym.codegen.carried`)."""
+        and the next step's constants: :mod:`phsym.codegen.newton.carried`)."""
         m, mu = max(self.n_v, 1), max(self.n_u, 1)
         ve = np.full(carried.size(int(np.count_nonzero(~self._increments)), len(self.p)), np.nan)
         return (np.zeros(m), np.zeros((m, 3 * m)), np.zeros(m, np.int64), np.zeros(m), np.zeros(m),

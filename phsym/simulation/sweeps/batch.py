@@ -119,7 +119,7 @@ class _Batch:
                  where: Dict[str, tuple]):
         self.sim, self.spec, self.sets, self.U, self.N, self.rec = sim, spec, sets, U, N, rec
         self.labels, self.where = labels, where
-        from ...codegen.sweep_kernels import run_summary, write_signals     # numba: only when runs are made
+        from ...codegen.kernels.sweep import run_summary, write_signals     # numba: only when runs are made
         self.summary, self.write_signals = run_summary, write_signals
         self.h = 1.0 / sim.fs
         self.newton = sim.engine == "newton"
@@ -135,7 +135,7 @@ class _Batch:
             from ...codegen.linear_gen import unrolled_linear
             self.mod = unrolled_linear(loop.G.shape[0], U.shape[1], loop.Wc.shape[0], loop.n_e, loop.inputs)
         else:
-            from ...codegen.linear_csr import run_linear_csr
+            from ...codegen.kernels.linear_csr import run_linear_csr
             self.mod = run_linear_csr
         self.kinds = np.array([KINDS[where[lab][0]] for lab in labels], dtype=np.int64)
         self.cols = np.array([c if isinstance(c, int) else 0 for lab in labels for c in [where[lab][1]]],

@@ -135,7 +135,7 @@ _NO_IT = np.zeros(0, dtype=np.int64)
 def _max_balance(res) -> float:
     """``res.max_balance_error``, the same float, from one compiled pass (numpy's
     expression where a value is not finite, for its NaN semantics)."""
-    from ...codegen.sweep_kernels import run_summary      # numba: the run's loop has loaded it already
+    from ...codegen.kernels.sweep import run_summary      # numba: the run's loop has loaded it already
     mb, scale, _, _ = run_summary(res.H, res.P_diss, res.P_supplied, float(res.info["h"]), _NO_IT, False)
     if not np.isfinite(mb):
         return res.max_balance_error

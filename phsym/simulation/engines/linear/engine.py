@@ -35,7 +35,7 @@ __all__ = ["LinearEngine", "DENSE_LIMIT", "INPUT_CODE"]
 #: Linear models with more unknowns than this use the sparse LU path.
 DENSE_LIMIT = 24
 
-#: Input rule of a scheme -> code of the compiled loops (:func:`phsym.codegen.kernels.step_input`).
+#: Input rule of a scheme -> code of the compiled loops (:func:`phsym.codegen.kernels.generic.step_input`).
 INPUT_CODE = {"start": 0, "mid": 1, "end": 2}
 
 

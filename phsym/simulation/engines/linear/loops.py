@@ -165,9 +165,9 @@ class DenseLinearLoop:
 
     def compressed(self) -> tuple:
         """``G, Yc, Wc`` (with ``pw``), ``Q``, ``Ec`` as compressed rows: the arguments of
-        :func:`phsym.codegen.linear_csr.run_linear_csr` after ``inputs`` (built once)."""
+        :func:`phsym.codegen.kernels.linear_csr.run_linear_csr` after ``inputs`` (built once)."""
         if self._csr is None:
-            from ....codegen.linear_csr import compress
+            from ....codegen.kernels.linear_csr import compress
             c = [compress(a) for a in (self.G, self.Yc, self.Wc)]
             self._csr = (*c[0], *c[1], *c[2], self.pw, *compress(self.Q), *compress(self.Ec))
         return self._csr
@@ -219,7 +219,7 @@ class DenseLinearLoop:
                 bad = np.flatnonzero(~np.isfinite(Hk))
                 return int(k0 + bad[0]) if bad.size else -1
         else:       # too large to unroll: the nonzeros of the rows (the same floats, see linear_csr)
-            from ....codegen.linear_csr import run_linear_csr      # numba: only when this loop runs
+            from ....codegen.kernels.linear_csr import run_linear_csr      # numba: only when this loop runs
             self.compiled = "numba kernel"
             cargs = self.compressed() + (A.X, A.Y, A.Hh, A.Pd, A.Ps, A.E, rec)
             run_linear_csr(x, U, 0, 0, self.inputs, *cargs)
@@ -252,7 +252,7 @@ class SparseLinearLoop:
     """Linear scheme with sparse LU factors (scipy's ``splu``), for large models:
     the unknowns of a step solve ``M v = K x_k + Ku ubar_k`` and the stacked
     linear outputs are ``o = Ox x + Ov v + Ou ubar`` (see
-    :func:`phsym.codegen.kernels.run_linear_sparse`).
+    :func:`phsym.codegen.kernels.generic.run_linear_sparse`).
 
     Parameters
     ----------
@@ -347,7 +347,7 @@ class SparseLinearLoop:
         carry : None
             Unused (the interface of :meth:`NewtonLoop.run`).
         """
-        from ....codegen import kernels      # numba: only when this loop runs
+        from ....codegen.kernels.generic import run_linear_sparse      # numba: only when this loop runs
         N = U.shape[0] - 1
         rec = bool(rec) and self.n_e > 0
         A = RunArrays.allocate(N, x, U.shape[1], self.n_e, rec, counters=False)
@@ -356,9 +356,9 @@ class SparseLinearLoop:
         args = (*c["K"], *c["Ku"], *c["L"], *c["U"], self.perm_r, self.perm_c, *c["Ox"], *c["Ov"], *c["Ou"],
                 self.pw, *c["Q"], A.X, A.Y, A.Hh, A.Pd, A.Ps, A.E, rec)
         t0 = time.perf_counter()
-        kernels.run_linear_sparse(x, U, 0, 0, self.inputs, self.n_y, self.n_w, *args)   # compile or load first
+        run_linear_sparse(x, U, 0, 0, self.inputs, self.n_y, self.n_w, *args)   # compile or load first
         self.compile_time = time.perf_counter() - t0
-        return A, stepping(lambda k0, k1: kernels.run_linear_sparse(x, U, k0, k1, self.inputs, self.n_y,
+        return A, stepping(lambda k0, k1: run_linear_sparse(x, U, k0, k1, self.inputs, self.n_y,
                                                                      self.n_w, *args),
                             N, h, progress, chunk, _linear_failure(h))
 

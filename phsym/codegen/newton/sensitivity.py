@@ -13,7 +13,7 @@ so the sensitivities are exact derivatives of the simulated outputs (up to
 the Newton tolerance).  ``F_v`` is the Newton Jacobian at the converged
 step; the other matrices are sympy derivatives of the same residual
 expressions, written as the functions ``sens`` and ``outs`` of a module made
-by :func:`phsym.codegen.newton.module_source`: the sensitivity loop is the
+by :func:`phsym.codegen.newton.module.module_source`: the sensitivity loop is the
 simulator's loop with the differentiation added.
 
 Columns of the sensitivity beyond the free parameters are initial-state
@@ -27,15 +27,15 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 import sympy as sp
 
-from ..common.names import NameTable
-from ..common.schemes import get_scheme
-from ..errors import IdentificationError, StructureError
-from ..netlist.params import expand_derived
-from ..structure.probes import probe_map
-from .cache import cache_key, load_module
-from .newton import PUBLIC, SensitivityCode, module_source, parameter_array
-from .printing import block
-from .steps import step_equations
+from ...common.names import NameTable
+from ...common.schemes import get_scheme
+from ...errors import IdentificationError, StructureError
+from ...netlist.params import expand_derived
+from ...structure.probes import probe_map
+from ..cache import cache_key, load_module
+from ..printing import block
+from ..steps import step_equations
+from .module import PUBLIC, SensitivityCode, module_source, parameter_array
 
 __all__ = ["SensitivityStep", "build_sensitivity"]
 
@@ -118,7 +118,7 @@ class SensitivityStep:
         z = np.zeros
         sim = (z((N + 1, self.n_x)), z((N, self.n_u)), z(N + 1), z(N), z(N), z(N), z(N), z(N, np.int64), z(N, np.int64),
                z((1, me)), False, info)
-        # Jm square: sensitivity modules factor the whole Jacobian (no Schur columns, phsym.codegen.schur)
+        # Jm square: sensitivity modules factor the whole Jacobian (no Schur columns, phsym.codegen.newton.schur)
         work = (z(m), z((m, m)), z(m, np.int64), z(m), z(m), np.ones(m), z(mu), z(me), z(mu), z(m), z(1))
         sens = (Sx, Yo, DY, bool(want), z((m, max(self.n_x, 1))), z((m, max(nf, 1))), z((m, max(ns, 1))),
                 z((max(ny, 1), m)), z((max(ny, 1), max(self.n_x, 1))), z((max(ny, 1), max(nf, 1))), z(max(ny, 1)))

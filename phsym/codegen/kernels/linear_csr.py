@@ -18,8 +18,8 @@ import sys
 import numpy as np
 from numba import njit
 
-from ..common.guard import check_numba
-from .kernels import step_input
+from ...common.guard import check_numba
+from .generic import step_input
 
 __all__ = ["compress", "run_linear_csr"]
 

@@ -7,13 +7,13 @@ For the ``n`` storages solved through their effort (junction charges,
 the ``n_p`` parameters:
 
 * ``ve[j]``, ``ve[n + j]``: the effort at the end of the last step and the
-  state it belongs to (written by :func:`phsym.codegen.hoist.carry_lines` after a finished
-  step, read by :func:`phsym.codegen.hoist.start_lines`);
+  state it belongs to (written by :func:`phsym.codegen.newton.hoist.carry_lines` after a finished
+  step, read by :func:`phsym.codegen.newton.hoist.start_lines`);
 * ``ve[2 n + c]``: the value of parameter ``c`` the laws were computed with;
 * one spare entry, then :data:`PER` entries per storage: the predictor's
-  error records (:data:`RECORDS`, :mod:`phsym.codegen.predictor`) and the
+  error records (:data:`RECORDS`, :mod:`phsym.codegen.newton.predictor`) and the
   step constants of the next step (:data:`CARRIED` at most,
-  :func:`phsym.codegen.hoist.carried_constants`).
+  :func:`phsym.codegen.newton.hoist.carried_constants`).
 
 NaN: nothing carried yet (a fresh array, a sweep's next parameter set).
 """

@@ -7,9 +7,9 @@ every step of a run.  Only the columns of the nonlinear port variables
 (junction voltages, say) change.  :func:`split` finds the constant columns
 ``L`` and the varying ones ``N``; the generated ``run`` then writes every
 constant Jacobian entry once per call and factors the constant columns
-there (:func:`phsym.codegen.kernels.schur_setup`), and each Newton iteration
+there (:func:`phsym.codegen.kernels.generic.schur_setup`), and each Newton iteration
 solves only the ``|N| x |N|`` Schur complement and back-substitutes
-(:func:`phsym.codegen.kernels.schur_direction`): ``O(n |N|)`` work instead
+(:func:`phsym.codegen.kernels.generic.schur_direction`): ``O(n |N|)`` work instead
 of an ``n x n`` LU.  The direction is the full Newton direction (to
 round-off), so the convergence test, limiting and line search are those of
 the LU path.
@@ -33,12 +33,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import sympy as sp
 
-from .printing import block
+from ..printing import block
 
 __all__ = ["Split", "split", "direction_lines", "prologue_lines", "globals_lines", "written_out", "step_lines"]
 
 #: Import line of the generated modules that use the Schur path.
-IMPORT = "from phsym.codegen.kernels import schur_direction, schur_setup, small_solve"
+IMPORT = "from phsym.codegen.kernels.generic import schur_direction, schur_setup, small_solve"
 
 
 class Split:
@@ -107,7 +107,7 @@ def globals_lines(sp_: Split) -> List[str]:
 def prologue_lines(sp_: Split, nv: int, sizes: Dict[str, int], ind: str) -> List[str]:
     """Lines at the start of ``run``: the constant entries and zeros of ``Jm``, then the factors of its
     constant columns (``schur_ok`` false: a singular Jacobian at every step, as the LU path finds it)."""
-    L = [f"{ind}# constant Jacobian entries (parameters and h only): once per call, see phsym.codegen.schur"]
+    L = [f"{ind}# constant Jacobian entries (parameters and h only): once per call, see phsym.codegen.newton.schur"]
     L += ([f"{ind}Jm[{r}, {c}] = 0.0" for r, c in sp_.zeros] if len(sp_.zeros) <= 64 else
           [f"{ind}for i in range({nv}):", f"{ind}    for j in range({nv}):", f"{ind}        Jm[i, j] = 0.0"])
     L += block([(f"Jm[{r}, {c}]", dv) for (r, c), dv in sp_.entries], sizes, ind)
@@ -129,7 +129,7 @@ def written_out(sp_: Optional[Split], nv: int) -> bool:
 #: Products of a written-out direction at most (``nv**2``): beyond, the kernel's loops.
 WRITTEN = 256
 #: Varying unknowns of a written-out direction at most: two by Cramer's rule, more by
-#: :func:`~phsym.codegen.kernels.small_solve` on the products written out (the kernel's loops over
+#: :func:`~phsym.codegen.kernels.generic.small_solve` on the products written out (the kernel's loops over
 #: whole rows cost the overdrive stage's four varying unknowns 0.55 us per iteration).
 SMALL = 4
 
@@ -154,7 +154,7 @@ def step_lines(sp_: Optional[Split], nv: int, ind: str) -> List[str]:
     nl, nn, H, c2 = len(sp_.constant), len(sp_.varying), sp_.held, 2 * nv
     ent, zeros = _held_entries(sp_, nv), set(sp_.zeros)
     b, c = ind + "    ", ind + "        "
-    L = [f"{ind}# held columns (controls only) changed: rotate the small system's rows (phsym.codegen.schur)",
+    L = [f"{ind}# held columns (controls only) changed: rotate the small system's rows (phsym.codegen.newton.schur)",
          f"{ind}if " + " or ".join(f"Jm[{r}, {k}] != hq_{m}" for m, (r, k) in enumerate(ent)) + ":"]
     L += [f"{b}hq_{m} = Jm[{r}, {k}]" for m, (r, k) in enumerate(ent)]
     L += [f"{b}for r in range({nv}):"] + [f"{c}Jm[{i}, {c2} + r] = Jm[{nl + i}, {nv} + r]" for i in range(nn)]
@@ -184,7 +184,7 @@ def factor_lines(sp_: Split, nv: int, ind: str) -> List[str]:
 
 
 def _written(sp_: Split, nv: int, ind: str, fail: List[str]) -> List[str]:
-    """The direction of :func:`phsym.codegen.kernels.schur_direction` written out: ``W``'s rows are
+    """The direction of :func:`phsym.codegen.kernels.generic.schur_direction` written out: ``W``'s rows are
     locals (:func:`factor_lines`), the varying columns read from ``Jm`` where they are nonzero."""
     N, Lc = sp_.varying, sp_.constant
     rows = {c: [r for r in range(nv) if (r, c) not in set(sp_.zeros)] for c in N}
@@ -254,7 +254,7 @@ def _small(sp_: Split, nv: int, ind: str, fail: List[str], rows: Dict[int, List[
 def direction_lines(nv: int, ind: str, schur: Optional[Split] = None) -> List[str]:
     """Newton direction ``d = -Jm^{-1} F`` (status 3 on a singular Jacobian): through the Schur
     complement of the columns ``schur`` (written out or the kernel), a division (one unknown) or the
-    LU of :mod:`phsym.codegen.kernels`."""
+    LU of :mod:`phsym.codegen.kernels.generic`."""
     fail = [f"{ind}    status = 3", f"{ind}    qi = 0", f"{ind}    break"]
     if schur is not None and written_out(schur, nv):
         return [f"{ind}if not schur_ok:"] + fail + _written(schur, nv, ind, fail)

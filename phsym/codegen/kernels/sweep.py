@@ -13,7 +13,7 @@ import sys
 import numpy as np
 from numba import njit
 
-from ..common.guard import check_numba
+from ...common.guard import check_numba
 
 __all__ = ["probe_signal", "run_summary", "write_signals"]
 

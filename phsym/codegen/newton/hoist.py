@@ -32,10 +32,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import sympy as sp
 
-from ..components.junction import JunctionEnergyAt, energy_from
+from ...components.junction import JunctionEnergyAt, energy_from
+from ..printing import block
+from ..steps import StepEquations
 from .carried import CARRIED, RECORDS, base
-from .printing import block
-from .steps import StepEquations
 
 __all__ = ["step_constants", "hoisted_lines", "carries", "start_lines", "carry_lines", "law_check",
            "carried_constants", "next_constants", "end_energy"]

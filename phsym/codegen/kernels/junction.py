@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..components.junction import charge_energy, charge_energy_from, charge_voltage
+from ...components.junction import charge_energy, charge_energy_from, charge_voltage
 
 __all__ = ["junction_voltage", "junction_energy", "junction_energy_v", "junction_energy_q"]
 

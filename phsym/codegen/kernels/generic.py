@@ -14,7 +14,7 @@ import sys
 import numpy as np
 from numba import njit
 
-from ..common.guard import check_numba
+from ...common.guard import check_numba
 
 __all__ = ["lu_factor", "lu_solve", "lu_solve_t", "schur_setup", "schur_direction", "small_solve", "splu_solve",
            "step_input", "run_linear_sparse"]

@@ -1,5 +1,5 @@
 """The damped Newton iteration of one step, as lines of the generated ``run``
-(:mod:`phsym.codegen.newton` writes the loop around them).
+(:mod:`phsym.codegen.newton.module` writes the loop around them).
 
 Direction (:mod:`.schur`), convergence test (each unknown's step against
 its own scale), SPICE-style junction limiting (:mod:`.junctions`), and a
@@ -60,7 +60,7 @@ def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Di
         Exponential terms of the laws, limited as SPICE does (:mod:`.junctions`).
     unknown : dict of (str, int) to int, optional
         Index in ``v`` of each junction variable that is an unknown, by
-        :attr:`~phsym.codegen.junctions.JunctionTerm.key`.
+        :attr:`~phsym.codegen.newton.junctions.JunctionTerm.key`.
     kc : str
         ``", kc"`` when ``resjac`` and ``junc`` read step constants.
     known : str
@@ -70,7 +70,7 @@ def iteration_lines(nx: int, nv: int, terms: Sequence = (), unknown: Optional[Di
     efforts : sequence of int
         States whose unknown is their effort's increment.
     slopes : sequence of (int, sympy.Expr), optional
-        The junction variables' slopes (:func:`~phsym.codegen.junctions.linear_slopes`): the
+        The junction variables' slopes (:func:`~phsym.codegen.newton.junctions.linear_slopes`): the
         limiter's fast path.
     """
     a, b, c = " " * 8, " " * 12, " " * 16

@@ -14,7 +14,7 @@ import re
 
 from numba import njit
 
-from ..common.learned import bump_sum, registered
+from ...common.learned import bump_sum, registered
 
 __all__ = ["learned_bumps", "declare"]
 
@@ -38,7 +38,7 @@ def declare(text: str) -> str:
     keys = sorted({int(k) for k in _CALL.findall(text)})
     if not keys:
         return text
-    lines = ["import numpy as np", "from phsym.codegen.learned_kernels import learned_bumps"]
+    lines = ["import numpy as np", "from phsym.codegen.kernels.learned import learned_bumps"]
     for k in keys:
         law = registered(k)
         for suffix, arr in (("C", law.centers), ("V", law.values), ("W", law.slopes), ("L", law.lengths)):

@@ -35,8 +35,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import sympy as sp
 
-from ..structure.dirac import Structure
-from .printing import block
+from ...structure.dirac import Structure
+from ..printing import block
 
 __all__ = ["JunctionTerm", "junction_terms", "junction_exprs", "junction_code", "known_variables", "limit_step"]
 
@@ -210,7 +210,7 @@ def junction_code(terms: Sequence[JunctionTerm], wsym: Dict[int, sp.Expr], psub:
     n_p : int
         Length of ``p``.
     consts : dict of sympy.Expr to sympy.Symbol, optional
-        Step constants (:mod:`phsym.codegen.hoist`), read from the tuple ``kc``.
+        Step constants (:mod:`phsym.codegen.newton.hoist`), read from the tuple ``kc``.
     esym : dict of int to sympy.Expr, optional
         Effort at the step's end of each state solved through its effort.
     slopes : sequence of (int, sympy.Expr), optional

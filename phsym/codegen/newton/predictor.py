@@ -3,7 +3,7 @@
 Every unknown is extrapolated linearly from the last two steps' values
 (a state's increment, a port variable, a multiplier), and the step from the
 last values to the prediction is limited as SPICE limits a Newton step
-(:func:`phsym.codegen.junctions.limit_step`).
+(:func:`phsym.codegen.newton.junctions.limit_step`).
 
 A *settled* effort (a junction charge solved through its voltage and
 stepped to the end, :attr:`phsym.codegen.steps.StepEquations.settled`) has
@@ -19,22 +19,22 @@ books the error either would have made, smoothed over the last steps
 smaller record; the full change only while it adds at most ``N Vt`` to
 the half change (a knee right after a smooth stretch: the clipper's worst
 step took 12 iterations without that bound, 9 with it).  The records live
-in the carried array ``ve`` (:mod:`phsym.codegen.carried`), so a run in
+in the carried array ``ve`` (:mod:`phsym.codegen.newton.carried`), so a run in
 chunks or blocks steps exactly like one call.
 """
 from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
 
+from ..steps import StepEquations
 from .carried import base
 from .junctions import limit_step
-from .steps import StepEquations
 
 __all__ = ["predictor_lines", "record_lines", "slots"]
 
 
 def slots(eq: StepEquations, n_p: int) -> Dict[int, int]:
-    """The first entry in ``ve`` of each effort unknown's records (:func:`phsym.codegen.carried.base`)."""
+    """The first entry in ``ve`` of each effort unknown's records (:func:`phsym.codegen.newton.carried.base`)."""
     return {i: base(j, len(eq.s0), n_p) for j, i in enumerate(sorted(eq.by_effort))}
 
 
@@ -51,7 +51,7 @@ def predictor_lines(eq: StepEquations, nv: int, terms: Sequence, unknown: Dict[T
     terms : sequence of JunctionTerm
         Exponential terms: the prediction is limited as a Newton step.
     unknown : dict of (str, int) to int
-        Junction variables that are unknowns (:func:`~phsym.codegen.junctions.limit_step`).
+        Junction variables that are unknowns (:func:`~phsym.codegen.newton.junctions.limit_step`).
     kc : str
         ``", kc"`` when ``junc`` reads step constants.
     slopes : sequence, optional
@@ -64,7 +64,7 @@ def predictor_lines(eq: StepEquations, nv: int, terms: Sequence, unknown: Dict[T
     c = b + "    "
     # info[3] counts the solved steps behind v (up to 2): the first step starts from v as given, the
     # second from the first's solution (an extrapolation from a zero history would double the port voltages)
-    L = [f"{b}# predictor: linear extrapolation of the previous two steps' unknowns (phsym.codegen.predictor)",
+    L = [f"{b}# predictor: linear extrapolation of the previous two steps' unknowns (phsym.codegen.newton.predictor)",
          f"{b}if info[3] >= 2:",
          f"{c}for i in range({nv}):", f"{c}    tmp = v[i]", f"{c}    v[i] = 2.0 * v[i] - vold[i]",
          f"{c}    vold[i] = tmp"]
