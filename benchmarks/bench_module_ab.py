@@ -38,7 +38,7 @@ def main(argv=None) -> None:
     ap.add_argument("--control", action="append", default=[], metavar="NAME=SPEC",
                     help="a control driven as phsym simulate --control drives it, e.g. level=0.2+1.5*t")
     args = ap.parse_args(argv)
-    from phsym.simulation.cli_simulate import input_source
+    from phsym.simulation.cli.simulate import input_source
     controls = {name: input_source(spec, args.fs) for name, spec in (c.split("=", 1) for c in args.control)}
     sim, x0 = newton_simulator(args.deck, args.fs, "bench_module_ab")
     spec = importlib.util.spec_from_file_location("ab_" + Path(args.old).stem, args.old)

@@ -12,7 +12,7 @@ exact derivatives, ``N_T`` samples of the RC circuit of
 
 Each case runs in a fresh process with empty phsym and numba caches;
 ``kernel`` is the one-off compilation of the shared bump-sum kernel
-(:mod:`phsym.codegen.learned_kernels`, numba-cached on disk afterwards,
+(:mod:`phsym.codegen.kernels.learned`, numba-cached on disk afterwards,
 done before timing the numeric route), ``cold`` the wall time of ``parse`` plus the first ``simulate`` (symbolic
 step, code generation, numba compilation, 12 s at 50 Hz), ``compile`` the
 loop's own compile time (``info["compile_time"]``), ``steps/s`` the warm
@@ -69,7 +69,7 @@ def case(route: str, n_train: int, workdir: str) -> dict:
     gp = learn(n_train)
     kernel = 0.0
     if route == "numeric":      # the compiled bump sum is shared by all models: compile it before timing
-        from phsym.codegen.learned_kernels import learned_bumps
+        from phsym.codegen.kernels.learned import learned_bumps
         t0 = time.perf_counter()
         arrays = [np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), np.ones(1)]
         for a in arrays:            # the types of the generated module's constants: read-only arrays

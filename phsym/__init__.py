@@ -25,8 +25,8 @@ __getattr__, __dir__ = attach(
                 "identify", "report", "cli", "benchmarks"],
     attributes={"Model": "model", "parse": "model", "load": "model", "LinearPHS": "structure.linear",
                 "Simulator": "simulation.simulator", "SimulationResult": "simulation.result",
-                "simulate": "simulation.run", "sweep": "simulation.sweeps", "grid": "simulation.sweep_params",
-                "sampling": "simulation.sweep_params", "SweepResult": "simulation.sweep_result",
+                "simulate": "simulation.run", "sweep": "simulation.sweeps.api", "grid": "simulation.sweeps.params",
+                "sampling": "simulation.sweeps.params", "SweepResult": "simulation.sweeps.result",
                 "UnidentifiableParameterWarning": "identify.warnings",
                 "SchemeMismatchWarning": "identify.warnings"})
 

@@ -16,9 +16,9 @@ from .errors import PhsymError
 __all__ = ["main", "build_parser"]
 
 #: Subcommand modules exposing ``add_parser(subparsers)``.
-PLUGINS = ["phsym.simulation.cli_simulate", "phsym.simulation.cli_op", "phsym.simulation.cli_ac",
+PLUGINS = ["phsym.simulation.cli.simulate", "phsym.simulation.cli.op", "phsym.simulation.cli.ac",
            "phsym.identify.cli_identify", "phsym.identify.cli_mech", "phsym.identify.cli_fit",
-           "phsym.identify.cli_learn", "phsym.simulation.cli_cache", "phsym.simulation.cli_sweep"]
+           "phsym.identify.cli_learn", "phsym.simulation.cli.cache", "phsym.simulation.cli.sweep"]
 
 
 def _show(args: argparse.Namespace) -> int:

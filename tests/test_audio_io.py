@@ -9,8 +9,8 @@ from scipy.io import wavfile
 
 import phsym
 from phsym.errors import ClippingWarning, DataFileError, SimulationError, SimulationInputError
-from phsym.simulation import cli_simulate
-from phsym.simulation.audio import read_wav, write_wav
+from phsym.simulation.cli import simulate as cli_simulate
+from phsym.simulation.io.audio import read_wav, write_wav
 
 from pathlib import Path
 

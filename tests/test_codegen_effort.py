@@ -12,7 +12,7 @@ import pytest
 import sympy as sp
 
 import phsym
-from phsym.codegen.newton import parameter_array
+from phsym.codegen.newton.module import parameter_array
 from phsym.codegen.steps import step_equations
 from phsym.components.junction import (JunctionEnergy, JunctionEnergyAt, JunctionVoltage, charge_energy,
                                        charge_voltage, junction_storage)
@@ -173,7 +173,7 @@ def test_a_control_of_the_junction_law_inverts_at_every_step():
 def test_limiter_skips_its_trial_point_when_no_junction_moves_beyond_two_vt(monkeypatch, tmp_path):
     # each junction variable here is a constant multiple of one unknown: the limiter evaluates junc
     # at the trial point only when some variable moves by more than 2 Vt, with the same steps
-    from phsym.codegen import newton
+    from phsym.codegen.newton import module as newton
     monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(newton, "_MEMO", None)
     with warnings.catch_warnings():
@@ -193,7 +193,8 @@ def test_limiter_skips_its_trial_point_when_no_junction_moves_beyond_two_vt(monk
 def test_transistor_ports_across_their_junction_charges_are_not_unknowns(monkeypatch, tmp_path):
     # a BJT's junction ports sit across its junction charges: their variables are those charges'
     # voltages, eliminated from the step together; the steps are those with the ports as unknowns
-    from phsym.codegen import newton, steps
+    from phsym.codegen import steps
+    from phsym.codegen.newton import module as newton
     deck = Path(__file__).parent / "decks" / "bjt_common_emitter.cir"
     monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(newton, "_MEMO", None)
@@ -230,7 +231,8 @@ def test_settled_junction_voltages_are_extrapolated(monkeypatch):
     """A junction charge stepped to the end (no ringing mode) has its voltage increment predicted from
     the last two steps' increments: the same steps as restarting from no change (to Newton's
     tolerance), fewer iterations; stepped by the scheme it restarts from no change."""
-    from phsym.codegen import newton, steps
+    from phsym.codegen import steps
+    from phsym.codegen.newton import module as newton
     fast = phsym.Simulator(phsym.parse(DECK), 48000.0)
     eq = steps.step_equations(phsym.parse(DECK).structure, "discrete_gradient", {}, by_effort=True,
                               stiff="backward_euler")
@@ -257,9 +259,9 @@ def test_settled_junction_voltages_are_extrapolated(monkeypatch):
 
 def test_settled_voltages_take_the_extrapolation_with_the_smaller_record():
     """Below the diode's knee its junction voltage moves smoothly: the full change of its increment
-    keeps the smaller error record (carried in ve, phsym.codegen.carried), and the predictor takes it
-    (phsym.codegen.predictor): 2.10 iterations per step where always the half change took 2.32."""
-    from phsym.codegen import carried
+    keeps the smaller error record (carried in ve, phsym.codegen.newton.carried), and the predictor takes it
+    (phsym.codegen.newton.predictor): 2.10 iterations per step where always the half change took 2.32."""
+    from phsym.codegen.newton import carried
     sim = phsym.Simulator(phsym.parse(DECK), 48000.0)       # the module of the tests above
     i = sim._gen.unknowns.index("v_D1.cj")
     assert f"d[{i}] = pf{i} if ve[" in sim._gen.source

@@ -1,4 +1,4 @@
-"""Step constants (phsym.codegen.hoist), shared charge inversions (codegen.printing) and the
+"""Step constants (phsym.codegen.newton.hoist), shared charge inversions (codegen.printing) and the
 junction variables resjac hands to the limiter (codegen.junctions).
 
 Newton solves a diode's charge with a transit time through its voltage; the
@@ -18,8 +18,9 @@ import sympy as sp
 from sympy.codegen.cfunctions import expm1
 
 import phsym
-from phsym.codegen import hoist, newton, printing
-from phsym.codegen.hoist import step_constants
+from phsym.codegen import printing
+from phsym.codegen.newton import hoist, module as newton
+from phsym.codegen.newton.hoist import step_constants
 
 DECK = Path(__file__).resolve().parent / "decks" / "diode_recovery_tt.cir"
 
@@ -100,7 +101,8 @@ def test_parts_fixed_for_the_call_are_computed_once():
 def test_carried_constants_read_one_start_voltage_and_its_law_alone():
     """What the step before may compute for the next: constants of one junction's start voltage and
     its law's parameters (not h: a subdivided step's calls change it), at most CARRIED per junction."""
-    from phsym.codegen import carried, steps
+    from phsym.codegen import steps
+    from phsym.codegen.newton import carried
     model = phsym.load(DECK)
     P, psub = newton.parameter_array([p.symbol for p in model.netlist.parameters.values()])
     eq = steps.step_equations(model.structure, "discrete_gradient", psub, by_effort=True, stiff="backward_euler")

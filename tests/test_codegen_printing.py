@@ -9,7 +9,8 @@ import numpy as np
 import sympy as sp
 
 import phsym
-from phsym.codegen import newton, printing
+from phsym.codegen import printing
+from phsym.codegen.newton import module as newton
 from tests.test_codegen_effort import DECK
 
 v, a, m = sp.symbols("v_0 p_0 p_1", real=True)

@@ -1,4 +1,4 @@
-"""Newton directions through the Jacobian's constant columns (phsym.codegen.schur, kernels.schur_*):
+"""Newton directions through the Jacobian's constant columns (phsym.codegen.newton.schur, kernels.schur_*):
 the direction is the linear solve's to round-off, singular Jacobians are found, and a generated loop
 that uses it steps like one that factors the whole Jacobian."""
 from pathlib import Path
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import phsym
-from phsym.codegen import newton, schur
-from phsym.codegen.kernels import schur_direction, schur_setup
+from phsym.codegen.newton import module as newton, schur
+from phsym.codegen.kernels.generic import schur_direction, schur_setup
 
 ROOT = Path(__file__).resolve().parent.parent
 CE = """Common-emitter stage
@@ -228,7 +228,7 @@ def _held_solver(sp_, n):
     src = "def solve(Jm, F, d, piv, held, HR, HC, out, Fk):\n" + "\n".join(body).replace("F[", "Fk[") \
         .replace("Fk[k, i]", "F[k, i]") + "\n    return out\n"
     import math
-    from phsym.codegen.kernels import small_solve
+    from phsym.codegen.kernels.generic import small_solve
     ns = {"math": math, "np": np, "schur_setup": schur_setup, "small_solve": small_solve,
           "SL": np.array(sp_.constant, np.int64), "SN": np.array(sp_.varying, np.int64)}
     exec(compile(src, "<generated held direction>", "exec"), ns)

@@ -5,8 +5,8 @@ import re
 import pytest
 
 import phsym
-from phsym.codegen.newton import generate
-from phsym.codegen.sensitivity import build_sensitivity
+from phsym.codegen.newton.module import generate
+from phsym.codegen.newton.sensitivity import build_sensitivity
 from phsym.common.names import NameTable
 from phsym.common.schemes import get_scheme
 from phsym.components import Component, Registry, register

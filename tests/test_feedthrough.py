@@ -12,8 +12,8 @@ import sympy as sp
 
 import phsym
 from phsym import StructureError
-from phsym.simulation.ac import ac_analysis
-from phsym.simulation.op import operating_point
+from phsym.simulation.analyses.ac import ac_analysis
+from phsym.simulation.analyses.op import operating_point
 from phsym.structure.linear import LinearPHS
 
 R, C = 2.0, 0.5

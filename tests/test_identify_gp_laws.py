@@ -147,7 +147,7 @@ def _random_law(n=2, N=5, seed=0):
 def test_bump_sum_derivatives_by_finite_differences_and_compiled():
     """Every derivative order of the bump sum: numpy, plain loops and the compiled kernel agree, and
     each order is the central difference of the one below (hand-written sum of the bumps for order 0)."""
-    from phsym.codegen.learned_kernels import learned_bumps
+    from phsym.codegen.kernels.learned import learned_bumps
     from phsym.common.learned import bump_sum
     law = _random_law()
     x = np.array([0.3, -0.4])
@@ -219,7 +219,7 @@ def test_saved_law_simulates_like_the_true_circuit(tmp_path):
     scale = np.abs(a.H).max() * 50
     assert np.abs(a.balance).max() < 1e-6 * scale
     # one compiled kernel for every derivative order (integer literals would compile one per order)
-    from phsym.codegen.learned_kernels import learned_bumps
+    from phsym.codegen.kernels.learned import learned_bumps
     assert not any("Literal" in str(sig) for sig in learned_bumps.signatures)
     # the stored energy is the learned H along the trajectory (up to the constant of H)
     H = law.evaluate(a["q_C1"][:, None])

@@ -11,7 +11,7 @@ import pytest
 import phsym
 from phsym.codegen import cache as gen_cache
 from phsym.errors import IdentificationError, PhsymWarning
-from phsym.codegen.sensitivity import build_sensitivity
+from phsym.codegen.newton.sensitivity import build_sensitivity
 from phsym.identify import ParameterEstimator, UnidentifiableParameterWarning, nrms
 from phsym.simulation.initial import state_scales
 

@@ -1,4 +1,4 @@
-"""The per-structure linear template (phsym.simulation.linplan) against the general path.
+"""The per-structure linear template (phsym.simulation.engines.linear.template) against the general path.
 
 The template builds the dense loop of a small linear model without sympy or
 scipy.sparse per parameter set; its matrices must be those of the general
@@ -13,7 +13,7 @@ import pytest
 
 import phsym
 from phsym.simulation import simulator as simmod
-from phsym.simulation.linplan import linear_template
+from phsym.simulation.engines.linear.template import linear_template
 
 ROOT = Path(__file__).resolve().parents[1]
 ARRAYS = ("G", "Yc", "Wc", "pw", "Q", "Ec")
@@ -67,8 +67,8 @@ def test_negative_value_is_reported_through_the_template():
 def test_compiled_balance_summary_is_the_result_property():
     """The one-pass kernel a sweep uses gives the float of SimulationResult.max_balance_error,
     and the Newton iteration maximum and sum."""
-    from phsym.codegen.sweep_kernels import run_summary
-    from phsym.simulation.sweep_exec import _max_balance
+    from phsym.codegen.kernels.sweep import run_summary
+    from phsym.simulation.sweeps.exec import _max_balance
     model = phsym.load(ROOT / "netlists" / "rlc.cir")
     for method in ("midpoint", "backward_euler"):        # exact balance, and numerical dissipation
         res = phsym.Simulator(model, 48000.0, method).run(duration=2e-3, params={"R": 21.0})
@@ -124,7 +124,7 @@ def test_many_sets_checked_together_give_the_single_sets_results():
     (_matrices_many, _regular): a bad set among them gets the error the per-set path gives it,
     the good ones the per-set path's matrices."""
     from phsym.common.schemes import get_scheme
-    from phsym.simulation.linplan import MANY
+    from phsym.simulation.engines.linear.template import MANY
     model = phsym.load(ROOT / "netlists" / "rlc.cir")
     sim = phsym.Simulator(model, 48000.0)
     tpl, fixed = sim._template(), sim._fixed_parts()
@@ -150,7 +150,7 @@ def test_stacked_singularity_check_is_the_per_matrix_one():
     """_regular accepts exactly the row-scaled step matrices structure.discrete.singular_step accepts."""
     from phsym.common.schemes import get_scheme
     from phsym.errors import StructureError
-    from phsym.simulation.linplan import _regular
+    from phsym.simulation.engines.linear.template import _regular
     from phsym.structure.discrete import ThetaStep, singular_step
     rng = np.random.default_rng(7)
     M = rng.standard_normal((24, 3, 3)) * 10.0 ** rng.integers(-6, 6, (24, 3, 1))

@@ -15,7 +15,7 @@ import phsym
 from phsym.errors import SimulationWarning
 from phsym.simulation.dcsolve import DCProblem, gmin_stepping, solve_dc, source_stepping
 from phsym.simulation.initial import state_scales
-from phsym.simulation.op import dc_state, operating_point
+from phsym.simulation.analyses.op import dc_state, operating_point
 from phsym.simulation.simulator import Simulator
 
 IS, VT, GMIN = 1e-14, 0.02585, 1e-12

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.io import wavfile
 
-from phsym.simulation import cli_cache
+from phsym.simulation.cli import cache as cli_cache
 from phsym.errors import NetlistError
-from phsym.simulation import cli_simulate
+from phsym.simulation.cli import simulate as cli_simulate
 
 NET = Path(__file__).resolve().parents[1] / "netlists"
 

@@ -9,7 +9,7 @@ import phsym
 from phsym.errors import NetlistError, NetlistWarning
 from phsym.netlist import parse_netlist
 from phsym.netlist.cards import BOLTZMANN_OVER_Q, deck_settings
-from phsym.simulation import cli_simulate
+from phsym.simulation.cli import simulate as cli_simulate
 from phsym.simulation.run import _with_includes
 
 RC = "V1 in 0 DC 1\nR1 in out 1k\nC1 out 0 1u\n"

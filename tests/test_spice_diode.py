@@ -9,7 +9,7 @@ from scipy.optimize import brentq
 import phsym
 from phsym.errors import NetlistError, NetlistWarning
 from phsym.netlist import parse_netlist
-from phsym.simulation import cli_simulate
+from phsym.simulation.cli import simulate as cli_simulate
 
 VT = 0.02585
 

@@ -79,7 +79,7 @@ def test_cli_op_table_and_json(tmp_path, capsys):
 
 def test_ac_rc_lowpass_and_butterworth_ladder_match_closed_forms():
     from phsym.simulation import ac_analysis
-    from phsym.simulation.ac import frequency_grid
+    from phsym.simulation.analyses.ac import frequency_grid
     f = frequency_grid("dec", 10, 10, 1e5)
     assert len(f) == 41 and f[0] == 10 and f[-1] == pytest.approx(1e5)
     r = ac_analysis("tests/decks/rc_lowpass.cir", f, signals=["v(out)", "i(C1)"])
@@ -141,7 +141,7 @@ NGSPICE_AC = [(1.082835e-02, 5.612877e-02), (1.102556e-02, 1.750903e-01), (1.283
 
 def test_op_and_ac_agree_with_ngspice(tmp_path):
     from phsym.simulation import ac_analysis
-    from phsym.simulation.ac import frequency_grid
+    from phsym.simulation.analyses.ac import frequency_grid
     deck = tmp_path / "bias.cir"
     deck.write_text(NGSPICE_DECK)
     op = operating_point(deck)
@@ -157,7 +157,7 @@ def test_op_table_gives_each_domain_its_units():
     """`phsym op` of non-electrical networks: a thermal node's potential is a temperature in K and
     its through variable an entropy flow in W/K; a loudspeaker's cone moves in m/s under N."""
     from pathlib import Path
-    from phsym.simulation.op import operating_point
+    from phsym.simulation.analyses.op import operating_point
     net = Path(__file__).resolve().parents[1] / "netlists"
     text = operating_point(net / "heat_transfer.cir").to_text()
     assert "t1                            293.15 K" in text

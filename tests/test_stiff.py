@@ -13,7 +13,7 @@ from scipy.integrate import quad
 
 import phsym
 from phsym.errors import SimulationInputError
-from phsym.simulation import cli_simulate
+from phsym.simulation.cli import simulate as cli_simulate
 # SPICE's junction charge written out in numpy by the tests (independent of phsym's laws)
 from tests.test_diode_charge import tt_charge
 from tests.test_codegen_effort import DECK

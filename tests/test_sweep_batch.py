@@ -1,4 +1,4 @@
-"""The batch path of phsym.sweep (phsym.simulation.sweep_batch): every run equal bit for bit
+"""The batch path of phsym.sweep (phsym.simulation.sweeps.batch): every run equal bit for bit
 to the same run made alone with Simulator.run, on the Newton loop (diode clipper) and the
 linear loop (series RLC); failed sets fail alone, with the single run's error."""
 from pathlib import Path
@@ -8,11 +8,11 @@ import pytest
 from numba import njit
 
 import phsym
-from phsym.codegen.kernels import step_input
+from phsym.codegen.kernels.generic import step_input
 from phsym.simulation.initial import state_scales
-from phsym.simulation.scales_many import state_scales_many
-from phsym.simulation.sweep_batch import run_batch
-from phsym.simulation.sweep_exec import ModelSpec, RunRecord, run_one
+from phsym.simulation.sweeps.scales_many import state_scales_many
+from phsym.simulation.sweeps.batch import run_batch
+from phsym.simulation.sweeps.exec import ModelSpec, RunRecord, run_one
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIPPER = str(ROOT / "netlists" / "diode_clipper.cir")
@@ -105,7 +105,7 @@ def test_state_scales_of_many_sets_are_the_scalar_ones():
 @njit
 def run_linear_fused(x, U, k0, k1, inputs, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd, Ps, E, rec_e):
     """Dense linear step on ``z = (x, ubar)`` with fused matrices (full rows: the reference of
-    :func:`phsym.codegen.linear_csr.run_linear_csr`, which the dense loop runs).
+    :func:`phsym.codegen.kernels.linear_csr.run_linear_csr`, which the dense loop runs).
 
     ``x_{k+1} = G z``, ``y = Yc z``, dissipative variables ``w = Wc z``
     (``P_diss = sum pd_w w**2``; ``Wc`` may have ``nx`` more columns, on
@@ -172,7 +172,7 @@ def run_linear_fused(x, U, k0, k1, inputs, G, Yc, Wc, pd_w, Q, Ec, X, Y, Hh, Pd,
 
 def test_compressed_dense_loop_is_the_full_row_loop():
     """The dense loop of a model too large to unroll skips the zeros of its rows: the same floats."""
-    from phsym.codegen.linear_csr import run_linear_csr
+    from phsym.codegen.kernels.linear_csr import run_linear_csr
     from phsym.simulation.examples import chain_netlist
     sim = phsym.Simulator(phsym.parse(chain_netlist(30)), FS, "midpoint", linear_solver="dense", record_efforts=True)
     loop = sim.plan().loop
@@ -212,13 +212,13 @@ def test_dense_loop_reads_the_dissipation_at_the_state_point():
     u = {"F1": np.sin(2 * np.pi * 300 * t), "F2": 0.5 * np.ones_like(t)}
     res = sim.run(u)
     assert res.max_balance_error < 1e-12
-    ref = phsym.simulation.linear_loops.DenseLinearLoop(loop.G, loop.Yc, fused, loop.pw, loop.Q, loop.Ec,
+    ref = phsym.simulation.engines.linear.loops.DenseLinearLoop(loop.G, loop.Yc, fused, loop.pw, loop.Q, loop.Ec,
                                                         loop.inputs)
     x = np.zeros(nx)
     A = [np.zeros((2001, nx)), np.zeros((2000, 2)), np.zeros(2001), np.zeros(2000), np.zeros(2000),
          np.zeros((2000, loop.n_e))]
     U = np.column_stack([u["F1"], u["F2"]])
-    from phsym.codegen.linear_csr import run_linear_csr
+    from phsym.codegen.kernels.linear_csr import run_linear_csr
     assert run_linear_csr(x, U, 0, 2000, ref.inputs, *ref.compressed(), *A, False) == -1
     assert np.array_equal(A[0], res.x)                       # the update is the same
     assert np.allclose(res.P_diss, A[3], rtol=1e-10, atol=1e-14 * np.abs(A[3]).max())
@@ -241,7 +241,7 @@ def test_runs_needing_the_port_start_take_the_ordinary_path():
 def test_slices_of_plans_give_the_same_sweep(monkeypatch):
     """Plans are built and run slice by slice (memory); any slicing gives the same arrays, a failed
     set in a later slice included, and progress counts every run once."""
-    from phsym.simulation import sweep_batch
+    from phsym.simulation.sweeps import batch as sweep_batch
     model = phsym.load(CLIPPER)
     params = phsym.sampling(model, 11, {"Rs": 0.2, "C": 0.2}, seed=8)
     params["C"][7] = -1e-9
@@ -275,7 +275,7 @@ def test_parameter_values_of_many_sets_are_the_single_ones():
 def test_probe_signals_are_the_same_sum_everywhere():
     """SimulationResult's probe signals (numpy, column by column) and run_many's
     (sweep_kernels.probe_signal) are the same floats, and numpy's efforts @ c to round-off."""
-    from phsym.codegen.sweep_kernels import probe_signal
+    from phsym.codegen.kernels.sweep import probe_signal
     res = phsym.Simulator(phsym.load(CLIPPER), FS).run(duration=DUR)
     for p in res.names.probes:
         sig, c = res[p.label], res._probe_vector(p.label)
@@ -307,7 +307,7 @@ def test_settled_heap_freezes_and_returns_the_objects():
 def test_linear_loops_without_shared_stacks_give_the_same_sweep(monkeypatch):
     """The batch indexes the template's stacks when every set is a row of the same stack, and
     stacks the sets' own matrices otherwise: the same runs either way."""
-    from phsym.simulation.linplan import LinearTemplate
+    from phsym.simulation.engines.linear.template import LinearTemplate
     model = phsym.load(RLC)
     params = phsym.sampling(model, 20, {"R": 0.5, "C": 0.5}, seed=5)
     shared = phsym.sweep(model, FS, params, duration=DUR, executor="serial")
@@ -328,7 +328,7 @@ def test_linear_loops_without_shared_stacks_give_the_same_sweep(monkeypatch):
 def test_set_numbers_are_the_plans_numbers(path, tol):
     """What the batch reads of a set (sweep_sets.batch_sets, no plan per set) is what the set's plan
     holds: initial state, waveforms, loop numbers, probe vectors; the reference plan is the plan."""
-    from phsym.simulation.sweep_sets import SetNumbers, batch_sets, reference_plan
+    from phsym.simulation.sweeps.sets import SetNumbers, batch_sets, reference_plan
     model = phsym.load(path)
     sim = phsym.Simulator(model, FS)
     params = phsym.sampling(model, 20, tol, seed=8)
@@ -352,7 +352,7 @@ def test_set_numbers_are_the_plans_numbers(path, tol):
 
 def test_initial_energy_of_a_zero_state_is_zero_without_products():
     """A zero state's energy is +0.0 whatever Q is (the batch skips the products for zero states)."""
-    from phsym.simulation.linear_loops import initial_energy
+    from phsym.simulation.engines.linear.loops import initial_energy
     Q = np.array([[2.0, -1.0], [-1.0, 3.0]])
     zero = initial_energy(Q, np.zeros(2))
     assert zero == 0.0 and not np.signbit(zero)
@@ -364,7 +364,7 @@ def test_a_sweep_compiles_no_second_step():
     """run_many calls run with the argument types of a single run (no literal 0 or False, which
     would make numba compile the step again for them)."""
     from phsym.codegen.linear_gen import unrolled_linear
-    from phsym.codegen.sweep_kernels import run_summary
+    from phsym.codegen.kernels.sweep import run_summary
     for path, tol in ((CLIPPER, {"Rs": 0.2}), (RLC, {"R": 0.2})):
         model = phsym.load(path)
         sim = phsym.Simulator(model, FS)
@@ -394,7 +394,7 @@ def test_a_slice_with_no_batch_run_fails_each_run_alone():
 def test_port_start_check_of_a_set_is_its_plans():
     """Whether a set needs Newton's port start (a law singular at zero for some parameter values) is
     decided as its plan decides it."""
-    from phsym.simulation.sweep_sets import batch_sets
+    from phsym.simulation.sweeps.sets import batch_sets
     model = phsym.parse(".param k=1\nV1 a 0 SIN(0 1 1k)\nR1 a w 1k\nC1 w 0 10n\nR2 w 0 I={1m*v**k}\n")
     sim = phsym.Simulator(model, FS)
     rows = [{"k": k} for k in (1.0, 3.0, -1.0)]

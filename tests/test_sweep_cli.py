@@ -7,7 +7,7 @@ import pytest
 import phsym
 from phsym.cli import main as phsym_main
 from phsym.errors import SimulationInputError
-from phsym.simulation.cli_sweep import main, parse_values
+from phsym.simulation.cli.sweep import main, parse_values
 
 NET = Path(__file__).resolve().parents[1] / "netlists"
 RLC = str(NET / "rlc.cir")

@@ -56,7 +56,7 @@ def test_dask_local_cluster(runs):
         res = phsym.sweep(CLIPPER, FS, params, duration=DUR, executor=client)
         # each worker built its simulator once: a second sweep reuses it
         again = phsym.sweep(CLIPPER, FS, params, duration=DUR, executor=client)
-        workers = client.run(lambda: len(__import__("phsym.simulation.sweep_exec",
+        workers = client.run(lambda: len(__import__("phsym.simulation.sweeps.exec",
                                                     fromlist=["_SIMULATORS"])._SIMULATORS))
     _close(res, ref)
     _close(again, ref)
@@ -75,7 +75,7 @@ def test_executor_name_dask_starts_and_closes_a_cluster(monkeypatch):
 def test_chunks_cover_the_runs_in_order_within_the_memory_bound():
     """Remote executors get contiguous chunks: one per dask worker, two per pool process, more when
     a chunk's signals would pass CHUNK_BYTES (a long sweep never ships one huge block)."""
-    from phsym.simulation.sweep_exec import CHUNK_BYTES, ModelSpec, _chunks, _run_bytes
+    from phsym.simulation.sweeps.exec import CHUNK_BYTES, ModelSpec, _chunks, _run_bytes
     for n, workers, per in ((10, 2, 1), (10, 2, 2), (3, 4, 2), (1000, 3, 1)):
         parts = _chunks(n, workers, per)
         assert np.array_equal(np.concatenate(parts), np.arange(n))

@@ -162,7 +162,7 @@ def test_balance_scale_of_a_nearly_resting_run_is_its_energy_over_the_run():
     """A charged capacitor leaking 1e-12 W: relative to that power the round-off of H looked like
     a 6e-6 residual; the scale is at least max |H| over the duration, the floats of the sweep's
     compiled summary."""
-    from phsym.codegen.sweep_kernels import run_summary
+    from phsym.codegen.kernels.sweep import run_summary
     m = phsym.parse("C1 a 0 C=1u IC=1\nR1 a 0 1e30\nD1 a 0 Is=1e-30\n")
     res = phsym.simulate(m, 48000, duration=0.01)
     assert res.P_diss.max() < 1e-11

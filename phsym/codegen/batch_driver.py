@@ -1,7 +1,7 @@
 """``run_many``: the runs of a sweep through a generated module, one compiled call per chunk of runs.
 
 Appended to every Newton simulation module
-(:func:`~phsym.codegen.newton.module_source`) and every unrolled linear
+(:func:`~phsym.codegen.newton.module.module_source`) and every unrolled linear
 module (:func:`~phsym.codegen.linear_gen.unrolled_linear`).  A sweep's runs
 differ only in numbers; between two calls of a module's ``run`` the Python
 of a batch run (resetting the carry, calling a numba function of some
@@ -9,8 +9,8 @@ thirty arguments, the summary, the signals) cost about as much as the
 clipper's whole plan.  ``run_many`` makes, for each run of a chunk, exactly
 the call of ``run`` a single run makes (Newton: from a fresh carry; linear:
 with that run's matrices; ``k0 = 0``, ``k1 = N``), then its summary
-(:func:`~phsym.codegen.sweep_kernels.run_summary`) and its signals
-(:func:`~phsym.codegen.sweep_kernels.write_signals`; probes with the kernel
+(:func:`~phsym.codegen.kernels.sweep.run_summary`) and its signals
+(:func:`~phsym.codegen.kernels.sweep.write_signals`; probes with the kernel
 ``SimulationResult`` uses), all without returning to Python.  The results
 are the single runs' floats (tested with ``array_equal``).
 
@@ -36,7 +36,7 @@ __all__ = ["KINDS", "driver_source"]
 #: Signal kind codes of ``run_many`` by the array they are read from.
 KINDS = {"X": 0, "U": 1, "Y": 2, "Hh": 3, "Pd": 4, "Ps": 5, "E": 6}
 
-IMPORT = "from phsym.codegen.sweep_kernels import run_summary, write_signals\n"
+IMPORT = "from phsym.codegen.kernels.sweep import run_summary, write_signals\n"
 
 #: The loop over a chunk's runs, common to both drivers.
 _LOOP = '''\
@@ -110,7 +110,7 @@ def driver_source(text: str, linear: bool = False) -> str:
     ----------
     text : str
         Source of a generated module (containing ``from numba import njit``
-        and a ``run`` with :data:`~phsym.codegen.newton.RUN_ARGS`, or the
+        and a ``run`` with :data:`~phsym.codegen.newton.module.RUN_ARGS`, or the
         ``run`` of :func:`~phsym.codegen.linear_gen.unrolled_linear`).
     linear : bool
         ``text`` is an unrolled linear module.

@@ -39,7 +39,7 @@ BUILD_LOG: List[str] = []
 #: of a generated module holds them compiled in and never looks at their
 #: files again, so their text is part of every key: a changed kernel must
 #: regenerate, not run the old machine code.
-_KERNEL_FILES = ("codegen/kernels.py", "codegen/junction_kernels.py", "codegen/learned_kernels.py",
+_KERNEL_FILES = ("codegen/kernels/generic.py", "codegen/kernels/junction.py", "codegen/kernels/learned.py",
                  "components/junction.py", "common/learned.py")
 _KERNELS: List[str] = []
 

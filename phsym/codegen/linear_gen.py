@@ -2,7 +2,7 @@
 
 The dense linear path updates ``z = (x, ubar)`` with fused matrices
 ``x_{k+1} = G z``, ``y = Yc z``, ``w = Wc z``, ``e = Ec z`` (see
-:class:`phsym.simulation.simulator._LinearEngine`).  For small models a loop
+:class:`phsym.simulation.engines.linear.engine.LinearEngine`).  For small models a loop
 with compile-time sizes and every matrix entry held in a local variable runs
 several times faster than the generic kernel.  The matrices stay run-time
 arguments, so the module depends only on the sizes and is shared by every
@@ -36,7 +36,7 @@ def unrolled_linear(nx: int, nu: int, nw: int, ne: int, inputs: int):
     nx, nu, nw, ne : int
         States, ports, dissipative ports, size of the effort vector.
     inputs : int
-        Input of a step: 0 start, 1 midpoint, 2 end (see :func:`phsym.codegen.kernels.step_input`).
+        Input of a step: 0 start, 1 midpoint, 2 end (see :func:`phsym.codegen.kernels.generic.step_input`).
     """
     key_t = (nx, nu, nw, ne, int(inputs))
     if key_t not in _MODS:

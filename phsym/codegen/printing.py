@@ -42,7 +42,7 @@ class _Printer(PythonCodePrinter):
             return f"(1.0 / {self.parenthesize(sp.Pow(base, -exp), PRECEDENCE['Mul'])})"
         return super()._print_Pow(expr, rational=rational)
 
-    # junction charge with transit time: compiled kernels (phsym.codegen.junction_kernels)
+    # junction charge with transit time: compiled kernels (phsym.codegen.kernels.junction)
     def _print_JunctionVoltage(self, expr):
         return "junction_voltage(" + ", ".join(self._print(a) for a in expr.args) + ")"
 

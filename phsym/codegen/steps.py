@@ -30,8 +30,8 @@ the step before (``v(Q)`` is inverted only where the carry does not belong
 to the state: a run's start, a restored state).  It is the same step (the same
 ``x_{k+1}``, the same power balance); only Newton's coordinates differ.
 
-The simulator's loop (:mod:`phsym.codegen.newton`) and the sensitivities of
-the grey-box identification (:mod:`phsym.codegen.sensitivity`) are both
+The simulator's loop (:mod:`phsym.codegen.newton.module`) and the sensitivities of
+the grey-box identification (:mod:`phsym.codegen.newton.sensitivity`) are both
 generated from :func:`step_equations`, so a fitted model steps like a
 simulated one (exactly, but for junction charges, which the sensitivities
 solve through the charge, and the transistor ports across them, which stay

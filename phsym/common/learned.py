@@ -16,7 +16,7 @@ of any order are again ``LearnedBumps`` (closed form by Hermite
 polynomials: ``d^m/du^m exp(-u^2/2) = (-1)^m He_m(u) exp(-u^2/2)``).  The
 code printer writes it as a call of the compiled loop
 :func:`bump_sum` over arrays that the generated module holds as constants
-(:mod:`phsym.codegen.learned_kernels`), so the step function has one call per
+(:mod:`phsym.codegen.kernels.learned`), so the step function has one call per
 derivative order however many samples the law was learned from.
 
 Laws are registered in this process by a 48-bit key derived from their
@@ -119,7 +119,7 @@ class LearnedBumps(sp.Function):
     Arguments ``(key, a_1, ..., a_n, x_1, ..., x_n)``: the law's key, the
     derivative order per input (integers) and the inputs.  ``diff`` raises
     the order; printing for generated code calls the compiled
-    :func:`bump_sum` (:mod:`phsym.codegen.learned_kernels`).
+    :func:`bump_sum` (:mod:`phsym.codegen.kernels.learned`).
     """
 
     @classmethod
@@ -168,7 +168,7 @@ class LearnedBumps(sp.Function):
         return None
 
     def _pythoncode(self, printer):
-        # generated modules define LRN<key>_C, _V, _W, _L (phsym.codegen.learned_kernels.declare)
+        # generated modules define LRN<key>_C, _V, _W, _L (phsym.codegen.kernels.learned.declare)
         k = int(self.args[0])
         xs = "".join(printer._print(x) + ", " for x in self.inputs)
         a = "".join(f"{o}.0, " for o in self.orders)   # floats: numba would type int constants as

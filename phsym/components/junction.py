@@ -111,7 +111,7 @@ def breakdown_current(v: sp.Symbol, bv, ibv, nvt) -> sp.Expr:
 # int_0^v Q(s) ds (so dH/dQ = v exactly); v(Q) is computed by a safeguarded
 # Newton iteration on the increasing Q(v).  ``charge_voltage`` and
 # ``charge_energy`` are plain Python on floats (numba compiles the same
-# functions for generated loops: phsym.codegen.junction_kernels); the sympy
+# functions for generated loops: phsym.codegen.kernels.junction); the sympy
 # functions JunctionVoltage and JunctionEnergy carry their derivatives.
 
 

@@ -5,7 +5,7 @@ recursion ``lam_k = g_k + Ad^T lam_{k+1}`` (run on time-reversed arrays) are
 affine recurrences ``z_{k+1} = A z_k + f_k``; one numba kernel serves both.
 The dense products and triangular solves of the gradient use small compiled
 kernels too (:func:`mm`, :func:`mtm`, :func:`solve_factored` with the LU
-kernels of :mod:`phsym.codegen.kernels`) instead of BLAS,
+kernels of :mod:`phsym.codegen.kernels.generic`) instead of BLAS,
 because multi-threaded OpenBLAS is very slow for these sizes on a loaded
 machine.  All kernels are ``@njit(cache=True)`` on float64 arrays.
 """
@@ -16,7 +16,7 @@ import sys
 import numpy as np
 from numba import njit
 
-from ..codegen.kernels import lu_solve, lu_solve_t
+from ..codegen.kernels.generic import lu_solve, lu_solve_t
 from ..common.guard import check_numba
 
 __all__ = ["affine_recurrence", "mm", "mtm", "solve_factored"]
@@ -136,8 +136,8 @@ def solve_factored(lu: tuple, b: np.ndarray, trans: bool = False) -> np.ndarray:
     """Solve ``A x = b`` (or ``A^T x = b``) with LU factors in LAPACK layout.
 
     The factors of :func:`scipy.linalg.lu_factor` and of
-    :func:`phsym.codegen.kernels.lu_factor` share the layout; the solves are
-    the kernels of :mod:`phsym.codegen.kernels`, column by column.
+    :func:`phsym.codegen.kernels.generic.lu_factor` share the layout; the solves are
+    the kernels of :mod:`phsym.codegen.kernels.generic`, column by column.
 
     Parameters
     ----------

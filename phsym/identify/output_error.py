@@ -15,7 +15,7 @@ from typing import List, Mapping
 
 import numpy as np
 
-from ..codegen.sensitivity import SensitivityStep
+from ..codegen.newton.sensitivity import SensitivityStep
 from ..common.names import NameTable
 from ..errors import IdentificationError, SimulationError
 from .data import Measurements

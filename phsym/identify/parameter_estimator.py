@@ -5,7 +5,7 @@ PHS or pH-DAE, linear or nonlinear) by output-error least squares: the model
 is simulated with one of phsym's passivity-preserving time-steppers
 (backward Euler by default, implicit midpoint or discrete gradient on
 request) and the Jacobian of the residual comes from forward sensitivities
-of the very steps the simulator takes (:mod:`phsym.codegen.sensitivity`),
+of the very steps the simulator takes (:mod:`phsym.codegen.newton.sensitivity`),
 so the optimiser sees exact derivatives of the simulated outputs and
 parameter changes never recompile anything.
 
@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import scipy.optimize as so
 
-from ..codegen.sensitivity import SensitivityStep, build_sensitivity
+from ..codegen.newton.sensitivity import SensitivityStep, build_sensitivity
 from ..common.names import NameTable
 from ..common.schemes import get_scheme, stiff_rule
 from ..errors import IdentificationError, SimulationError, StructureError

@@ -21,7 +21,7 @@ __all__ = ["Simulator", "SimulationResult", "simulate", "RunPlan", "operating_po
 # the symbolic simulator imports sympy and scipy: only on first use
 __getattr__, __dir__ = attach(__name__, attributes={
     "Simulator": "simulator", "SimulationResult": "result", "simulate": "run", "RunPlan": "plan",
-    "operating_point": "op", "OperatingPoint": "op",
-    "ac_analysis": "ac", "AcResult": "ac", "Stream": "stream", "read_wav": "audio", "write_wav": "audio",
-    "sweep": "sweeps", "grid": "sweep_params", "sampling": "sweep_params", "SweepResult": "sweep_result",
-    "entropy_balance": "thermal"})
+    "operating_point": "analyses.op", "OperatingPoint": "analyses.op",
+    "ac_analysis": "analyses.ac", "AcResult": "analyses.ac", "Stream": "stream", "read_wav": "io.audio",
+    "write_wav": "io.audio", "sweep": "sweeps.api", "grid": "sweeps.params", "sampling": "sweeps.params",
+    "SweepResult": "sweeps.result", "entropy_balance": "thermal"})

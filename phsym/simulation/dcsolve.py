@@ -17,7 +17,7 @@ homotopy parameters:
   ramp step when Newton fails.
 
 :meth:`DCProblem.newton` limits each junction voltage between iterations
-as SPICE does (:mod:`phsym.codegen.junctions`).
+as SPICE does (:mod:`phsym.codegen.newton.junctions`).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from typing import Mapping, Optional, Tuple
 import numpy as np
 import sympy as sp
 
-from ..codegen.junctions import junction_terms
+from ..codegen.newton.junctions import junction_terms
 from ..common.piecewise import ite_free
 from ..structure.dirac import Structure
 from ..structure.forms import _fill

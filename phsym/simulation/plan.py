@@ -2,7 +2,7 @@
 
 A plan holds the names of a model, its input waveforms (shape and numeric
 arguments), its initial state from the ICs, the parameter values, and a
-compiled loop (:mod:`phsym.simulation.engine`) with its numbers.  The
+compiled loop (:mod:`phsym.simulation.engines`) with its numbers.  The
 :class:`~phsym.simulation.Simulator` builds plans from a model; a warm start
 (:mod:`phsym.simulation.warm`) loads one from the cache.  Either way
 :meth:`RunPlan.run` is the only code that turns inputs into a
@@ -20,8 +20,9 @@ import numpy as np
 
 from ..errors import SignalError, SimulationError, SimulationInputError, SimulationWarning
 from ..netlist.shapes import evaluate_shape
-from .engine import RECORD_LIMIT, NewtonLoop
-from .linear_loops import DenseLinearLoop, SparseLinearLoop
+from .engines.arrays import RECORD_LIMIT
+from .engines.generated import NewtonLoop
+from .engines.linear.loops import DenseLinearLoop, SparseLinearLoop
 from .result import SimulationResult
 from .signals import check_align, check_positive, check_steps, grid_points, initial_state, input_array
 

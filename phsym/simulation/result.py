@@ -53,7 +53,7 @@ class SimulationResult:
         ``compile_time``), how the loop was compiled (``compiled``), cache
         key, parameter ``values`` by name, ``warm_start`` after a warm start,
         and ``subdivided`` (``{step: number of sub-steps}``) when Newton
-        took some steps in sub-steps (:mod:`phsym.simulation.substeps`).
+        took some steps in sub-steps (:mod:`phsym.simulation.engines.substeps`).
 
     Parameters
     ----------
@@ -343,7 +343,7 @@ class SimulationResult:
         -------
         pathlib.Path
         """
-        from .audio import write_wav
+        from .io.audio import write_wav
         if signal is None:
             signal = self.names.probes[0].label if self.names.probes else self.names.outputs[0]
         labels = [signal] if isinstance(signal, str) else list(signal)

@@ -12,16 +12,16 @@ from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 import scipy.sparse as sps
 
-from ..codegen.newton import generate
+from ..codegen.newton.module import generate
 from ..common.schemes import get_scheme, stiff_rule
 from ..errors import PhsymError, SimulationError, SimulationInputError
 from ..netlist.params import expand_derived
 from ..structure.linear import LinearPHS
 from ..structure.linearize import descriptor_matrices
 from .initial import dc_solution, initial_from_ic, state_scales
-from .engine import NewtonLoop
-from .linear import DENSE_LIMIT, INPUT_CODE, LinearEngine
-from .linplan import linear_template
+from .engines.generated import NewtonLoop
+from .engines.linear.engine import DENSE_LIMIT, INPUT_CODE, LinearEngine
+from .engines.linear.template import linear_template
 from .plan import ModelSummary, RunPlan
 from .plancache import FixedParts
 from .result import SimulationResult
@@ -67,7 +67,7 @@ class Simulator:
         Keep the effort vector of every step (needed for probes).
     linear_solver : str
         Linear path: ``"auto"`` (dense up to
-        :data:`~phsym.simulation.linear.DENSE_LIMIT` unknowns), ``"dense"`` or ``"sparse"``.
+        :data:`~phsym.simulation.engines.linear.engine.DENSE_LIMIT` unknowns), ``"dense"`` or ``"sparse"``.
     stiff : str
         How junction charges (stiff storages) step: ``"backward_euler"`` (gradient at the step's end:
         no Nyquist ringing; the energy this dissipates is :attr:`SimulationResult.P_num`, in
@@ -179,7 +179,7 @@ class Simulator:
         """The plans of many parameter sets: per set a :class:`RunPlan` or the error building it raised.
 
         Small linear models build the loop matrices of all sets at once
-        (:meth:`~phsym.simulation.linplan.LinearTemplate.loops`); each plan
+        (:meth:`~phsym.simulation.engines.linear.template.LinearTemplate.loops`); each plan
         holds the numbers :meth:`plan` gives for its set (a run from either
         is bit-identical).
 
@@ -245,7 +245,7 @@ class Simulator:
 
     def set_parts(self, values) -> Tuple[np.ndarray, str, list]:
         """``(x_ic, x_ic_desc, waveforms)`` of a plan at the parameter values ``values`` (by symbol):
-        what :meth:`plan` and a sweep's batch (:mod:`.sweep_sets`) read of a set besides its loop.
+        what :meth:`plan` and a sweep's batch (:mod:`.sweeps.sets`) read of a set besides its loop.
 
         Parameters
         ----------
@@ -261,7 +261,7 @@ class Simulator:
 
     def _linear_loop(self, values, Jn, J_constant: bool):
         """The linear loop at ``values``: small models through the per-structure
-        :class:`~phsym.simulation.linplan.LinearTemplate` (dense numpy), others through scipy.sparse."""
+        :class:`~phsym.simulation.engines.linear.template.LinearTemplate` (dense numpy), others through scipy.sparse."""
         S, scheme = self.model.structure, get_scheme(self.scheme)
         n, u0 = S.size, S.block("u").start
         tpl = self._template()

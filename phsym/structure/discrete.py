@@ -195,7 +195,7 @@ def state_transition(step: ThetaStep):
     lu : tuple
         ``(LU, piv, scale)``: LU factors of ``M / scale[:, None]`` (rows scaled
         to unit maximum) in the :func:`scipy.linalg.lu_factor` layout, which
-        is also that of :func:`phsym.codegen.kernels.lu_factor`.
+        is also that of :func:`phsym.codegen.kernels.generic.lu_factor`.
     """
     V, lu = solve_step(step)
     nd = step.differential.size

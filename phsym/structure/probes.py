@@ -5,7 +5,7 @@ the effort vector ``e`` and the flow vector ``f = J e`` of the Dirac form
 (see :mod:`phsym.structure.dirac`).  :func:`probe_map` returns that
 combination; the simulator turns it into numbers
 (:mod:`phsym.simulation.probes`) and the identification into symbolic step
-outputs (:mod:`phsym.codegen.sensitivity`).  This is the one parser of the
+outputs (:mod:`phsym.codegen.newton.sensitivity`).  This is the one parser of the
 labels.
 """
 from __future__ import annotations

@@ -100,9 +100,9 @@ def kernel_source(spec: KernelSpec, source: str = "") -> str:
     text = "\n".join(lines)
     if "junction_" in text:
         text = text.replace("from numba import njit\n", "from numba import njit\nfrom "
-                            "phsym.codegen.junction_kernels import junction_energy, junction_energy_q, "
+                            "phsym.codegen.kernels.junction import junction_energy, junction_energy_q, "
                             "junction_energy_v, junction_voltage\n", 1)
     if "learned_bumps(" in text:
-        from ..learned_kernels import declare
+        from ..kernels.learned import declare
         text = declare(text)
     return text

@@ -1,7 +1,7 @@
 """The junction voltages Newton limits (SPICE's ``pnjlim``), shared by every law that reads them.
 
 A term ``K exp(c w + c0)`` of a law, with ``K``, ``c`` free of ``w`` and of the
-law's other variables (:func:`phsym.codegen.junctions.exp_terms`, the terms
+law's other variables (:func:`phsym.codegen.newton.junctions.exp_terms`, the terms
 the generated loop limits), makes its input ``w`` a junction.  Between
 Newton iterations the junction's value is limited as SPICE limits a
 junction voltage, in the term's own scale ``s = (c w + c0) / |c|`` with
@@ -21,7 +21,7 @@ from typing import Dict, List, Mapping
 import numpy as np
 import sympy as sp
 
-from ....codegen.junctions import exp_terms
+from ....codegen.newton.junctions import exp_terms
 from ....structure.circuit.canonical import placeholder_values
 
 __all__ = ["Slots", "junction_slots"]

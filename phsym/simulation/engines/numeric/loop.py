@@ -16,6 +16,8 @@ import numpy as np
 
 from ....errors import SimulationError
 from .layout import STATE
+from ..arrays import RunArrays, stepping
+from ..substeps import MAX_LEVELS, Substeps, subdivide
 from .freshness import ensure_fresh
 from .newton import STATUS
 from .sparse import PIVOT_TOL, column_order
@@ -183,8 +185,6 @@ class NumericLoop:
         carry : dict, optional
             From :meth:`carry`, updated in place.
         """
-        from ...engine import RunArrays, stepping
-        from ...substeps import MAX_LEVELS, Substeps, subdivide
         if U.shape[1] > self.n_u:
             raise SimulationError("the numeric engine does not drive control parameters yet: use engine='generated'")
         t0 = time.perf_counter()
@@ -223,7 +223,7 @@ class NumericLoop:
                 bad = compiled(x, U, h, k, k1, A, False)
                 if bad < 0:
                     return -1
-                if not self._subdivide(compiled, A, U, x, cr, info, bad, h, rec, RunArrays, Substeps, subdivide):
+                if not self._subdivide(compiled, A, U, x, cr, info, bad, h, rec):
                     if not self.flag:
                         return bad
                     self._restart(cr, A.X[bad], x, 1.0)    # flagged: the step as the loop takes it
@@ -255,7 +255,7 @@ class NumericLoop:
         zh[0] = z
         cr["cnt"][0] = min(cr["cnt"][0], 1)
 
-    def _subdivide(self, compiled, A, U, x, cr, info, k, h, rec, RunArrays, Substeps, subdivide) -> bool:
+    def _subdivide(self, compiled, A, U, x, cr, info, k, h, rec) -> bool:
         """Take the failed step ``k`` in sub-steps (:mod:`phsym.simulation.substeps`); False (and ``info``
         naming the original failure) when that fails too."""
         failed = info.copy()

@@ -1,0 +1,173 @@
+"""DC operating point of a netlist (SPICE's ``.op``): node potentials, branch
+currents and the power of every element.
+
+The state comes from the simulator's DC solver
+(:meth:`~phsym.simulation.Simulator.dc_state`, the one ``x0="dc"`` uses);
+one backward-Euler step with the inputs held at their first sample then
+evaluates every probe at that state (the step changes nothing at an
+equilibrium: ``dx = 0``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Mapping, Optional, Tuple
+
+import numpy as np
+
+from ...errors import SimulationError
+from ...graph import DOMAIN_UNITS
+
+__all__ = ["OperatingPoint", "operating_point", "dc_state"]
+
+
+def dc_state(model, u0: np.ndarray, params: Optional[Mapping[str, float]] = None) -> np.ndarray:
+    """Storage state of a model's DC operating point for the inputs ``u0``, nothing held.
+
+    Unlike a transient's DC start (``x0="dc"``), ``.ic`` values are not
+    held: SPICE's ``.op`` and ``.ac`` ignore them too.  They only seed Newton.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    u0 : ndarray
+        Inputs in ``model.inputs`` order.
+    params : mapping of str to float, optional
+        Parameter overrides by name.
+    """
+    from ..initial import dc_operating_point, initial_from_ic
+    values = model.parameter_values(params)
+    x_ic, _ = initial_from_ic(model.structure, values)
+    return dc_operating_point(model.structure, values, np.asarray(u0, float), x_ic, ())
+
+
+@dataclass
+class OperatingPoint:
+    """A DC operating point.
+
+    Attributes
+    ----------
+    nodes : dict of str to float
+        Node potentials against the datum [V; K, m/s... in other domains]
+        (internal nodes such as a diode's ``D1#j`` included).
+    currents : dict of str to float
+        Current through each two-terminal element, from its first node to
+        its second [A]; for an element with more terminals, through each of
+        its branches (a transistor's ports ``Q1.be``, ``Q1.bc``, its series
+        resistors ``Q1.rb``..., an op-amp's output ``U1`` and ``U1.sense``).
+    voltages : dict of str to float
+        Voltage across each two-terminal element's terminals, first node
+        minus second [V] (for a diode with ``RS``: junction plus ``RS`` drop),
+        and across each branch of a multi-terminal element.
+    power : dict of str to float
+        Power absorbed by each element, ``voltages * currents`` [W]
+        (negative for a source that delivers power).
+    state : dict of str to float
+        The model's states (capacitor charges, inductor fluxes...).
+    title : str
+        The netlist title.
+    domains : dict of str to str
+        Domain of each node and element (``"electrical"``, ``"thermal"``...;
+        units in :data:`phsym.graph.DOMAIN_UNITS`).
+    """
+
+    nodes: Dict[str, float] = field(default_factory=dict)
+    currents: Dict[str, float] = field(default_factory=dict)
+    voltages: Dict[str, float] = field(default_factory=dict)
+    power: Dict[str, float] = field(default_factory=dict)
+    state: Dict[str, float] = field(default_factory=dict)
+    title: str = ""
+    domains: Dict[str, str] = field(default_factory=dict)
+
+    def _units(self, name: str) -> Tuple[str, str]:
+        return DOMAIN_UNITS.get(self.domains.get(name, "electrical"), ("", ""))
+
+    def to_text(self) -> str:
+        """The operating point as a plain-text table (as SPICE prints ``.op``; the units of each
+        node's and element's domain: a thermal node's potential is its temperature in K)."""
+        lines = [f"DC operating point: {self.title}" if self.title else "DC operating point", "",
+                 f"{'node':<20} {'potential':>15}"]
+        lines += [f"{n:<20} {v:>15.6g} {self._units(n)[0]}" for n, v in self.nodes.items()]
+        lines += ["", f"{'element':<20} {'across':>15}      {'through':>15}       {'power [W]':>15}"]
+        for e in self.currents:
+            ua, ut = self._units(e)
+            lines.append(f"{e:<20} {self.voltages[e]:>15.6g} {ua:<5} {self.currents[e]:>15.6g} {ut:<5} "
+                         f"{self.power[e]:>15.6g}")
+        lines += ["", f"total power {sum(self.power.values()):.3g} W (zero up to rounding)"]
+        return "\n".join(lines)
+
+
+def operating_point(model, params: Optional[Mapping[str, float]] = None) -> OperatingPoint:
+    """DC operating point of a model or netlist file at the inputs' first sample.
+
+    Parameters
+    ----------
+    model : Model, str or pathlib.Path
+        A model or a netlist file.  Sources take their value at ``t = 0``
+        (``SIN`` its offset, ``PULSE`` its first level), as SPICE's ``.op``;
+        ``.ic`` values are not held (as in SPICE's ``.op``).
+    params : mapping of str to float, optional
+        Parameter overrides by name.
+
+    Returns
+    -------
+    OperatingPoint
+
+    Raises
+    ------
+    SimulationError
+        When the DC problem has no solution or Newton fails on it.
+    """
+    from ...model import load
+    from ..simulator import Simulator
+    if isinstance(model, (str, Path)):
+        model = load(model)
+    if getattr(model, "netlist", None) is None:
+        raise SimulationError("an operating point needs a model built from a netlist", step=0, time=0.0)
+    sim = Simulator(model, 1.0, method="backward_euler")
+    n_u = len(model.inputs)
+    u0 = sim.plan(params).inputs(None, 1.0)[0] if n_u else np.zeros(0)
+    x0, start = sim.dc_solution(u0, params, hold_ic=False)
+    u = np.tile(np.asarray(u0, float), (2, 1)) if n_u else None
+    res = sim.plan(params).run(u, None if n_u else 1.0, x0, start=start)
+    drift = np.max(np.abs(res.x[1] - res.x[0]) / (np.abs(res.x[0]) + 1e-30), initial=0.0)
+    if drift > 1e-6 and np.max(np.abs(res.x[1] - res.x[0]), initial=0.0) > 1e-15:
+        raise SimulationError(f"the DC solution is not an equilibrium (relative drift {drift:.2g})",
+                              step=1, time=1.0)
+    op = OperatingPoint(title=model.netlist.title,
+                        state={str(s): float(v) for s, v in zip(model.states, res.x[0])})
+    nodes = []
+    for el in model.netlist.elements:
+        for n in el.nodes:
+            if n != "0" and n not in nodes:
+                nodes.append(n)
+    for n in model.structure.graph.nodes:        # internal nodes (a diode's series resistance)
+        if n != "0" and n not in nodes:
+            nodes.append(n)
+    op.nodes = {n: float(res[f"v({n})"][0]) for n in nodes}
+    graph = model.structure.graph
+    op.domains = {n: graph.nodes[n].get("domain", "electrical") for n in nodes if n in graph.nodes}
+    branch_domain = {b.name: b.domain for b in model.structure.branches}
+    multi = {el.name for el in model.netlist.elements if len(el.nodes) > 2}
+    for b in model.structure.branches:      # transistors, tubes, controlled sources: each port
+        if b.element in multi:
+            i, v = float(res[f"i({b.name})"][0]), float(res[f"v({b.name})"][0])
+            op.currents[b.name], op.voltages[b.name], op.power[b.name] = i, v, v * i
+            op.domains[b.name] = _domain(b.domain, (b.node_from, b.node_to), op.domains)
+    for el in model.netlist.elements:
+        if len(el.nodes) != 2:
+            continue              # couplings and four-terminal two-ports: their inductors/ports are listed
+        i = float(res[f"i({el.name})"][0])
+        # terminal voltage: a diode's v(D1) is its junction voltage, without RS
+        v = op.nodes.get(el.nodes[0], 0.0) - op.nodes.get(el.nodes[1], 0.0)
+        op.currents[el.name], op.voltages[el.name], op.power[el.name] = i, v, v * i
+        op.domains[el.name] = _domain(branch_domain.get(el.name, "any"), el.nodes, op.domains)
+    return op
+
+
+def _domain(domain: str, nodes, node_domains: Mapping[str, str]) -> str:
+    """A branch's domain; a two-port's side (``any``) takes that of its nodes."""
+    if domain in DOMAIN_UNITS:
+        return domain
+    return next((node_domains[n] for n in nodes if node_domains.get(n, "any") in DOMAIN_UNITS), "electrical")

@@ -1,0 +1,71 @@
+"""``phsym ac FILE``: small-signal frequency response at the DC operating point (SPICE's ``.ac``)."""
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any, Optional, Tuple
+
+__all__ = ["add_parser", "run", "deck_sweep"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register the ``ac`` subcommand (``func`` default: :func:`run`)."""
+    p = subparsers.add_parser(
+        "ac", help="small-signal frequency response at the DC operating point (CSV, Bode plot)",
+        description="Linearise at the DC operating point and print or write the response of node "
+                    "potentials (or --signal labels) to a unit excitation of one source.")
+    p.add_argument("file", help="netlist file")
+    p.add_argument("--sweep", nargs=4, metavar=("DEC|OCT|LIN", "N", "FSTART", "FSTOP"),
+                   help="frequency sweep as in SPICE's .ac card, e.g. --sweep dec 20 10 100k "
+                        "(default: the deck's own .ac card)")
+    p.add_argument("--source", help="excited source (default: the first input)")
+    p.add_argument("--signal", action="append", default=[], help="signal label (default: every node)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="parameter override")
+    p.add_argument("--out", help="write a CSV table (f, dB and phase per signal); default: print it")
+    p.add_argument("--plot", help="write a Bode plot (e.g. bode.png; needs matplotlib)")
+    p.set_defaults(func=run)
+    return p
+
+
+_AC_CARD = re.compile(r"^[ \t]*\.ac[ \t]+(dec|oct|lin)[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)",
+                      re.IGNORECASE | re.MULTILINE)
+
+
+def deck_sweep(path) -> Optional[Tuple[str, str, str, str]]:
+    """The ``.ac DEC|OCT|LIN N FSTART FSTOP`` card of a deck file (its first), or None.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The deck (not its included files).
+    """
+    try:
+        m = _AC_CARD.search(Path(path).read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return m.groups() if m else None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``phsym ac``; returns the exit status."""
+    import sys
+
+    from ...errors import SimulationError
+    from ..analyses.ac import ac_analysis, frequency_grid
+    from .simulate import _number, _pairs
+    sweep = args.sweep or deck_sweep(args.file)
+    if sweep is None:
+        raise SimulationError(f"{args.file} has no .ac card: give the frequencies with --sweep dec N FSTART FSTOP")
+    kind, n, f1, f2 = sweep
+    try:
+        points = int(n)
+    except ValueError:
+        raise SimulationError(f"--sweep: N must be an integer, got {n!r}") from None
+    f = frequency_grid(kind, points, _number(f1), _number(f2))
+    params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
+    res = ac_analysis(args.file, f, source=args.source, signals=args.signal or None, params=params or None)
+    res.save(args.out if args.out else sys.stdout)
+    if args.plot:
+        res.plot(path=args.plot)
+    return 0

@@ -1,0 +1,62 @@
+"""``phsym cache info|clear|build``: inspect, empty or fill the generated-code cache."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register the ``cache`` subcommand (``func`` default: :func:`run`)."""
+    p = subparsers.add_parser(
+        "cache", help="show, clear or fill the generated-code cache",
+        description="Generated simulator modules, warm-start snapshots and ahead-of-time compiled "
+                    "extensions live in $PHSYM_CACHE_DIR (default ~/.cache/phsym) with numba's "
+                    "compiled code.  'build FILE' simulates one step of a netlist and compiles its "
+                    "loop ahead of time now, so that the next 'phsym simulate FILE' with the same "
+                    "--fs and --method starts without numba.")
+    p.add_argument("action", choices=["info", "clear", "build"])
+    p.add_argument("file", nargs="?", help="netlist (for build)")
+    p.add_argument("--fs", default="48k", help="sample rate for build (default 48k)")
+    p.add_argument("--method", default="auto", help="scheme for build (default auto)")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``phsym cache``; returns the exit status."""
+    from ...codegen.cache import cache_info, clear_cache
+    if args.action == "clear":
+        n = clear_cache()
+        print(f"removed {n} files from {cache_info()['directory']}")
+        return 0
+    if args.action == "build":
+        return _build(args)
+    info = cache_info()
+    print(f"directory: {info['directory']}")
+    print(f"generated modules: {info['modules']}")
+    print(f"warm-start snapshots: {info['snapshots']}")
+    print(f"ahead-of-time extensions: {info['compiled']}")
+    print(f"files: {info['files']}, {info['bytes'] / 1e6:.2f} MB")
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    import os
+    from ...errors import PhsymError
+    from ...netlist.numbers import parse_number
+    if not args.file:
+        raise PhsymError("phsym cache build needs a netlist FILE")
+    os.environ["PHSYM_AOT"] = "0"       # build here, not in the background
+    from ..run import simulate
+    fs = parse_number(args.fs)
+    res = simulate(args.file, fs, duration=1.0 / fs, method=args.method)
+    key = res.info.get("key")
+    if key is None:
+        print(f"{args.file}: {res.info['engine']} engine: no generated loop to compile ahead of time")
+        return 0
+    from ...codegen import aot
+    path = aot.build(key)
+    print(f"{args.file}: snapshot stored, loop compiled ahead of time to {path}")
+    return 0

@@ -1,0 +1,127 @@
+"""What the compiled run loops share (numbers only: no sympy, no scipy).
+
+Three loops share one interface: ``loop.run(x, U, h, rec, progress, chunk)``
+steps from the state ``x`` over the inputs ``U`` (``N + 1`` grid samples)
+and returns the filled :class:`RunArrays` and the wall time of the
+stepping; ``loop.to_arrays()`` / ``Loop.from_arrays(meta, arrays)`` turn a
+loop into numbers and back (the warm-start snapshot of
+:mod:`phsym.simulation.warm`).
+
+* :class:`~phsym.simulation.engines.generated.NewtonLoop` drives the
+  generated module of a model and scheme (:mod:`phsym.codegen.steps`): any model;
+* :class:`~phsym.simulation.engines.linear.loops.DenseLinearLoop` the fused
+  matrices of a small linear model,
+  :class:`~phsym.simulation.engines.linear.loops.SparseLinearLoop` the
+  sparse LU factors of a large one (with the engine that builds them,
+  :mod:`phsym.simulation.engines.linear.engine`).
+
+This module holds what they share: :class:`RunArrays`, chunked stepping,
+the status codes of the generated loop and the recording limit.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from ...errors import SimulationError
+
+__all__ = ["RECORD_LIMIT", "RunArrays", "STATUS", "stepping"]
+
+#: Efforts are recorded (for probes) when steps * size stays below this.
+RECORD_LIMIT = 20_000_000
+
+#: Status codes of the generated loop.
+STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular Newton Jacobian",
+          4: "non-finite state"}
+
+Progress = Optional[Callable[[int, int], None]]
+
+
+@dataclass
+class RunArrays:
+    """Arrays one run fills (see :class:`~phsym.simulation.SimulationResult`).
+
+    Attributes
+    ----------
+    X, Y, Hh, Pd, Ps : ndarray
+        States, outputs, energy, dissipated and supplied power.
+    Pc : ndarray
+        Power of the controls on the storages (part of ``Ps``; zeros unless
+        a control changes H).
+    Pn : ndarray
+        Numerical dissipation of stiff storages stepped to the end (part of
+        ``Pd``; zeros without them).
+    IT, FL : ndarray of int64
+        Newton iterations and status flags per step.
+    E : ndarray
+        Efforts per step (one dummy row when not recorded).
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    Hh: np.ndarray
+    Pd: np.ndarray
+    Ps: np.ndarray
+    Pc: np.ndarray
+    Pn: np.ndarray
+    IT: np.ndarray
+    FL: np.ndarray
+    E: np.ndarray
+
+    @classmethod
+    def allocate(cls, N: int, x_init: np.ndarray, n_u: int, n_e: int, rec: bool,
+                 counters: bool = True) -> "RunArrays":
+        """Arrays for ``N`` steps; ``X[0] = x_init``.
+
+        Parameters
+        ----------
+        N : int
+            Number of steps.
+        x_init : ndarray
+            Initial state.
+        n_u, n_e : int
+            Number of ports and size of the effort vector.
+        rec : bool
+            Record the efforts of every step.
+        counters : bool
+            Allocate ``IT`` and ``FL`` for the loop to write; ``False``
+            (linear loops: no Newton) gives read-only zero views instead,
+            which cost no memory.
+        """
+        # every entry is written by the compiled loop (failed runs raise), so
+        # skip zero-filling tens of MB on long runs
+        X = np.empty((N + 1, x_init.shape[0]))
+        X[0] = x_init
+        if counters:
+            IT, FL = np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64)
+        else:
+            IT = FL = np.broadcast_to(np.zeros(1, dtype=np.int64), (N,))
+        return cls(X, np.empty((N, n_u)), np.empty(N + 1), np.empty(N), np.empty(N), np.zeros(N), np.zeros(N), IT, FL,
+                   np.zeros((N, n_e)) if rec else np.zeros((1, max(n_e, 1))))
+
+
+def plain_call(fn, types, *args):
+    return fn(*args)
+
+
+def _chunks(N: int, chunk: int, progress: Progress):
+    if chunk <= 0:
+        chunk = max(1, N // 50) if progress else N
+    for k0 in range(0, N, chunk):
+        yield k0, min(N, k0 + chunk)
+
+
+def stepping(steps, N: int, h: float, progress: Progress, chunk: int,
+              failure: Callable[[int], SimulationError]) -> float:
+    """Run ``steps(k0, k1)`` (first failed step or -1) chunk by chunk; returns the wall time."""
+    t0 = time.perf_counter()
+    for k0, k1 in _chunks(N, chunk, progress):
+        bad = steps(k0, k1)
+        if bad >= 0:
+            raise failure(int(bad))
+        if progress:
+            progress(k1, N)
+    return time.perf_counter() - t0

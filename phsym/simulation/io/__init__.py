@@ -1,0 +1,1 @@
+"""Signals in and out of files: WAV at physical levels (:mod:`.audio`)."""
