@@ -98,6 +98,7 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
     for J in range(nj):
         r0 = rptr[J]
         w = IN[readers[r0, 1]] + (K[readers[r0, 6]] if readers[r0, 6] >= 0 else 0.0)     # the junction's value
+        moved = False
         if limit:
             for t in range(tptr[J], tptr[J + 1]):
                 c, c0 = lc[t], lc0[t]
@@ -107,9 +108,11 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
                 slim = _pnjlim(snew, sold, lvt[t], lvc[t])
                 if slim != snew:
                     w = (slim * a - c0) / c
+                    moved = True
         wold[J] = w
-        for r in range(rptr[J], rptr[J + 1]):
-            IN[readers[r, 1]] = w - (K[readers[r, 6]] if readers[r, 6] >= 0 else 0.0)
+        if moved:       # (only then: w - offset need not give the input back to the last bit)
+            for r in range(rptr[J], rptr[J + 1]):
+                IN[readers[r, 1]] = w - (K[readers[r, 6]] if readers[r, 6] >= 0 else 0.0)
     call_groups(G, P, IN, OUT)
     if limit:       # outputs linearised at the limited inputs: out + D (w - w_lim)
         for r in range(readers.shape[0]):
