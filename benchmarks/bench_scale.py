@@ -2,7 +2,7 @@
 
 Run from the repository root (needs ngspice on PATH unless ``--no-ngspice``)::
 
-    PYTHONPATH=. python benchmarks/bench_scale.py [--family ttl,rc_mesh] [--sizes 1,2,5] [--quick]
+    PYTHONPATH=. python benchmarks/bench_scale.py [--family ttl,rc_mesh] [--sizes 1,2,5 | --sizes ttl=1,2 ...] [--quick]
         [--engine auto] [--steps N] [--timeout 300] [--memory 8] [--markdown] [--json out.json]
 
 The families are :data:`phsym.benchmarks.FAMILIES` (TTL NAND chains, RTL
@@ -99,7 +99,8 @@ emit(phase="run", steps=int(res.t_step.size), wall=float(res.info["wall_time"]),
 """
 
 #: words in a child's error output that mean it ran out of its address space
-MEMORY_SIGNS = ("MemoryError", "bad_alloc", "out of memory", "Cannot allocate memory", "ArrayMemoryError")
+MEMORY_SIGNS = ("MemoryError", "bad_alloc", "out of memory", "Cannot allocate memory", "ArrayMemoryError",
+                "pthread_create failed")    # OpenBLAS cannot map a thread's stack
 
 
 def guarded(cmd: Sequence[str], *, cwd: Path, env: Dict[str, str], timeout: float, memory_gb: float) -> dict:
@@ -233,8 +234,12 @@ def growth(xs: Sequence[float], ys: Sequence[Optional[float]]) -> Optional[float
     return sum((p[0] - mx) * (p[1] - my) for p in pts) / sum((p[0] - mx) ** 2 for p in pts)
 
 
+#: the phase a child was in, from the last phase it finished
+IN_PHASE = {"start": "load", "load": "Simulator", "simulator": "first step", "first": "run", "run": "exit"}
+
+
 def _guard_text(rec: dict, timeout: float, memory_gb: float) -> Optional[str]:
-    where = f" (in {rec.get('reached', '?')})" if rec.get("reached") else ""
+    where = f" (in {IN_PHASE.get(rec['reached'], rec['reached'])})" if rec.get("reached") else ""
     if rec["status"] == "timeout":
         return f"> {timeout:g} s{where}"
     if rec["status"] == "memory":
@@ -260,7 +265,7 @@ def row(r: dict, timeout: float, memory_gb: float) -> str:
         guard = _guard_text(p, timeout, memory_gb)
         first = _g(p.get("first"), ".2f") if "first" in p else (guard or "-")
         rate = _g(p.get("rate"), ".3g") if "rate" in p else (guard if "first" in p else "-")
-        mem = _g(p["maxrss"] / 2**30, ".2f") + (" (killed)" if p["status"] in ("timeout", "memory") else "")
+        mem = _g(p["maxrss"] / 2**30, ".2f") + {"timeout": " (killed)", "memory": " (at the limit)"}.get(p["status"], "")
         cells += [first, mem, rate, p.get("engine", "-"), _g(p.get("balance"), ".1e"),
                   _g(p.get("iterations"), ".2f")]
     if n is None:
@@ -314,8 +319,9 @@ def machine() -> str:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--family", help=f"comma-separated families (default: all of {', '.join(FAMILIES)})")
-    ap.add_argument("--sizes", help="comma-separated sizes (default: each family's; with one family or a list "
-                                    "valid for all)")
+    ap.add_argument("--sizes", action="append", default=[],
+                    help="comma-separated sizes for every family chosen, or FAMILY=1,2,5 for one (repeatable; "
+                         "default: each family's sizes)")
     ap.add_argument("--quick", action="store_true", help="the quick sizes and at most 300 steps a run")
     ap.add_argument("--engine", default="auto", help="Simulator(..., engine=ENGINE) (default auto)")
     ap.add_argument("--steps", type=int, help="steps of each run (default: the deck's duration)")
@@ -329,6 +335,13 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     names = args.family.split(",") if args.family else list(FAMILIES)
     unknown = [f for f in names if f not in FAMILIES]
+    chosen = {}
+    for spec in args.sizes:
+        fam, _, values = spec.rpartition("=")
+        unknown += [fam] if fam and fam not in FAMILIES else []
+        chosen[fam] = [int(v) for v in values.split(",") if v]
+    if args.family is None and args.sizes and "" not in chosen:
+        names = [f for f in names if f in chosen]          # --sizes FAMILY=... alone chooses those families
     if unknown:
         ap.error(f"unknown family {', '.join(unknown)}: one of {', '.join(FAMILIES)}")
     if not args.no_ngspice and not ngspice_version():
@@ -339,8 +352,7 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
         for fam in names:
             family = FAMILIES[fam]
-            sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else \
-                list(family.quick if args.quick else family.sizes)
+            sizes = chosen.get(fam, chosen.get("", list(family.quick if args.quick else family.sizes)))
             guarded_at = None
             for size in sizes:
                 steps = args.steps or (300 if args.quick else None)

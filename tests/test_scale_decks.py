@@ -22,6 +22,7 @@ import phsym
 from phsym.benchmarks import FAMILIES, deck_size, diode_ladder, rc_mesh, rtl_chain, ttl_nand_chain
 from phsym.errors import NetlistWarning
 from phsym.netlist import parse_netlist
+from tests.decks.corpus import load_reference, signal_nodes
 from tests.scale_support import REFERENCE_DECKS, SCALE_DECKS, read_rc_deck, reference_deck_text, trapezoidal
 
 SIZES = {"ttl": (1, 3), "rtl": (1, 2, 5), "rc_mesh": (1, 2, 4), "diode_ladder": (2, 10)}
@@ -72,12 +73,11 @@ def test_committed_reference_decks_match_the_builders(name):
     deck = SCALE_DECKS / f"{name}.cir"
     assert deck.read_text() == reference_deck_text(name), \
         "the builder changed: PYTHONPATH=. python tests/decks/scale/make_scale_refs.py"
-    with np.load(SCALE_DECKS / "refs" / f"{name}.npz", allow_pickle=False) as z:
-        t, v, names, command = z["t"], z["v"], [str(s) for s in z["names"]], str(z["command"])
+    t, v, command = load_reference(deck, SCALE_DECKS / "refs")
     tran = next(ln for ln in deck.read_text().splitlines() if ln.startswith(".tran")).split()
     step, stop = float(tran[1]), float(tran[2])
-    assert v.dtype == np.float32 and v.shape == (len(names), t.size) and 200 <= t.size <= 1000
-    assert t[-1] == pytest.approx(stop) and np.all(np.isfinite(v))
+    assert set(v) == set(_quiet(signal_nodes, deck)) and 200 <= t.size <= 1000 and t[-1] == pytest.approx(stop)
+    assert all(w.dtype == np.float32 and w.shape == t.shape and np.all(np.isfinite(w)) for w in v.values())
     assert "reltol=1e-6 abstol=1e-12 vntol=1e-9 method=gear" in command
     assert f"tran {step!r} {stop!r} 0 {step!r}" in command                   # TMAX = the step
 
