@@ -20,7 +20,9 @@ the other:
   included) to the end of that first step.  The same simulator then runs
   the deck's whole ``.tran`` duration: *steps/s* is its number of steps
   over ``result.info["wall_time"]`` (the stepping, without compiling);
-  the balance column is ``result.max_balance_error``.  *Peak memory* is
+  the balance column is ``result.max_balance_error``; *long run, whole
+  call* is the child's time after its first sample (that ``sim.run`` call
+  whole: DC point, set-up, stepping, result; and the exit).  *Peak memory* is
   the child's ``ru_maxrss`` (``os.wait4``).
 * **ngspice**: ``ngspice -b -r OUT.raw DECK`` on the same deck (``.tran h
   T 0 h``: its step never exceeds phsym's; ``.save`` keeps a few nodes),
@@ -37,14 +39,16 @@ ngspice still runs them.  An engine the code refuses is reported with the
 code's message.
 
 Growth exponents: least-squares slopes of ``log(quantity)`` against
-``log(elements)`` over the sizes measured (guarded sizes left out):
-first sample, peak memory, time a step (``1 / steps/s``), ngspice's run
-and memory.  Memory includes the interpreter's and the libraries' base
+``log(elements)`` over the sizes measured: phsym's load and first
+sample, peak memory, time a step (``1 / steps/s``), ngspice's run and
+memory (what a guard cut short is left out; a guarded run's load and first
+sample count when it got past them).  Memory includes the interpreter's and the libraries' base
 (about 0.1-0.3 GB), which flattens the slope over small sizes.
 
 ``--quick``: the families' quick sizes and at most 300 steps a run.
 ``--markdown``: a table for docs/benchmarks.md with the command, date and
-machine.  ``--json FILE``: the raw measurements.
+machine.  ``--json FILE``: the raw measurements; ``--render FILE`` prints
+a saved run's Markdown again (the table as this version draws it).
 """
 from __future__ import annotations
 
@@ -83,7 +87,7 @@ from phsym.simulation import Simulator
 deck = deck_settings(path)
 x0 = None if deck.x0 == "ic" else deck.x0          # as `phsym simulate DECK`: DC point unless UIC
 model = phsym.load(path)
-emit(phase="load", t=time.time() - spawn, states=len(model.states))
+emit(phase="load", t=time.time() - spawn)
 try:
     sim = Simulator(model, deck.tran.fs, engine=engine, **deck.simulator_options())
 except PhsymError as exc:
@@ -91,9 +95,10 @@ except PhsymError as exc:
     sys.exit(3)
 emit(phase="simulator", t=time.time() - spawn)
 first = sim.run(duration=deck.tran.step, x0=x0)
-emit(phase="first", t=time.time() - spawn, engine=str(first.info.get("engine")), scheme=str(first.info.get("scheme")))
+emit(phase="first", t=time.time() - spawn, engine=str(first.info.get("engine")), scheme=str(first.info.get("scheme")),
+     states=int(first.x.shape[1]))
 res = sim.run(duration=deck.tran.stop, x0=x0)
-emit(phase="run", steps=int(res.t_step.size), wall=float(res.info["wall_time"]), balance=res.max_balance_error,
+emit(phase="run", t=time.time() - spawn, steps=int(res.t_step.size), wall=float(res.info["wall_time"]), balance=res.max_balance_error,
      iterations=float(res.iterations.mean()) if res.iterations.size else 0.0,
      failed=int(res.info.get("failed_steps", 0)))
 """
@@ -189,16 +194,18 @@ def measure_phsym(deck: Path, engine: str, timeout: float, memory_gb: float) -> 
     rec = dict(status=run["status"], wall=run["wall"], maxrss=run["maxrss"], reached=list(ph)[-1] if ph else "start")
     if "refused" in ph:
         rec.update(status="refused", message=ph["refused"]["message"])
-    elif run["status"] == "failed":
+    elif run["status"] in ("failed", "memory"):
         tail = [ln for ln in run["stderr"].strip().splitlines() if ln.strip()]
         rec["message"] = tail[-1][:300] if tail else f"exit code {run['code']}"
     if "first" in ph:
-        rec.update(first=ph["first"]["t"], engine=ph["first"]["engine"], scheme=ph["first"]["scheme"])
+        rec.update(first=ph["first"]["t"], engine=ph["first"]["engine"], scheme=ph["first"]["scheme"],
+                   states=ph["first"]["states"])
     if "load" in ph:
-        rec.update(load=ph["load"]["t"], states=ph["load"]["states"])
+        rec["load"] = ph["load"]["t"]
     if "run" in ph:
         r = ph["run"]
         rec.update(steps=r["steps"], rate=r["steps"] / r["wall"] if r["wall"] > 0 else math.inf,
+                   run_call=r["t"] - ph["first"]["t"],
                    balance=r["balance"], iterations=r["iterations"], failed_steps=r["failed"])
     return rec
 
@@ -216,9 +223,9 @@ def measure_ngspice(deck: Path, timeout: float, memory_gb: float) -> dict:
     if raw.exists():
         with open(raw, "rb") as f:
             head = f.read(4096).decode("latin-1")
-        points = [ln for ln in head.splitlines() if ln.startswith("No. Points:")]
-        if points:
-            rec["points"] = int(points[0].split(":")[1])
+        points = [ln.split(":", 1)[1].strip() for ln in head.splitlines() if ln.startswith("No. Points:")]
+        if points and points[0].isdigit():              # a killed run leaves the header unfinished
+            rec["points"] = int(points[0])
         raw.unlink()
     return rec
 
@@ -260,13 +267,16 @@ def row(r: dict, timeout: float, memory_gb: float) -> str:
     p, n = r.get("phsym"), r.get("ngspice")
     cells = [r["family"], str(r["size"]), str(r["elements"]), str(r["nodes"]), str(r.get("steps_deck", "-"))]
     if p is None:
-        cells += ["-"] * 6
+        cells += ["-"] * 8
     else:
         guard = _guard_text(p, timeout, memory_gb)
         first = _g(p.get("first"), ".2f") if "first" in p else (guard or "-")
         rate = _g(p.get("rate"), ".3g") if "rate" in p else (guard if "first" in p else "-")
-        mem = _g(p["maxrss"] / 2**30, ".2f") + {"timeout": " (killed)", "memory": " (at the limit)"}.get(p["status"], "")
-        cells += [first, mem, rate, p.get("engine", "-"), _g(p.get("balance"), ".1e"),
+        mem = "-" if p["status"] in ("skipped", "refused") else \
+            _g(p["maxrss"] / 2**30, ".2f") + {"timeout": " (killed)", "memory": " (at the limit)"}.get(p["status"], "")
+        after = p["wall"] - p["first"] if "rate" in p else None
+        cells += [_g(p.get("load"), ".2f"), first, _g(after, ".2f"), mem, rate, p.get("engine", "-"),
+                  _g(p.get("balance"), ".1e"),
                   _g(p.get("iterations"), ".2f")]
     if n is None:
         cells += ["-"] * 3
@@ -279,9 +289,10 @@ def row(r: dict, timeout: float, memory_gb: float) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-HEADER = ("| family | size | elements | nodes | steps | phsym first sample, cold [s] | phsym peak memory [GB] | "
-          "phsym steps/s | engine | balance | Newton it./step | ngspice whole run [s] | ngspice peak [MB] | "
-          "ngspice steps/s | phsym / ngspice |\n" + "|" + " --- |" * 15)
+HEADER = ("| family | size | elements | nodes | steps | phsym loaded [s] | phsym first sample, cold [s] | "
+          "phsym long run, whole call [s] | phsym peak memory [GB] | phsym steps/s | engine | balance | "
+          "Newton it./step | ngspice whole run [s] | ngspice peak [MB] | ngspice steps/s | phsym / ngspice |\n"
+          + "|" + " --- |" * 17)
 
 
 def exponents(rows: List[dict]) -> List[str]:
@@ -291,11 +302,15 @@ def exponents(rows: List[dict]) -> List[str]:
         R = [r for r in rows if r["family"] == fam]
         xs = [r["elements"] for r in R]
 
-        def ok(r, side, key, scale=1.0):
+        def ok(r, side, key):
+            """A quantity the run completed (a guarded run's memory is only a lower bound)."""
             m = r.get(side)
-            return None if not m or m["status"] != "ok" or m.get(key) is None else m[key] * scale
+            if not m or m.get(key) is None or (key in ("maxrss", "wall") and m["status"] != "ok"):
+                return None
+            return m[key]
 
-        fits = {"phsym first sample": growth(xs, [ok(r, "phsym", "first") for r in R]),
+        fits = {"phsym loaded": growth(xs, [ok(r, "phsym", "load") for r in R]),
+                "phsym first sample": growth(xs, [ok(r, "phsym", "first") for r in R]),
                 "phsym peak memory": growth(xs, [ok(r, "phsym", "maxrss") for r in R]),
                 "phsym time a step": growth(xs, [1 / v if (v := ok(r, "phsym", "rate")) else None for r in R]),
                 "ngspice whole run": growth(xs, [ok(r, "ngspice", "wall") for r in R]),
@@ -316,7 +331,8 @@ def machine() -> str:
             f"{ngspice_version() or 'no ngspice'}; load average {load}")
 
 
-def main(argv=None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line (also read back from a saved run by ``--render``)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--family", help=f"comma-separated families (default: all of {', '.join(FAMILIES)})")
     ap.add_argument("--sizes", action="append", default=[],
@@ -332,7 +348,32 @@ def main(argv=None) -> None:
     ap.add_argument("--no-phsym", action="store_true", help="ngspice only")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown section for docs/benchmarks.md")
     ap.add_argument("--json", help="write the raw measurements to this file")
+    ap.add_argument("--render", metavar="JSON", help="print the Markdown of a run saved with --json, run nothing")
+    return ap
+
+
+def report(saved: dict, markdown: bool = True) -> str:
+    """The table and growth exponents of a run (``saved`` as ``--json`` writes it), with its command and machine."""
+    args = parser().parse_args(saved["argv"])
+    lines = []
+    if markdown:
+        command = "PYTHONPATH=. python benchmarks/bench_scale.py " + " ".join(shlex.quote(a) for a in saved["argv"])
+        lines += [f"Command: `{command}`, started {saved['started']} (engine `{args.engine}`, guards "
+                  f"{args.timeout:g} s and {args.memory:g} GB a child).", "",
+                  f"Machine: {saved['machine']} at the start; {saved.get('end_load', '?')} at the end.", ""]
+    lines += [HEADER] + [row(r, args.timeout, args.memory) for r in saved["rows"]]
+    lines += ["", "Growth exponents (least squares of log quantity against log elements; what a guard cut short "
+                  "is left out):"] + exponents(saved["rows"])
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    ap = parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = ap.parse_args(argv)
+    if args.render:
+        print(report(json.loads(Path(args.render).read_text())))
+        return
     names = args.family.split(",") if args.family else list(FAMILIES)
     unknown = [f for f in names if f not in FAMILIES]
     chosen = {}
@@ -346,9 +387,7 @@ def main(argv=None) -> None:
         ap.error(f"unknown family {', '.join(unknown)}: one of {', '.join(FAMILIES)}")
     if not args.no_ngspice and not ngspice_version():
         raise SystemExit("ngspice is not on PATH (apt-get install ngspice), or run with --no-ngspice")
-    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    host = machine()
-    rows: List[dict] = []
+    saved = dict(started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine=machine(), argv=argv, rows=[])
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
         for fam in names:
             family = FAMILIES[fam]
@@ -372,22 +411,12 @@ def main(argv=None) -> None:
                             guarded_at = size
                 if not args.no_ngspice:
                     r["ngspice"] = measure_ngspice(deck, args.timeout, args.memory)
-                rows.append(r)
+                saved["rows"].append(r)
                 print(json.dumps(r), file=sys.stderr, flush=True)
+    saved["end_load"] = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     if args.json:
-        Path(args.json).write_text(json.dumps(dict(started=started, machine=host, argv=sys.argv[1:], rows=rows),
-                                              indent=1))
-    command = "PYTHONPATH=. python benchmarks/bench_scale.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    if args.markdown:
-        print(f"Command: `{command}`, started {started} (engine `{args.engine}`, guards {args.timeout:g} s and "
-              f"{args.memory:g} GB a child).\n\nMachine: {host} at the start; "
-              f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} at the end.\n")
-    print(HEADER)
-    for r in rows:
-        print(row(r, args.timeout, args.memory))
-    print()
-    print("Growth exponents (least squares of log quantity against log elements, guarded sizes left out):")
-    print("\n".join(exponents(rows)))
+        Path(args.json).write_text(json.dumps(saved, indent=1))
+    print(report(saved, args.markdown))
 
 
 def _capped(family, size: int, steps: int) -> str:
