@@ -14,7 +14,7 @@ warm simulation of a cached netlist needs none of them).
 """
 from .common.lazy import attach
 from .errors import (BuildError, CacheWarning, ClippingWarning, DataFileError, IdentificationError, MissingDependencyError, NetlistError,
-                     NetlistWarning, PhsymError, PhsymWarning, SignalError, SimulationError, SimulationInputError,
+                     NetlistWarning, PhsymError, PhsymWarning, ResourceError, SignalError, SimulationError, SimulationInputError,
                      StructureError, UnknownNameError)
 
 from .version import __version__
@@ -33,7 +33,8 @@ __getattr__, __dir__ = attach(
 __all__ = [
     "__version__",
     "PhsymError", "NetlistError", "StructureError", "SimulationError", "SimulationInputError", "SignalError",
-    "IdentificationError", "UnknownNameError", "DataFileError", "MissingDependencyError", "BuildError", "PhsymWarning",
+    "IdentificationError", "UnknownNameError", "DataFileError", "MissingDependencyError", "BuildError", "ResourceError",
+    "PhsymWarning",
     "NetlistWarning", "CacheWarning", "ClippingWarning", "UnidentifiableParameterWarning", "SchemeMismatchWarning",
     "Model", "parse", "load", "simulate", "Simulator", "SimulationResult", "LinearPHS",
     "sweep", "grid", "sampling", "SweepResult",

@@ -25,6 +25,8 @@ def _show(args: argparse.Namespace) -> int:
     from .model import load
     from .report import checks_pass, describe_json, describe_text
     model = load(args.file)
+    if args.symbolic:
+        model.structure         # build it whatever the size: describe and the checks then use it
     if args.latex:
         print(model.to_latex())
     elif args.json:
@@ -44,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = s.add_mutually_exclusive_group()
     g.add_argument("--latex", action="store_true", help="print LaTeX")
     g.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("--symbolic", action="store_true",
+                   help="build the symbolic structure of a large model (above 400 branches) to print and check it")
     s.set_defaults(func=_show)
     for mod in PLUGINS:
         try:

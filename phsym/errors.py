@@ -45,6 +45,7 @@ __all__ = [
     "DataFileError",
     "MissingDependencyError",
     "BuildError",
+    "ResourceError",
     "PhsymWarning",
     "NetlistWarning",
     "SimulationWarning",
@@ -241,6 +242,14 @@ class MissingDependencyError(PhsymError, ImportError):
 class BuildError(PhsymError, RuntimeError):
     """An ahead-of-time build of a generated loop failed (the reason is kept in
     the cache's ``.failed`` file) or another process holds its lock."""
+
+
+class ResourceError(PhsymError, MemoryError):
+    """A job would not fit in this machine's memory; raised before it starts.
+
+    The message gives the estimate, what it was made of and what is available
+    (:mod:`phsym.common.budget`), with a hint of what to change.
+    """
 
 
 class PhsymWarning(UserWarning):

@@ -212,8 +212,26 @@ class Model:
 
     @property
     def hamiltonian(self) -> sp.Expr:
-        """Total stored energy H(x) (sympy)."""
-        return self.structure.hamiltonian
+        """Total stored energy H(x) (sympy; the sum of the storages' energies on a large model)."""
+        if self.symbolic_ready:
+            return self.structure.hamiltonian
+        return sp.Add(*(st.hamiltonian for st in self._records[0]))
+
+    @property
+    def symbolic_ready(self) -> bool:
+        """Whether the symbolic structure is built or cheap to build (at most :data:`SYMBOLIC_LIMIT`
+        branches); larger models run on the numeric engine without it."""
+        return "structure" in self.__dict__ or self.size["branches"] <= SYMBOLIC_LIMIT
+
+    def _symbolic(self, what: str, symbolic: bool) -> Structure:
+        """The structure for ``what``, or a :class:`StructureError` saying how to ask for it on a large model."""
+        if symbolic or self.symbolic_ready:
+            return self.structure
+        raise StructureError(f"{what} works on the symbolic structure, which this model of "
+                             f"{self.size['branches']} branches does not build (above SYMBOLIC_LIMIT = "
+                             f"{SYMBOLIC_LIMIT}: sympy matrices of the whole circuit take minutes and GBs)",
+                             hint=f"pass symbolic=True to build it anyway ({what}(..., symbolic=True), phsym show "
+                                  "--symbolic); simulating needs no symbolic structure (the numeric engine)")
 
     @property
     def probes(self) -> list:
@@ -309,14 +327,29 @@ class Model:
     @cached_property
     def explicit(self) -> Optional[ExplicitForm]:
         """Explicit PHS (see :func:`phsym.structure.forms.explicit`), or ``None``."""
-        return explicit(self.structure, self.defaults)
+        return explicit(self._symbolic("explicit", False), self.defaults)
 
-    def descriptor(self) -> DescriptorForm:
-        """Symbolic pH-DAE ``E xi' = (J - R) z(xi) + B u``, ``y = B^T z(xi) + (S - N) u`` (linear dissipation)."""
-        return descriptor(self.structure)
+    def descriptor(self, symbolic: bool = False) -> DescriptorForm:
+        """Symbolic pH-DAE ``E xi' = (J - R) z(xi) + B u``, ``y = B^T z(xi) + (S - N) u`` (linear dissipation).
 
-    def check(self) -> Dict[str, bool]:
-        """Structure checks (see :func:`phsym.structure.checks.check_structure`)."""
+        Parameters
+        ----------
+        symbolic : bool
+            Build the symbolic structure of a model above :data:`SYMBOLIC_LIMIT` branches (refused
+            otherwise, with a :class:`StructureError` saying so).
+        """
+        return descriptor(self._symbolic("descriptor", symbolic))
+
+    def check(self, symbolic: bool = False) -> Dict[str, bool]:
+        """Structure checks (see :func:`phsym.structure.checks.check_structure`).
+
+        Parameters
+        ----------
+        symbolic : bool
+            Build the symbolic structure of a model above :data:`SYMBOLIC_LIMIT` branches (refused
+            otherwise, with a :class:`StructureError` saying so).
+        """
+        self._symbolic("check", symbolic)
         return dict(self._checks)
 
     @cached_property
@@ -325,7 +358,7 @@ class Model:
         return check_structure(self.structure, self.defaults, self.explicit)
 
     def linearize(self, x0: Optional[np.ndarray] = None, u0: Optional[np.ndarray] = None,
-                  params: Optional[Mapping[str, float]] = None) -> LinearPHS:
+                  params: Optional[Mapping[str, float]] = None, symbolic: bool = False) -> LinearPHS:
         """Linearise around an operating point.
 
         Parameters
@@ -336,6 +369,9 @@ class Model:
             Inputs (default: zeros).
         params : mapping of str to float, optional
             Parameter overrides.
+        symbolic : bool
+            Build the symbolic structure of a model above :data:`SYMBOLIC_LIMIT` branches (refused
+            otherwise, with a :class:`StructureError` saying so).
 
         Returns
         -------
@@ -344,11 +380,18 @@ class Model:
             ``y = B^T Q xi + (S - N) u`` in deviations, with
             ``xi = (x, e_w, lambda)`` (``N``: sources that meet directly).
         """
-        return linearize(self.structure, self.parameter_values(params), x0, u0)
+        return linearize(self._symbolic("linearize", symbolic), self.parameter_values(params), x0, u0)
 
-    def to_latex(self) -> str:
-        """LaTeX of H and the Dirac form ``[dx/dt; f_w; 0; -y] = J [dH/dx; e_w; lambda; u]``."""
-        return latex_model(self.structure)
+    def to_latex(self, symbolic: bool = False) -> str:
+        """LaTeX of H and the Dirac form ``[dx/dt; f_w; 0; -y] = J [dH/dx; e_w; lambda; u]``.
+
+        Parameters
+        ----------
+        symbolic : bool
+            Build the symbolic structure of a model above :data:`SYMBOLIC_LIMIT` branches (refused
+            otherwise, with a :class:`StructureError` saying so).
+        """
+        return latex_model(self._symbolic("to_latex", symbolic))
 
     def __repr__(self) -> str:
         if "structure" not in self.__dict__:        # a large model: do not build the structure to print it

@@ -22,7 +22,20 @@ def checks_pass(model) -> bool:
     model : Model or LinearPHS
         The model.
     """
+    if not isinstance(model, LinearPHS) and not model.symbolic_ready:
+        return True         # no symbolic checks on a large model (describe says so)
     return all(model.check().values())
+
+
+def _describe_large(model) -> Dict[str, Any]:
+    """What a model above the symbolic limit shows without its symbolic structure."""
+    from collections import Counter
+    kinds = Counter(el.kind for el in model.netlist.elements)
+    return {"name": model.name, "file": model.netlist.file,
+            "form": "large circuit: numeric structure only (the symbolic one is not built)",
+            "size": model.size, "kinds": dict(sorted(kinds.items())), "states": model.states,
+            "inputs": model.inputs, "outputs": model.outputs, "probes": [p.label for p in model.probes],
+            "parameters": model.parameters, "controls": model.controls, "checks": {}}
 
 
 def _describe_linear(lin: LinearPHS) -> Dict[str, Any]:
@@ -65,6 +78,8 @@ def describe(model) -> Dict[str, Any]:
     """
     if isinstance(model, LinearPHS):
         return _describe_linear(model)
+    if not model.symbolic_ready:
+        return _describe_large(model)
     S = model.structure
     ex = model.explicit
     info: Dict[str, Any] = {
@@ -100,6 +115,23 @@ def describe(model) -> Dict[str, Any]:
     return info
 
 
+def _text_large(d: Dict[str, Any]) -> str:
+    n = d["size"]
+    head = lambda names: ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12 else "")  # noqa: E731
+    out = [f"{d['name']}  ({d['form']})", "",
+           f"{n['elements']} elements, {n['branches']} branches, {n['nodes']} nodes, {n['states']} states, "
+           f"{n['inputs']} ports",
+           "Kinds: " + ", ".join(f"{k} {v}" for k, v in d["kinds"].items()),
+           "States: " + head(d["states"]),
+           "Ports: " + (", ".join(f"{u} -> {y}" for u, y in zip(d["inputs"], d["outputs"])) or "none"),
+           f"Parameters: {len(d['parameters'])}" + (f" (controls: {', '.join(d['controls'])})" if d["controls"] else "")]
+    if d["probes"]:
+        out.append("Probes: " + head(d["probes"]))
+    out += ["", "H, the Dirac form and the structure checks are symbolic: not built for a model of this size",
+            "(phsym show --symbolic builds them; simulating needs none of it)."]
+    return "\n".join(out)
+
+
 def describe_json(model) -> str:
     """JSON text of :func:`describe`.
 
@@ -122,6 +154,8 @@ def describe_text(model) -> str:
     d = describe(model)
     if isinstance(model, LinearPHS):
         return _text_linear(model, d)
+    if "kinds" in d:
+        return _text_large(d)
     S = model.structure
     out = [f"{d['name']}  ({d['form']})", ""]
     out.append(f"States ({len(d['states'])}):")

@@ -148,6 +148,11 @@ class Storage:
         series resistance: picoseconds): simulators step it to the end of
         steps of at least :data:`~phsym.common.schemes.STIFF_STEP` (L-stable),
         see :class:`~phsym.simulation.Simulator` ``stiff``.
+    hessian : sympy.Expr, optional
+        ``d2H/dx2`` of a one-state quadratic storage when its component
+        knows it (``1/C`` of a capacitor): the circuit data reads it instead
+        of differentiating ``H`` (sympy arithmetic costs about a millisecond
+        per element, the bulk of loading a large mesh).
     """
 
     elements: Tuple[str, ...]
@@ -160,6 +165,7 @@ class Storage:
     quadratic: Optional[bool] = None
     by_effort: Optional[EffortLaw] = None
     stiff: bool = False
+    hessian: Optional[sp.Expr] = None
 
     @property
     def is_quadratic(self) -> bool:

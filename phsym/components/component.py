@@ -259,6 +259,7 @@ class Registry(Mapping[str, Type[Component]]):
 
     def __init__(self) -> None:
         self._kinds: Dict[str, Type[Component]] = {}
+        self._keywords: Dict[str, Type[Component]] = {}      # parsing asks per word of every line
 
     def __getitem__(self, kind: str) -> Type[Component]:
         return self._kinds[kind]
@@ -285,6 +286,7 @@ class Registry(Mapping[str, Type[Component]]):
             if clash:
                 raise StructureError(f"{cls.__name__} reuses {sorted(clash)} of {other.__name__}")
         self._kinds[cls.kind] = cls
+        self._keywords.update((k.lower(), cls) for k in cls.keywords)
 
     def remove(self, kind: str) -> None:
         """Unregister ``kind`` (for toy components in tests).
@@ -294,7 +296,10 @@ class Registry(Mapping[str, Type[Component]]):
         kind : str
             Kind name.
         """
-        self._kinds.pop(kind, None)
+        cls = self._kinds.pop(kind, None)
+        if cls is not None:
+            for k in cls.keywords:
+                self._keywords.pop(k.lower(), None)
 
     def by_keyword(self, word: str) -> Optional[Type[Component]]:
         """The kind whose kind keyword is ``word`` (case-insensitive).
@@ -304,8 +309,7 @@ class Registry(Mapping[str, Type[Component]]):
         word : str
             A word after the nodes.
         """
-        low = word.lower()
-        return next((c for c in self._kinds.values() if low in (k.lower() for k in c.keywords)), None)
+        return self._keywords.get(word.lower())
 
     def by_name(self, name: str) -> Optional[Type[Component]]:
         """The kind selected by an element name's prefix (the longest prefix wins).

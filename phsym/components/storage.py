@@ -18,6 +18,8 @@ from .element import DATUM, Law
 
 __all__ = ["StorageComponent", "Capacitor", "Inductor", "Mass", "Spring", "Contact", "Inertia", "Torsion"]
 
+_HALF = sp.Rational(1, 2)
+
 
 class StorageComponent(Component):
     """A one-state storage: state ``<state_prefix>_<NAME>``, energy from the
@@ -86,15 +88,19 @@ class StorageComponent(Component):
     def contribute(self) -> Contribution:
         x = sp.Symbol(f"{self.state_prefix}_{self.name}", real=True)
         law = self.spec.law
+        hess = None
         if law is not None:
             H = self.energy_of_law(law, x)
+        elif type(self).linear_energy is StorageComponent.linear_energy:
+            hess = 1 / self.value(self.main_value().key)
+            H = sp.Mul(_HALF, x ** 2, hess)     # x**2 / (2 value), in half the sympy operations
         else:
             H = self.linear_energy(x, self.value(self.main_value().key))
         port = self.port()
         prio = P_STORE_EFFORT if port == EFFORT else P_STORE_FLOW
         br = self.branch("storage", prio, nodes=self.oriented_nodes())
         st = Storage((self.name,), (x,), H, (br.name,), (port,), (self.spec.ic,),
-                     quadratic=True if self.is_linear() else None)
+                     quadratic=True if self.is_linear() else None, hessian=hess)
         return Contribution(branches=[br], storages=[st])
 
 

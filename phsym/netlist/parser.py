@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 import sympy as sp
 
+from ..common import budget
 from ..common.names import NameTable
 from ..errors import Location, NetlistError, NetlistWarning
 from ..components import DATUM, REGISTRY, ElementSpec
@@ -28,7 +29,7 @@ from .include import read_deck_lines
 from .params import ParamTable, resolve_global_params, word_expr
 from .source import Assign, Call, LogicalLine, Statement, Word, parse_statement
 from .spec import Netlist, ProbeSpec
-from .subckt import collect_subckts, expand
+from .subckt import MAX_ELEMENTS, collect_subckts, expand, flattened_count
 from .tables import table_card
 
 __all__ = ["parse_netlist", "load_netlist", "DOT_COMMANDS"]
@@ -230,6 +231,16 @@ def _title_candidate(lines: List[LogicalLine], file: Optional[str]) -> Optional[
     return None if lines[0].text.lstrip().startswith(".") else lines[0]
 
 
+def _check_size(element_stmts: List[Statement], subckts, file: Optional[str]) -> None:
+    """Refuse a netlist whose flattened elements would not fit, before building any."""
+    count = flattened_count(element_stmts, subckts)
+    if count > MAX_ELEMENTS:
+        raise NetlistError(f"more than {MAX_ELEMENTS} elements after flattening subcircuits",
+                           Location(file, 1, 1, "", 0), hint="check for runaway nesting of X instances")
+    budget.check(f"a netlist of {count} elements (subcircuits flattened)", count * budget.BYTES_PER_ELEMENT,
+                 hint="check the nesting of X instances; split the circuit or use a machine with more memory")
+
+
 def _build(statements: List[Statement], title: str, file: Optional[str], skipped: List[str]) -> Netlist:
     top, subckts, hoisted = collect_subckts(statements)
     param_defs, model_stmts, probe_stmts, element_stmts, ic_stmts, tables = [], list(hoisted), [], [], [], []
@@ -294,6 +305,7 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     if "gmin" in options:
         defaults[("diode", "Gmin")] = options["gmin"]
     models = _models(model_stmts, table, names, defaults, options)
+    _check_size(element_stmts, subckts, file)
     elements: List[ElementSpec] = []
     expand(element_stmts, Context(table, names, models, defaults=defaults), names, subckts, [], elements)
     if not elements:

@@ -16,10 +16,10 @@ from .elements import SUBCKT, Context, build_element, canonical_node, element_ki
 from .params import word_expr
 from .source import Assign, Statement, Word
 
-__all__ = ["Subckt", "collect_subckts", "expand", "MAX_ELEMENTS"]
+__all__ = ["Subckt", "collect_subckts", "expand", "flattened_count", "MAX_ELEMENTS"]
 
-#: Upper bound on the number of flattened elements (guards against blow-up).
-MAX_ELEMENTS = 100_000
+#: Upper bound on the number of flattened elements, whatever the memory.
+MAX_ELEMENTS = 2_000_000
 
 #: Dot-commands allowed inside a .subckt body (hoisted to the top level).
 _HOISTED = (".model",)
@@ -186,6 +186,45 @@ def _instance(stmt: Statement, ctx: Context, global_names: NameTable, subckts: D
         names.set(key_word.text, ctx.table.add_value(pname, expr, loc))
     inner = Context(ctx.table, names, ctx.models, prefix, node_map, ctx.seen, ctx.defaults)
     expand(sub.body, inner, global_names, subckts, stack + [sub.name.lower()], out)
+
+
+def _instance_of(stmt: Statement) -> Optional[str]:
+    words = [it for it in stmt.items if isinstance(it, Word) and it.kind == "word"]
+    return words[-1].text.lower() if words else None
+
+
+def flattened_count(statements: List[Statement], subckts: Dict[str, Subckt]) -> int:
+    """Elements ``statements`` flatten to, counted without expanding (capped past :data:`MAX_ELEMENTS`).
+
+    Nested instances multiply (ten levels of ten instances are 10**10
+    elements): counting first lets a netlist that would not fit be refused
+    before any element is built.  Unknown or recursive subcircuits count 0;
+    :func:`expand` reports them.
+    """
+    memo: Dict[str, int] = {}
+
+    def count(body: List[Statement], stack: Tuple[str, ...]) -> int:
+        total = 0
+        for stmt in body:
+            try:
+                kind, _ = element_kind(stmt)
+            except NetlistError:
+                total += 1
+                continue
+            if kind != SUBCKT:
+                total += 1
+                continue
+            name = _instance_of(stmt)
+            if name not in subckts or name in stack:
+                continue
+            if name not in memo:
+                memo[name] = count(subckts[name].body, stack + (name,))
+            total += memo[name]
+            if total > MAX_ELEMENTS:
+                return MAX_ELEMENTS + 1
+        return total
+
+    return count(statements, ())
 
 
 def expand(statements: List[Statement], ctx: Context, global_names: NameTable,

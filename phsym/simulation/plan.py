@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import SignalError, SimulationError, SimulationInputError, SimulationWarning
 from ..netlist.shapes import evaluate_shape
-from .engines.arrays import RECORD_LIMIT
+from .engines.arrays import RECORD_LIMIT, check_run
 from .engines.generated import NewtonLoop
 from .engines.linear.loops import DenseLinearLoop, SparseLinearLoop
 from .result import SimulationResult
@@ -260,6 +260,17 @@ class RunPlan:
         return self.vectors[label]
 
     # -------------------------------------------------------------------- run
+    def _check_memory(self, u, duration) -> None:
+        """Refuse a run that would not fit before its inputs are sampled (see :func:`check_run`)."""
+        try:
+            n = grid_points(duration, self.fs) if u is None or callable(u) or isinstance(u, dict) else None
+        except SimulationInputError:
+            return          # self.inputs says what is wrong
+        if n is None:
+            n = len(u) if hasattr(u, "__len__") else 0
+        s = self.summary
+        check_run(max(n - 1, 0), len(s.states), len(s.inputs), len(s.inputs) + len(getattr(s, "controls", ()) or ()))
+
     def run(self, u=None, duration: Optional[float] = None, x0=None, progress=None, chunk: int = 0,
             x0_desc: Optional[str] = None, info: Optional[dict] = None, align: str = "grid",
             start: Optional[Mapping[str, float]] = None, controls=None) -> SimulationResult:
@@ -295,6 +306,7 @@ class RunPlan:
         controls : dict, optional
             Signals of the control parameters by name (see :meth:`control_rows`).
         """
+        self._check_memory(u, duration)
         U = self.inputs(u, duration, align)
         N = check_steps(U, self.fs, duration)
         C = self.control_rows(controls, U.shape[0], align)

@@ -17,7 +17,7 @@ from ..errors import PhsymError, SimulationError, SimulationInputError
 from ..netlist.params import expand_derived
 from ..structure.linear import LinearPHS
 from .initial import dc_solution, initial_from_ic, state_scales
-from .engines.choice import GENERATED_LIMIT, choose, mark_ready, start_generated_build
+from .engines.choice import GENERATED_LIMIT, check_generated_budget, choose, mark_ready, start_generated_build
 from .engines.generated import NewtonLoop
 from .engines.linear.plans import LinearPlanning
 from .engines.numeric.planner import NumericPlanner
@@ -84,7 +84,7 @@ class Simulator(LinearPlanning):
         self.fs = sample_rate(fs)
         self.h = 1.0 / self.fs
         numeric = isinstance(model, LinearPHS)
-        if not numeric and not hasattr(model, "structure"):
+        if not numeric and not hasattr(type(model), "structure"):
             raise SimulationInputError(f"cannot simulate a {type(model).__name__}: give a Model (phsym.load of a "
                                        "netlist) or a LinearPHS")
         pending = [] if numeric else [el.name for el in model.netlist.elements if el.law is not None and el.law.learn]
@@ -123,6 +123,7 @@ class Simulator(LinearPlanning):
         self._numeric = None
         self._ready = False
         if engine == "generated":
+            check_generated_budget(model)
             controls = model.controls
             params = model.netlist.parameters
             symbols = [p.symbol for p in params.values()]

@@ -26,9 +26,10 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ...common import budget
 from ...errors import SimulationError
 
-__all__ = ["RECORD_LIMIT", "RunArrays", "STATUS", "stepping"]
+__all__ = ["RECORD_LIMIT", "RunArrays", "STATUS", "stepping", "check_run"]
 
 #: Efforts are recorded (for probes) when steps * size stays below this.
 RECORD_LIMIT = 20_000_000
@@ -38,6 +39,25 @@ STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular N
           4: "non-finite state"}
 
 Progress = Optional[Callable[[int, int], None]]
+
+
+def check_run(N: int, n_x: int, n_u: int, n_in: int, n_e: int = 0) -> None:
+    """Refuse a run whose arrays would not fit in memory, before any is allocated.
+
+    Parameters
+    ----------
+    N : int
+        Steps.
+    n_x, n_u, n_in : int
+        States, outputs (ports) and input columns.
+    n_e : int
+        Efforts recorded per step (0 when not recorded).
+    """
+    parts = {"states": 8.0 * (N + 1) * n_x, "inputs": 8.0 * (N + 1) * n_in, "outputs": 8.0 * N * n_u,
+             "powers and counters": 8.0 * 8 * N, "efforts": 8.0 * N * n_e}
+    # the result's signals (outputs, port powers, probes) are made from these: count them twice
+    budget.check(f"a run of {N} steps recording {n_x} states and {n_u} outputs", 2 * sum(parts.values()), parts,
+                 hint="shorten the run or lower the rate, or run it block by block (phsym.simulation.Stream)")
 
 
 @dataclass
@@ -91,6 +111,7 @@ class RunArrays:
             (linear loops: no Newton) gives read-only zero views instead,
             which cost no memory.
         """
+        check_run(N, x_init.shape[0], n_u, 0, n_e if rec else 0)
         # every entry is written by the compiled loop (failed runs raise), so
         # skip zero-filling tens of MB on long runs
         X = np.empty((N + 1, x_init.shape[0]))

@@ -14,8 +14,9 @@ power balance (docs/simulation.md, "Two engines"):
 
 ``auto`` takes the generated loop where it is ready and wins: a small
 nonlinear circuit whose generated loop this machine has compiled before
-(:func:`generated_ready`); a circuit with control parameters (the numeric
-engine does not drive controls yet); otherwise the numeric engine, and for a
+(:func:`generated_ready`); a circuit with control parameters or a law the
+numeric engine does not step yet
+(:meth:`~phsym.structure.circuit.CircuitData.numeric_obstacles`); otherwise the numeric engine, and for a
 small circuit from a netlist file it starts the generated loop's build in a
 background process (as the ahead-of-time builds, ``PHSYM_AOT=0`` turns it
 off), so the next run of the same netlist gets it.  Small linear models keep
@@ -30,12 +31,13 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from ...common import budget
 from ...common.paths import atomic_write, cache_dir
 from ...errors import SimulationInputError
 from ...version import __version__
 
 __all__ = ["ENGINES", "GENERATED_LIMIT", "LINEAR_LIMIT", "choose", "fingerprint", "generated_ready",
-           "mark_ready", "start_generated_build"]
+           "mark_ready", "start_generated_build", "check_generated_budget"]
 
 #: Engine names (``"newton"`` is the generated loop's former name).
 ENGINES = ("auto", "generated", "numeric", "linear")
@@ -49,6 +51,32 @@ GENERATED_LIMIT = 60
 LINEAR_LIMIT = 400
 
 READY_PREFIX = "phsym_ready_"
+
+#: Peak bytes of the generated loop's build (symbolic structure, unrolled source, numba) for a
+#: circuit of :data:`_GEN_BRANCHES` branches: a TTL NAND gate, 0.64-0.86 GB measured; the build
+#: grows at least like the square of the branches (nine gates ran past 9 GB).
+_GEN_BYTES, _GEN_BRANCHES = 0.8 * 2**30, 51
+
+
+def check_generated_budget(model) -> None:
+    """Refuse, before any symbolic work, a generated loop whose build would not fit in memory.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+
+    Raises
+    ------
+    ResourceError
+        With the estimate and the hint to use the numeric engine.
+    """
+    n = model.size["branches"]
+    need = _GEN_BYTES * (n / _GEN_BRANCHES) ** 2
+    budget.check(f"the generated loop of a circuit of {n} branches", need,
+                 hint="engine='numeric' (or 'auto') runs it on the numeric engine, which compiles nothing per "
+                      "circuit" + ("; control parameters need the generated loop: make them ordinary "
+                                    "parameters (remove 'control')" if model.controls else ""))
 
 
 def fingerprint(model, scheme: str, stiff: str) -> str:
@@ -164,6 +192,8 @@ def choose(model, engine: str, scheme: str, stiff: str) -> str:
     if model.controls:
         return "generated"
     n = model.size["branches"]
+    if n <= LINEAR_LIMIT and model.circuit.numeric_obstacles():
+        return "linear" if model.is_linear else "generated"
     if model.is_linear:
         return "linear" if n <= LINEAR_LIMIT else "numeric"
     if n <= GENERATED_LIMIT and generated_ready(model, scheme, stiff):

@@ -50,7 +50,7 @@ def _check_executor(executor) -> None:
 
 def _check_outputs(model, outputs: Sequence[str]) -> None:
     """A wrong signal label fails here, not in every run."""
-    if not hasattr(model, "structure"):
+    if not hasattr(type(model), "structure"):
         return
     from ...errors import StructureError
     from ...structure.probes import probe_map

@@ -211,6 +211,19 @@ class CircuitData:
         """Whether a storage is stiff (a junction charge)."""
         return any(s.stiff for s in self.storages)
 
+    def numeric_obstacles(self) -> List[str]:
+        """What the numeric engine cannot step yet, one line per element (empty when it can).
+
+        A law reading a state that is solved through its effort, and a law
+        solved through its effort on an inductor-like port.
+        """
+        by_effort = {i: s for s in self.storages if s.by_effort for i in s.states}
+        out = [f"{d.element} reads the state {self.states[i]} of {by_effort[i].element}, solved through its effort"
+               for d in self.dissipations for i in d.reads if i in by_effort]
+        out += [f"{s.element}: a law solved through its effort on an inductor-like port"
+                for s in self.storages if s.by_effort and not s.effort_port[0]]
+        return out
+
     @classmethod
     def build(cls, branches: Sequence[Branch], in_tree: Sequence[bool], storages: Sequence[Storage],
               dissipations: Sequence[Dissipation], ports: Sequence[Port],
@@ -261,6 +274,8 @@ def _storage(st: Storage, idx: Tuple[int, ...], branches: Tuple[int, ...]) -> St
     xs = _S[:len(st.states)] if len(st.states) <= len(_S) else \
         [sp.Symbol(f"_state{i}", real=True) for i in range(len(st.states))]
     sub = dict(zip(st.states, xs))
+    if st.hessian is not None and len(xs) == 1:
+        return StorageItem(st, idx, branches, ports, True, hessian=((st.hessian,),), stiff=st.stiff)
     H = sp.sympify(st.hamiltonian).xreplace(sub)
     if st.is_quadratic:
         if len(xs) == 1:        # H = a x^2 / 2: a = 2 H(1) (a quadratic form has no other term)
