@@ -62,6 +62,9 @@ class Component:
     senses : str or None
         Kind the referenced elements become when read (``F1 a b Vs 2``: the
         0 V source ``Vs`` becomes an ``ammeter``, whose current the law reads).
+    variadic_refs : bool
+        The element names any number of elements of the kind ``refs[0]``
+        (a behavioural source reads the currents of several sources).
     values : tuple of Value
         Accepted values.
     laws : tuple of LawForm
@@ -102,6 +105,7 @@ class Component:
     terminals: ClassVar[Tuple[str, ...]] = ("n+", "n-")
     refs: ClassVar[Tuple[str, ...]] = ()
     senses: ClassVar[Optional[str]] = None
+    variadic_refs: ClassVar[bool] = False
     values: ClassVar[Tuple[Value, ...]] = ()
     laws: ClassVar[Tuple[LawForm, ...]] = ()
     choices: ClassVar[Tuple[Choice, ...]] = ()

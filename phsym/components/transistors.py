@@ -186,7 +186,7 @@ class BJT(Device):
         for tag, node, cj, vj, mj, tt, n in (("e", e, "Cje", "Vje", "Mje", "Tf", Nf),
                                              ("c", c, "Cjc", "Vjc", "Mjc", "Tr", Nr)):
             cap, tau = self.given(cj), self.given(tt)
-            if cap is None and tau is None:
+            if (cap is None and tau is None) or node == b:      # a shorted junction stores nothing
                 continue
             br = self.branch("storage", P_STORE_EFFORT, nodes=(b, node) if self.n_type else (node, b),
                              suffix=f".cj{tag}")

@@ -20,10 +20,10 @@ from ..common.names import NameTable
 from ..errors import Location, NetlistError
 from .numbers import looks_numeric, parse_number
 from .params import ParamTable, word_expr
-from .source import Assign, Call, Statement, Word
-from .waveforms import WAVEFORM_ARITY
+from .source import Assign, Call, Group, Statement, Word
+from .sourcespec import source_spec
 
-__all__ = ["ModelCard", "Context", "element_kind", "build_element", "canonical_node", "SUBCKT"]
+__all__ = ["ModelCard", "Context", "element_kind", "build_element", "canonical_node", "node_spellings", "SUBCKT"]
 
 #: Kind of ``X`` lines (subcircuit instances, expanded by :mod:`.subckt`).
 SUBCKT = "subckt"
@@ -58,6 +58,12 @@ class Context:
     seen: Dict[str, Location] = field(default_factory=dict)
     #: Defaults that replace the declared ones, by (kind, value key) (deck temperature -> diode Vt).
     defaults: Dict[Tuple[str, str], float] = field(default_factory=dict)
+    #: Node names are case-insensitive (as in SPICE): lower case -> the first spelling, shared.
+    spelling: Dict[str, str] = field(default_factory=dict)
+    #: The deck's ``.tran`` card (SPICE's default edges of PULSE...).
+    tran: Optional[object] = None
+    #: What was read and is not used, with its position (one warning for the deck), shared.
+    ignored: List[str] = field(default_factory=list)
 
     def register(self, stmt: Statement) -> None:
         """Record the statement's (prefixed) name; error on a duplicate."""
@@ -72,15 +78,42 @@ class Context:
 
 
 def canonical_node(text: str, ctx: Context) -> str:
-    """Datum -> ``"0"``, subcircuit ports -> outer nodes, internal -> prefixed."""
+    """Datum -> ``"0"``, subcircuit ports -> outer nodes, internal -> prefixed; any case
+    spells the node first written (``OUT`` after ``out`` is ``out``)."""
     if text == "0" or text.lower() == "gnd":
         return DATUM
-    if text in ctx.node_map:
-        return ctx.node_map[text]
-    return ctx.prefix + text
+    port = ctx.node_map.get(text.lower())
+    if port is not None:
+        return port
+    name = ctx.prefix + text
+    return ctx.spelling.setdefault(name.lower(), name)
+
+
+def node_spellings(elements) -> Dict[str, str]:
+    """Every node of ``elements`` (and the datum) by its lower-case name: node names are case-insensitive.
+
+    Parameters
+    ----------
+    elements : iterable of ElementSpec
+        Flattened elements.
+    """
+    out = {"0": DATUM, "gnd": DATUM}
+    for el in elements:
+        for n in el.nodes:
+            out.setdefault(n.lower(), n)
+    return out
 
 
 Kind = Union[Type[Component], str]
+
+
+def _form(item) -> str:
+    """The word an item starts with (``POLY`` of ``POLY(2)``, ``VALUE`` of ``VALUE={...}``), lower case."""
+    if isinstance(item, Call):
+        return item.name.text.lower()
+    if isinstance(item, Assign):
+        return item.key.text.lower()
+    return item.text.lower() if isinstance(item, Word) and item.kind == "word" else ""
 
 
 def element_kind(stmt: Statement) -> Tuple[Kind, Optional[Word]]:
@@ -92,6 +125,9 @@ def element_kind(stmt: Statement) -> Tuple[Kind, Optional[Word]]:
                 return cls, item
     cls = REGISTRY.by_name(stmt.head.text)
     if cls is not None:
+        forms = getattr(cls, "behavioral", ())       # E1 o 0 POLY(2) ..., G1 o 0 VALUE={...}
+        if forms and any(_form(it) in forms for it in stmt.items[2:3]):
+            return REGISTRY["behavioral"], None
         return cls, None
     if stmt.head.text[:1].lower() == "x":
         return SUBCKT, None
@@ -127,60 +163,6 @@ def _structural(v, given: Optional[Assign], stmt: Statement, ctx: Context, pname
     return sp.Float(number)
 
 
-_WAVEFORM_USAGE = {"dc": "DC(value)", "sin": "SIN(offset amplitude freq [delay [damping]])",
-                   "pulse": "PULSE(v1 v2 [delay [rise [fall [width [period]]]]])",
-                   "pwl": "PWL(t1 v1 t2 v2 ...) with pairs"}
-
-
-def _waveform(items: list, stmt: Statement, ctx: Context) -> Optional[Waveform]:
-    if not items:
-        return None
-    first = items[0]
-    for it in items:
-        if isinstance(it, (Word, Call)) and (it.name if isinstance(it, Call) else it).text.lower() == "ac":
-            raise NetlistError("AC source specifications are not supported", stmt.loc(it),
-                               hint="there is no small-signal analysis; linearise the model "
-                                    "with linearize() and use its state-space matrices")
-    if isinstance(first, Call):
-        shape = first.name.text.lower()
-        if shape not in WAVEFORM_ARITY:
-            raise NetlistError(f"unknown waveform '{first.name.text}'", stmt.loc(first.name),
-                               hint="use DC value, SIN(...), PULSE(...) or PWL(...)")
-        args = []
-        for a in first.args:
-            if isinstance(a, Assign):
-                raise NetlistError(f"unexpected '{a.key.text}=' in {shape.upper()}(...)", stmt.loc(a),
-                                   hint="waveform arguments are positional")
-            args.append(word_expr(a, stmt, ctx.names))
-        used, loc = 1, stmt.loc(first)
-    else:
-        if isinstance(first, Assign):
-            raise NetlistError(f"unexpected keyword '{first.key.text}=' on a source",
-                               stmt.loc(first), hint="sources take DC v, SIN(...), PULSE(...) or PWL(...)")
-        shape, loc = "dc", stmt.loc(first)
-        if first.kind == "word" and first.text.lower() == "dc":
-            if len(items) < 2 or not isinstance(items[1], Word):
-                raise NetlistError("DC needs a value", stmt.loc(first), hint="write e.g. DC 5")
-            args, used = [word_expr(items[1], stmt, ctx.names)], 2
-        else:
-            args, used = [word_expr(first, stmt, ctx.names)], 1
-    if len(items) > used:
-        raise NetlistError("unexpected text after the waveform", stmt.loc(items[used]),
-                           hint="a source takes one waveform: DC v, SIN(...), PULSE(...) or PWL(...)")
-    lo, hi = WAVEFORM_ARITY[shape]
-    if len(args) < lo or (hi is not None and len(args) > hi) or (shape == "pwl" and len(args) % 2):
-        raise NetlistError(f"{shape.upper()} has {len(args)} argument(s)", loc,
-                           hint=f"usage: {_WAVEFORM_USAGE[shape]}")
-    if shape == "pwl":
-        times = [ctx.table.evaluate(a, loc, "PWL time") for a in args[0::2]]
-        for k in range(1, len(times)):
-            if times[k] < times[k - 1]:
-                raise NetlistError(f"PWL times must be non-decreasing ({times[k]:g} after "
-                                   f"{times[k - 1]:g})", stmt.loc(first.args[2 * k]),
-                                   hint="list the (time, value) pairs in time order")
-    return Waveform(shape, tuple(args), loc)
-
-
 def _keywords(cls: Type[Component]) -> Dict[str, str]:
     """Accepted keywords (lower case) -> key (word options are taken out before)."""
     keys = {v.key.lower(): v.key for v in cls.values}
@@ -196,9 +178,10 @@ def _split(rest: list, cls: Type[Component], stmt: Statement) -> Tuple[List[Word
     positional: List[Word] = []
     given: Dict[str, Assign] = {}
     for it in rest:
-        if isinstance(it, Call):
-            raise NetlistError(f"unexpected '{it.name.text}(...)' on {cls.kind} '{stmt.head.text}'",
-                               stmt.loc(it), hint=cls.usage())
+        if isinstance(it, (Call, Group)):
+            what = f"'{it.name.text}(...)'" if isinstance(it, Call) else "'(...)'"
+            raise NetlistError(f"unexpected {what} on {cls.kind} '{stmt.head.text}'", stmt.loc(it),
+                               hint=cls.usage())
         if isinstance(it, Word):
             positional.append(it)
             continue
@@ -258,11 +241,15 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
                                 f"write {stmt.head.text} NODE 0 {cls.kind} ..." +
                                 (" (or analogy=impedance)" if any(c.key == "analogy" for c in cls.choices) else ""))
     if cls.source:
-        wf = _waveform(rest, stmt, ctx)
-        if wf is not None:
-            arg_locs["waveform"] = wf.location
-        return ElementSpec(name, cls.kind, tuple(nodes), {}, waveform=wf, location=stmt.loc(stmt.head),
-                           arg_locations=arg_locs, choices=chosen)
+        spec = source_spec(rest, stmt, ctx.names, ctx.table, ctx.tran)
+        if spec.keywords:
+            a = spec.keywords[0]
+            raise NetlistError(f"unexpected keyword '{a.key.text}=' on a source", stmt.loc(a), hint=cls.usage())
+        if spec.waveform is not None:
+            arg_locs["waveform"] = spec.waveform.location
+        ctx.ignored += [f"{w} ({stmt.loc(stmt.head).describe()})" for w in spec.ignored]
+        return ElementSpec(name, cls.kind, tuple(nodes), {}, waveform=spec.waveform, location=stmt.loc(stmt.head),
+                           arg_locations=arg_locs, choices=chosen, dc=spec.dc, ac=spec.ac)
     positional, given = _split(rest, cls, stmt)
     refs: List[str] = []
     for k, ref_kind in enumerate(cls.refs):

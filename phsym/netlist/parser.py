@@ -22,9 +22,10 @@ from ..common.names import NameTable
 from ..errors import Location, NetlistError, NetlistWarning
 from ..components import DATUM, REGISTRY, ElementSpec
 from .cards import OPTION_CARDS, DeckSettings, options_card, temp_card, tran_card, warn_ignored
-from .elements import Context, ModelCard, element_kind
+from .elements import Context, ModelCard, element_kind, node_spellings
 from .ic import apply_ic
 from .include import read_deck_lines
+from .numbers import looks_numeric
 from .params import ParamTable, resolve_global_params, word_expr
 from .source import Assign, Call, LogicalLine, Statement, Word, parse_statement
 from .spec import Netlist, ProbeSpec
@@ -73,9 +74,7 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
         thermal = {k.lower() for k in kinds[0].model_temperature}
         given: Dict[str, Assign] = {}
         card: Dict[str, float] = {}
-        for a in args:
-            if not isinstance(a, Assign):
-                raise NetlistError("expected KEY=VALUE in .model", stmt.loc(a), hint=usage)
+        for a in _model_pairs(args, stmt, usage):
             if a.key.text.lower() in thermal:
                 loc = stmt.loc(a.value)
                 card[a.key.text.upper()] = table.evaluate(word_expr(a.value, stmt, names), loc, a.key.text)
@@ -115,6 +114,25 @@ def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
     return models
 
 
+def _model_pairs(args: list, stmt: Statement, usage: str) -> List[Assign]:
+    """``KEY=VALUE`` items of a ``.model`` card; SPICE2's ``KEY VALUE`` pairs (``BF 20 RB 100``) too."""
+    out: List[Assign] = []
+    k = 0
+    while k < len(args):
+        a = args[k]
+        if isinstance(a, Assign):
+            out.append(a)
+            k += 1
+            continue
+        value = args[k + 1] if k + 1 < len(args) else None
+        if not (isinstance(a, Word) and a.kind == "word" and not looks_numeric(a.text)
+                and isinstance(value, Word)):
+            raise NetlistError("expected KEY=VALUE (or SPICE2's KEY VALUE) in .model", stmt.loc(a), hint=usage)
+        out.append(Assign(a, value))
+        k += 2
+    return out
+
+
 def _check_elements(elements: List[ElementSpec]) -> None:
     by_name: Dict[str, ElementSpec] = {}
     for el in elements:
@@ -126,19 +144,24 @@ def _check_elements(elements: List[ElementSpec]) -> None:
                                hint=f"'{first.name}' is already defined at line {line}; "
                                     "names are case-insensitive")
         by_name[key] = el
-    for el in elements:
-        kinds = REGISTRY[el.kind].refs
-        senses = REGISTRY[el.kind].senses
+    for el in list(elements):
+        cls = REGISTRY[el.kind]
+        kinds = cls.refs * len(el.refs) if cls.variadic_refs else cls.refs
+        senses = cls.senses
         resolved = []
         for k, (ref, want) in enumerate(zip(el.refs, kinds)):
             target = by_name.get(ref.lower())
             loc = el.arg_locations.get(f"ref{k}", el.location)
-            usage = REGISTRY[el.kind].usage()
+            usage = cls.usage()
             if target is None:
                 raise NetlistError(f"{el.kind} '{el.name}' refers to unknown element '{ref}'", loc, hint=usage)
             if senses is not None and target.kind == want:
                 index = next(i for i, e in enumerate(elements) if e is target)
-                target = elements[index] = by_name[ref.lower()] = _sensed(target, senses, el, loc)
+                source, target = _sensed(target, senses, el, loc)
+                elements[index] = by_name[ref.lower()] = target
+                if source is not None:      # a source of non-zero value keeps its port, in series
+                    elements[index] = source
+                    elements.append(target)
             if target.kind not in (want, senses):
                 raise NetlistError(f"{el.kind} '{el.name}' refers to '{target.name}', which is a "
                                    f"{target.kind}, not {'an' if want[0] in 'aeiou' else 'a'} {want}", loc,
@@ -151,21 +174,47 @@ def _check_elements(elements: List[ElementSpec]) -> None:
             object.__setattr__(el, "refs", tuple(resolved))
 
 
-def _sensed(target: ElementSpec, kind: str, reader: ElementSpec, loc) -> ElementSpec:
-    """The 0 V source ``target`` read by ``reader`` (F, H) as an element of ``kind`` (an ammeter)."""
+def _drop_shorted(elements: List[ElementSpec]) -> List[ElementSpec]:
+    """Two-terminal elements with both terminals on one node, named in one warning and left out.
+
+    SPICE carries such a device: it carries no current and stores nothing
+    (a clamp diode whose subcircuit ports are both tied to ground).  A
+    voltage source of non-zero value across one node has no solution.
+    """
+    kept, shorted = [], []
+    for el in elements:
+        if len(el.nodes) != 2 or el.nodes[0] != el.nodes[1] or REGISTRY[el.kind].grounded:
+            kept.append(el)
+            continue
+        wf = el.waveform
+        if el.kind == "vsource" and wf is not None and not (
+                wf.shape == "dc" and all(sp.sympify(a).is_zero for a in wf.args)):
+            raise NetlistError(f"voltage source '{el.name}' has both terminals on node '{el.nodes[0]}'",
+                               el.location, hint="a source across one node has no solution; connect it "
+                                                 "between two nodes")
+        shorted.append(f"{el.name} ({el.location.describe() if el.location else el.nodes[0]})")
+    if shorted:
+        warnings.warn("elements with both terminals on one node carry no current and store nothing; left out "
+                      "(as SPICE carries them): " + ", ".join(shorted), NetlistWarning, stacklevel=4)
+    return kept
+
+
+def _sensed(target: ElementSpec, kind: str, reader: ElementSpec, loc) -> Tuple[Optional[ElementSpec], ElementSpec]:
+    """The source ``target`` whose current ``reader`` (F, H, B) reads, and the element of ``kind``
+    (an ammeter) that senses it: a 0 V source becomes the ammeter (no source is left); any
+    other source keeps its port and gets the ammeter ``NAME#i`` in series at its ``n+``."""
     wf = target.waveform
-    zero = wf is None or (wf.shape == "dc" and all(sp.sympify(a).is_zero for a in wf.args))
-    if not zero:
-        raise NetlistError(f"{reader.kind} '{reader.name}' reads the current of '{target.name}', which is not "
-                           "a 0 V source", loc,
-                           hint="put a 0 V source in series as the ammeter (Vsense a b 0) and name it here")
-    return dataclasses.replace(target, kind=kind, waveform=None)
+    zero = (wf is None or (wf.shape == "dc" and all(sp.sympify(a).is_zero for a in wf.args))) and target.ac is None
+    if zero:
+        return None, dataclasses.replace(target, kind=kind, waveform=None, dc=None)
+    inner = f"{target.name}#i"
+    source = dataclasses.replace(target, nodes=(inner, target.nodes[1]))
+    meter = ElementSpec(inner, kind, (target.nodes[0], inner), location=target.location)
+    return source, meter
 
 
 def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSpec]:
-    nodes = {DATUM}
-    for el in elements:
-        nodes.update(el.nodes)
+    nodes = node_spellings(elements)
     by_name = {el.name.lower(): el for el in elements}
     out: List[ProbeSpec] = []
     labels = set()
@@ -186,14 +235,14 @@ def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSp
             if not args or len(args) > (2 if q == "v" else 1):
                 raise NetlistError(f"{q}(...) takes {'one or two' if q == 'v' else 'one'} "
                                    f"name(s), got {len(args)}", loc, hint=usage)
-            canon = [DATUM if a.text == "0" or a.text.lower() == "gnd" else a.text for a in args]
+            canon = [nodes.get(a.text.lower(), a.text) for a in args]
             if len(args) == 2:
-                for a, c in zip(args, canon):
-                    if c not in nodes:
+                for a in args:
+                    if a.text.lower() not in nodes:
                         raise NetlistError(f"probe refers to unknown node '{a.text}'",
-                                           stmt.loc(a), hint="node names are case-sensitive")
+                                           stmt.loc(a), hint="check the spelling (node names ignore case)")
                 probe = ProbeSpec("v", tuple(canon), None, f"v({canon[0]},{canon[1]})", loc)
-            elif q == "v" and canon[0] in nodes:
+            elif q == "v" and args[0].text.lower() in nodes:
                 probe = ProbeSpec("v", (canon[0],), None, f"v({canon[0]})", loc)
             else:
                 el = by_name.get(args[0].text.lower())
@@ -201,7 +250,7 @@ def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSp
                     what = "node or element" if q == "v" else "element"
                     raise NetlistError(f"probe refers to unknown {what} '{args[0].text}'",
                                        stmt.loc(args[0]),
-                                       hint="node names are case-sensitive; element names are not")
+                                       hint="check the spelling (node and element names ignore case)")
                 probe = ProbeSpec(q, (), el.name, f"{q}({el.name})", loc)
             if probe.label not in labels:
                 labels.add(probe.label)
@@ -295,17 +344,19 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
         defaults[("diode", "Gmin")] = options["gmin"]
     models = _models(model_stmts, table, names, defaults, options)
     elements: List[ElementSpec] = []
-    expand(element_stmts, Context(table, names, models, defaults=defaults), names, subckts, [], elements)
+    ctx = Context(table, names, models, defaults=defaults, tran=tran)
+    expand(element_stmts, ctx, names, subckts, [], elements)
     if not elements:
         raise NetlistError("the netlist has no elements", Location(file, 1, 1, "", 0),
                            hint="add elements, one per line, e.g. 'V1 in 0 SIN(0 1 1k)' and 'R1 in 0 1k'")
+    elements = _drop_shorted(elements)
     _check_elements(elements)
     held: Tuple[str, ...] = ()
     if ic_stmts:
         elements, held = apply_ic(ic_stmts, elements, names)
     probes = _probes(probe_stmts, elements)
     parameters = {p.name: p for p in table.params.values()}
-    warn_ignored(ignored, skipped)
+    warn_ignored(ignored, skipped + ctx.ignored)
     return Netlist(elements, parameters, probes, title, file, DeckSettings(tran, options, held))
 
 
