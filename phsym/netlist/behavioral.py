@@ -46,8 +46,8 @@ def spice_poly(xs: Sequence[sp.Expr], coeffs: Sequence[sp.Expr]) -> sp.Expr:
 
     The terms are the constant, then the monomials of degree 1, 2, ... in
     lexicographic order of their factors: for two variables ``1, x1, x2,
-    x1**2, x1*x2, x2**2, x1**3, x1**2*x2, ...``.  One variable with one
-    coefficient is the gain ``p1`` (``p0 = 0``), as in SPICE.
+    x1**2, x1*x2, x2**2, x1**3, x1**2*x2, ...``.  A single coefficient is
+    ``p0``, as ngspice-39 reads it (SPICE2 took it as the gain ``p1``).
 
     Parameters
     ----------
@@ -62,11 +62,9 @@ def spice_poly(xs: Sequence[sp.Expr], coeffs: Sequence[sp.Expr]) -> sp.Expr:
     >>> a, b = sp.symbols("a b")
     >>> spice_poly([a, b], [0, 0.5, 0.5, 1, 2])
     1.0*a**2 + 2.0*a*b + 0.5*a + 0.5*b
-    >>> spice_poly([a], [3])
+    >>> spice_poly([a], [0, 3])
     3*a
     """
-    if len(xs) == 1 and len(coeffs) == 1:
-        return coeffs[0] * xs[0]
     terms: List[sp.Expr] = [sp.Integer(1)]
     degree = 1
     while len(terms) < len(coeffs):

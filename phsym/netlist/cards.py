@@ -147,7 +147,7 @@ def _number(word, stmt: Statement, what: str) -> float:
     if not isinstance(word, Word) or word.kind != "word" or not looks_numeric(word.text):
         raise NetlistError(f"{what} must be a number", stmt.loc(word),
                            hint="control cards take plain numbers (SPICE suffixes allowed: 10u, 1m)")
-    return parse_number(word.text, stmt.loc(word))
+    return parse_number(word.text, stmt.loc(word), warn=False)
 
 
 def tran_card(stmt: Statement) -> Tran:

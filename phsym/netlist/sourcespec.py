@@ -92,7 +92,7 @@ def _function(items: list, k: int, stmt: Statement, names, table, tran) -> Tuple
         if not isinstance(a, Word):
             raise NetlistError(f"unexpected item in {shape.upper()}", stmt.loc(a),
                                hint=f"arguments are positional values: {_USAGE[shape]}")
-        args.append(word_expr(a, stmt, names))
+        args.append(word_expr(a, stmt, names, warn=False))      # times: M is milli
     lo, hi = WAVEFORM_ARITY[shape]
     if len(args) < lo or (hi is not None and len(args) > hi) or (shape == "pwl" and len(args) % 2):
         raise NetlistError(f"{shape.upper()} has {len(args)} argument(s)", loc, hint=f"usage: {_USAGE[shape]}")

@@ -147,6 +147,8 @@ class RunPlan:
         self.resolver = resolver
         self.model = summary if model is None else model
         self.port_start_needed: Optional[bool] = None
+        #: Newton's start of the first step from :attr:`x_ic` (a stored DC start's solution)
+        self.x_start: Optional[Dict[str, float]] = None
 
     # ----------------------------------------------------------------- inputs
     def _waveform(self, i: int, t: np.ndarray) -> Optional[np.ndarray]:
@@ -305,6 +307,8 @@ class RunPlan:
         n_e = getattr(self.loop, "n_e", 0)
         rec = self.record_efforts
         rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
+        if start is None and x0 is None and self.x_start:
+            start = self.x_start        # a snapshot of a DC start: Newton begins where the stored run did
         if start is None and getattr(self.loop, "unknowns", None):
             start = self._port_start(x, U[0, :len(self.summary.inputs)])
         try:
@@ -378,6 +382,7 @@ class RunPlan:
                 "outputs": s.outputs, "probes": [p.label for p in s.probes], "fs": self.fs,
                 "scheme": self.scheme, "x_ic_desc": self.x_ic_desc, "values": self.values,
                 "record_efforts": self.record_efforts, "loop": loop_meta, "port_start": self.needs_port_start(),
+                "x_start": {k: float(v) for k, v in (self.x_start or {}).items()},
                 "waveforms": [None if w is None else [w[0], np.asarray(w[1], float).tolist()]
                               for w in self.waveforms]}
         arrays = {"x_ic": self.x_ic, **{f"loop_{k}": v for k, v in loop_arrays.items()}}
@@ -409,4 +414,5 @@ class RunPlan:
                    meta["values"], meta["record_efforts"],
                    {p: arrays[f"probe_{i}"] for i, p in enumerate(probes)})
         plan.port_start_needed = bool(meta.get("port_start", False))
+        plan.x_start = dict(meta.get("x_start") or {}) or None
         return plan

@@ -1,0 +1,136 @@
+"""Decks as they exist in the wild (``tests/decks/wild``): their analyses and ngspice references.
+
+The decks are written the way textbooks, vendors and schematic tools write
+them (SPICE2 syntax, upper case, continuation lines, POLY macromodels,
+``.ac``/``.dc``/``.tf``/``.meas``/``.four`` cards).  Each runs unmodified
+through the CLI; ``refs/NAME.npz`` holds what ngspice-39 computed for each
+of its analyses (written by ``make_refs.py``):
+
+* ``tran_t``, ``tran_names``, ``tran_v``: node voltages on 401 uniform
+  points over ``[0, TSTOP]``;
+* ``ac_f``, ``ac_names``, ``ac_v`` (complex): node voltages per unit of
+  the AC sources;
+* ``dc_x``, ``dc_names``, ``dc_v``: node voltages and source currents over
+  the sweep (nested sweeps: the inner sweep repeated for each outer value);
+* ``tf_names``, ``tf_v``: transfer function, input and output resistance;
+* ``op_names``, ``op_v``: node voltages and source currents;
+* ``meas_names``, ``meas_v``: the ``.meas`` results;
+* ``four_names``, ``four_v``: per ``.four`` signal the harmonics' magnitudes
+  and phases and the THD;
+* ``command`` (the exact ngspice command and control lines), ``ngspice``
+  (its version) and ``edits`` (text a deck ngspice cannot read needed,
+  with the reason; empty for most decks).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Dict, List
+
+import numpy as np
+
+try:                    # as tests.decks.wild_corpus, or next to make_refs.py as a script
+    from . import corpus
+except ImportError:
+    import corpus
+
+WILD = Path(__file__).resolve().parent / "wild"
+WILD_REFS = WILD / "refs"
+
+#: decks whose text ngspice-39 cannot read as it is: (old, new, why) replacements for its reference run
+REFERENCE_EDITS: Dict[str, list] = {}
+
+#: decks whose transients switch (3 % of the swing, relative RMS); the others are analog (1 %)
+SWITCHING: Dict[str, str] = {}
+#: relative RMS of the swing a transient must stay within (analog, switching)
+TRAN_RMS = (1e-2, 3e-2)
+#: relative power-balance residual of every transient
+BALANCE_TOL = 1e-10
+
+#: cards naming an analysis, as ngspice's control commands spell them (the dot removed)
+ANALYSES = ("op", "dc", "ac", "tf", "tran")
+
+
+def wild_paths() -> List[Path]:
+    """Every deck of ``tests/decks/wild``, sorted by name."""
+    return sorted(WILD.glob("*.cir"))
+
+
+def analysis_cards(path: Path) -> Dict[str, str]:
+    """The deck's analysis cards and ``.four`` by name (``{"tran": ".TRAN 5U 2M", ...}``),
+    continuation lines joined, the deck file only (not its includes)."""
+    text = path.read_text(encoding="utf-8-sig")
+    lines: List[str] = []
+    for raw in text.splitlines()[1:]:
+        if raw.lstrip().startswith("+") and lines:
+            lines[-1] += " " + raw.lstrip()[1:]
+        else:
+            lines.append(raw)
+    out: Dict[str, str] = {}
+    for line in lines:
+        m = re.match(r"\s*\.(\w+)\b", line)
+        if m and m.group(1).lower() in ANALYSES + ("four", "fourier"):
+            key = "four" if m.group(1).lower().startswith("four") else m.group(1).lower()
+            out.setdefault(key, re.split(r"\s;|\s\$", line)[0].strip())
+        if m and m.group(1).lower() == "end":
+            break
+    return out
+
+
+def load(path: Path) -> Dict[str, np.ndarray]:
+    """The stored reference of a wild deck (arrays by name)."""
+    with np.load(WILD_REFS / f"{path.stem}.npz", allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def rms_of_swing(ref: np.ndarray, got: np.ndarray, floor: float = 0.1) -> float:
+    """RMS of ``got - ref`` relative to the swing of ``ref`` (at least ``floor``)."""
+    ok = np.isfinite(got)
+    return float(np.sqrt(np.mean((got[ok] - ref[ok]) ** 2)) / max(np.ptp(ref), floor))
+
+
+def max_of_swing(ref: np.ndarray, got: np.ndarray, floor: float = 0.1) -> float:
+    """Largest ``|got - ref|`` relative to the swing of ``ref`` (at least ``floor``)."""
+    ok = np.isfinite(got)
+    return float(np.max(np.abs(got[ok] - ref[ok])) / max(np.ptp(ref), floor))
+
+
+def tran_errors(path: Path, res) -> Dict[str, tuple]:
+    """``{node: (rms, max)}`` of a phsym transient against the deck's reference, relative to the
+    node's swing, on every node not fixed by voltage sources alone."""
+    node_waveforms, signal_nodes, source_nodes = corpus.node_waveforms, corpus.signal_nodes, corpus.source_nodes
+    ref = load(path)
+    names = [str(n)[2:-1] for n in ref["tran_names"]]
+    fixed = {n.lower() for n in source_nodes(path)}
+    spelled = {n.lower(): n for n in signal_nodes(path)}
+    nodes = [n for n in names if n not in fixed and n in spelled]     # not ngspice's own internal nodes
+    t = ref["tran_t"]
+    got = node_waveforms(res, [spelled.get(n, n) for n in nodes], t)
+    out = {}
+    for n, row in zip(names, ref["tran_v"]):
+        if n in nodes:
+            g = got[spelled.get(n, n)]
+            out[n] = (rms_of_swing(row, g), max_of_swing(row, g))
+    return out
+
+
+
+def group(index: int, groups: int) -> List[Path]:
+    """Every ``groups``-th wild deck from ``index`` on (test files split the corpus between workers)."""
+    return wild_paths()[index::groups]
+
+
+def check_tran(path: Path) -> Dict[str, tuple]:
+    """Run a wild deck's ``.tran`` as ``phsym simulate DECK`` does and hold it to its reference."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")        # wild decks are expected to warn (ignored cards...)
+        res = corpus.run_deck(path)
+    assert res.max_balance_error <= BALANCE_TOL, res.max_balance_error
+    errors = tran_errors(path, res)
+    assert errors, f"{path.name}: no node compared"
+    limit = TRAN_RMS[path.stem in SWITCHING]
+    worst = {n: e for n, e in errors.items() if e[0] > limit}
+    assert not worst, f"{path.name}: relative RMS above {limit:g}: {worst}"
+    return errors

@@ -1,0 +1,24 @@
+"""Decks as they exist in the wild (tests/decks/wild), first half: each runs unmodified as the CLI
+runs it and matches its ngspice-39 reference (tests/decks/wild_corpus.py says what and how)."""
+import pytest
+
+from tests.decks import wild_corpus as wild
+
+DECKS = wild.group(0, 2)
+
+
+@pytest.mark.parametrize("path", [p for p in DECKS if "tran" in wild.analysis_cards(p)],
+                         ids=lambda p: p.stem)
+def test_transient_matches_ngspice(path):
+    wild.check_tran(path)
+
+
+def test_warm_start_of_a_dc_start_begins_newton_where_the_cold_run_did():
+    # the uA741 macromodel's first step does not converge from zero port variables: a warm start
+    # (the stored plan) must start Newton from the stored DC solution, as the cold run did
+    import numpy as np
+    from tests.decks import corpus
+    path = wild.WILD / "ua741_inverting.cir"
+    first, second = corpus.run_deck(path), corpus.run_deck(path)
+    assert second.info.get("warm_start")
+    np.testing.assert_array_equal(first.x, second.x)
