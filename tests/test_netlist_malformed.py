@@ -41,7 +41,7 @@ CORPUS = [
     ("param-inside-subckt", ".subckt S a\n.param z=1\n.ends\n", 2, 1, "not allowed inside"),
     ("unknown-model", "D1 a 0 DX\n", 1, 8, "unknown model"),
     ("model-bad-key", ".model DM D(IS=1n BVX=3)\n", 1, 19, "unknown diode model parameter"),
-    ("model-bad-type", ".model S1 SW(RON=1)\n", 1, 11, "unsupported model type"),
+    ("model-bad-type", ".model L1 LTRA(R=1)\n", 1, 11, "unsupported model type"),
     ("k-unknown-ref", "L1 a 0 1m\nK1 L1 L9 0.5\n", 2, 7, "unknown element 'L9'"),
     ("k-not-inductor", "L1 a 0 1m\nC1 a 0 1u\nK1 L1 C1 0.5\n", 3, 7, "not an inductor"),
     ("k-missing-value", "L1 a 0 1m\nL2 b 0 1m\nK1 L1 L2\n", 3, 1, "missing value"),

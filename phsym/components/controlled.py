@@ -307,7 +307,7 @@ class BehavioralSource(Component):
     >>> import phsym
     >>> m = phsym.parse("V1 a 0 DC 2\\nB1 b 0 V={v(a)**2}\\nR1 b 0 1k\\n.probe v(b)\\n")
     >>> [(d.element, d.active) for d in m.structure.dissipative]
-    [('R1', False), ('B1', True), ('B1.s0', False)]
+    [('B1', True), ('B1.s0', False), ('R1', False)]
     >>> round(float(phsym.simulate(m, 1e3, duration=2e-3)["v(b)"][-1]), 9)
     4.0
     """

@@ -61,7 +61,7 @@ def spice_poly(xs: Sequence[sp.Expr], coeffs: Sequence[sp.Expr]) -> sp.Expr:
     >>> import sympy as sp
     >>> a, b = sp.symbols("a b")
     >>> spice_poly([a, b], [0, 0.5, 0.5, 1, 2])
-    1.0*a**2 + 2.0*a*b + 0.5*a + 0.5*b
+    a**2 + 2*a*b + 0.5*a + 0.5*b
     >>> spice_poly([a], [0, 3])
     3*a
     """

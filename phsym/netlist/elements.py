@@ -149,12 +149,13 @@ def _value(word: Word, stmt: Statement, ctx: Context, pname: str) -> sp.Expr:
     return word_expr(word, stmt, ctx.names)
 
 
-def _structural(v, given: Optional[Assign], stmt: Statement, ctx: Context, pname: str) -> sp.Expr:
+def _structural(v, given: Optional[Assign], stmt: Statement, ctx: Context, pname: str,
+                default: Optional[float]) -> sp.Expr:
     """A structural value: a number now (see :class:`~phsym.components.Value`)."""
     if given is None:
-        if v.default is None:
+        if default is None:
             raise NetlistError(f"missing value {v.key}", stmt.loc(stmt.head), hint=f"{v.key}: {v.doc}")
-        return sp.Float(v.default)
+        return sp.Float(default)
     loc = stmt.loc(given)
     number = ctx.table.evaluate(word_expr(given.value, stmt, ctx.names), loc, pname)
     problem = v.problem(number)
@@ -279,7 +280,9 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     for v in cls.values:
         pname = name if v.main else f"{name}.{v.key}"
         if v.structural:
-            values[v.key] = _structural(v, given.get(v.key), stmt, ctx, pname)
+            default = ctx.defaults.get((cls.kind, v.key), v.default)
+            if v.key in given or default is not None or not v.optional:
+                values[v.key] = _structural(v, given.get(v.key), stmt, ctx, pname, default)
             continue
         if v.key in given:
             values[v.key] = _value(given[v.key].value, stmt, ctx, pname)

@@ -342,6 +342,8 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
         defaults[("diode", "Vt")] = settings.thermal_voltage
     if "gmin" in options:
         defaults[("diode", "Gmin")] = options["gmin"]
+    if tran is not None:
+        defaults[("tline", "Tstep")] = tran.step       # a line's default sections resolve this step
     models = _models(model_stmts, table, names, defaults, options)
     elements: List[ElementSpec] = []
     ctx = Context(table, names, models, defaults=defaults, tran=tran)

@@ -320,7 +320,8 @@ class RunPlan:
         out = {"h": self.h, "fs": self.fs, "scheme": self.scheme, "engine": self.loop.KIND,
                "x0": x0_desc or desc, "values": dict(self.values), "key": self.loop.key,
                "compiled": self.loop.compiled, "wall_time": wall, "compile_time": self.loop.compile_time,
-               "failed_steps": int(np.count_nonzero(A.FL)) if self.loop.KIND == "newton" else 0, "align": align}
+               "failed_steps": int(np.count_nonzero(A.FL)) if self.loop.KIND == "newton" else 0, "align": align,
+               "newton_start": dict(start) if start else None}
         if self.summary.active:
             out["active"] = list(self.summary.active)
         if getattr(self.loop, "stiff", None):

@@ -51,7 +51,8 @@ class SimulationResult:
         Scheme, engine, initial-state description (``x0``), wall time of the
         stepping (``wall_time``; compiling or loading the loop is
         ``compile_time``), how the loop was compiled (``compiled``), cache
-        key, parameter ``values`` by name, ``warm_start`` after a warm start,
+        key, parameter ``values`` by name, Newton's start of the first step
+        (``newton_start``: port variables by name, or None), ``warm_start`` after a warm start,
         and ``subdivided`` (``{step: number of sub-steps}``) when Newton
         took some steps in sub-steps (:mod:`phsym.simulation.engines.substeps`).
 

@@ -118,7 +118,7 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
         if dc:      # the snapshot starts where this run started
             plan = copy.copy(plan)
             plan.x_ic, plan.x_ic_desc = np.array(res.x[0], dtype=float), res.info["x0"]
-            plan.x_start = res.info.get("dc_start")
+            plan.x_start = res.info.get("newton_start")
         if plan.serialisable:
             try:
                 save_plan(plan, key)

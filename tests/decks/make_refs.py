@@ -128,7 +128,7 @@ def _wild_wrapper(path: Path, options: str):
         card = line.strip().lower()
         if k and card.startswith("+") and skip:
             continue
-        skip = k > 0 and card.startswith(_DROPPED)
+        skip = k > 0 and bool(card) and card.split()[0] in _DROPPED
         if not skip:
             lines.append(line)
     control = ["set wr_singlescale", "set wr_vecnames"]

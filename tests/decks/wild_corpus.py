@@ -41,7 +41,10 @@ WILD_REFS = WILD / "refs"
 REFERENCE_EDITS: Dict[str, list] = {}
 
 #: decks whose transients switch (3 % of the swing, relative RMS); the others are analog (1 %)
-SWITCHING: Dict[str, str] = {}
+SWITCHING: Dict[str, str] = {
+    "switch_sample_hold": "a clocked S switch",
+    "switch_current_relay": "a W switch closing on the coil current",
+}
 #: relative RMS of the swing a transient must stay within (analog, switching)
 TRAN_RMS = (1e-2, 3e-2)
 #: relative power-balance residual of every transient
