@@ -57,6 +57,9 @@ class Component:
         ``"electrical"``, ``"translational"``, ``"rotational"``, ``"magnetic"`` or ``"any"``.
     terminals : tuple of str
         Names of the node arguments, in order.
+    optional_terminals : tuple of str
+        Terminals a line may add after ``terminals`` (a BJT's substrate:
+        ``Q1 c b e s MODEL``); such a node is read when a model name follows it.
     refs : tuple of str
         Kinds of the elements named after the nodes (``K1 L1 L2``: inductors).
     senses : str or None
@@ -103,6 +106,7 @@ class Component:
     keywords: ClassVar[Tuple[str, ...]] = ()
     domain: ClassVar[str] = "electrical"
     terminals: ClassVar[Tuple[str, ...]] = ("n+", "n-")
+    optional_terminals: ClassVar[Tuple[str, ...]] = ()
     refs: ClassVar[Tuple[str, ...]] = ()
     senses: ClassVar[Optional[str]] = None
     variadic_refs: ClassVar[bool] = False

@@ -234,6 +234,13 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         w = _word(items[k], stmt, "node name")
         nodes.append(canonical_node(w.text, ctx))
         arg_locs[f"node{k}"] = stmt.loc(w)
+    if cls.optional_terminals and len(items) > n_nodes + 1 and all(
+            isinstance(it, Word) and it.kind == "word" for it in items[n_nodes:n_nodes + 2]) \
+            and items[n_nodes + 1].text.lower() in ctx.models:
+        # Q c b e SUBSTRATE MODEL: a node before the model name is the optional terminal
+        nodes.append(canonical_node(items[n_nodes].text, ctx))
+        arg_locs[f"node{n_nodes}"] = stmt.loc(items[n_nodes])
+        n_nodes += 1
     rest, chosen = _choices(items[n_nodes + (1 if kw is not None else 0):], cls, stmt, arg_locs)
     if cls.is_grounded(chosen) and DATUM not in nodes:
         raise NetlistError(f"{cls.kind} '{stmt.head.text}' must have one node at the datum (0)",

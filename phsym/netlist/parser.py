@@ -338,10 +338,12 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     for stmt in tables:
         table_card(stmt, names, stmt.line.file)     # a file table is relative to the file of its card
     defaults = {}
-    if settings.thermal_voltage is not None:
-        defaults[("diode", "Vt")] = settings.thermal_voltage
-    if "gmin" in options:
-        defaults[("diode", "Gmin")] = options["gmin"]
+    for cls in REGISTRY.values():      # diodes, transistors: every kind with a thermal voltage or a GMIN
+        keys = {v.key for v in cls.values}
+        if settings.thermal_voltage is not None and "Vt" in keys:
+            defaults[(cls.kind, "Vt")] = settings.thermal_voltage
+        if "gmin" in options and "Gmin" in keys:
+            defaults[(cls.kind, "Gmin")] = options["gmin"]
     if tran is not None:
         defaults[("tline", "Tstep")] = tran.step       # a line's default sections resolve this step
     models = _models(model_stmts, table, names, defaults, options)
