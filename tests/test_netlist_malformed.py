@@ -27,7 +27,7 @@ CORPUS = [
     ("cyclic-params", "* c\n.param a={b} b={a}\n", 2, 8, "cyclic"),
     ("param-case-clash", ".param x=1\n.param X=2\n", 2, 8, "differs only by case"),
     ("param-not-assign", ".param x\n", 1, 8, "expected name=value"),
-    ("unknown-dot", ".func f(x) {x}\n", 1, 1, "unknown dot-command"),
+    ("unknown-dot", ".alter\n", 1, 1, "unknown dot-command"),
     ("orphan-continuation", "+ R1 a 0 1\n", 1, 1, "continuation"),
     ("ends-without-subckt", ".ends\n", 1, 1, ".ends without .subckt"),
     ("missing-ends", ".subckt S a b\nR1 a b 1\n", 1, 1, "missing .ends"),

@@ -11,7 +11,7 @@ allowed.  ``X`` lines are subcircuit instances (:mod:`.subckt`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple, Type, Union
+from typing import Dict, List, Optional, Set, Tuple, Type, Union
 
 import sympy as sp
 
@@ -64,6 +64,8 @@ class Context:
     tran: Optional[object] = None
     #: What was read and is not used, with its position (one warning for the deck), shared.
     ignored: List[str] = field(default_factory=list)
+    #: ``.global`` nodes (lower case): the same node inside every subcircuit.
+    globals: Set[str] = field(default_factory=set)
 
     def register(self, stmt: Statement) -> None:
         """Record the statement's (prefixed) name; error on a duplicate."""
@@ -85,7 +87,7 @@ def canonical_node(text: str, ctx: Context) -> str:
     port = ctx.node_map.get(text.lower())
     if port is not None:
         return port
-    name = ctx.prefix + text
+    name = text if text.lower() in ctx.globals else ctx.prefix + text
     return ctx.spelling.setdefault(name.lower(), name)
 
 

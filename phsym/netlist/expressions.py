@@ -37,7 +37,7 @@ import sympy as sp
 
 from ..errors import Location, NetlistError
 from .numbers import parse_number, split_number
-from .tables import LearnedTable, PwlTable, pwl_function
+from .tables import PwlTable, pwl_function
 
 __all__ = ["parse_expression", "parse_expression_at", "FUNCTIONS"]
 
@@ -324,7 +324,7 @@ class _Parser:
         except KeyError:
             pass
         else:
-            if isinstance(value, (PwlTable, LearnedTable)):
+            if isinstance(value, PwlTable) or callable(value):
                 raise self.error(f"table '{tok.text}' is a function: write {tok.text}(x)", tok)
             return value
         if tok.text in _CONSTANTS:
@@ -344,7 +344,7 @@ class _Parser:
         table = self.symbols.get(tok.text) if fname not in FUNCTIONS else None
         if isinstance(table, PwlTable):
             func, lo, hi = table, 1, 1
-        elif isinstance(table, LearnedTable):
+        elif callable(table) and hasattr(table, "arity"):        # a learned law, a .func
             func, lo, hi = table, table.arity, table.arity
         elif fname not in FUNCTIONS:
             raise self.error(f"unknown function '{tok.text}'", tok,

@@ -7,10 +7,11 @@ directory for text without a file).  Each included line keeps its own file,
 line and column, so errors point into the included file.
 
 Output requests and interactive blocks that phsym has no use for
-(``.print``, ``.plot``, ``.save``, ``.meas``, ``.four``, ``.control`` ...
-``.endc``, analyses other than ``.tran``) are removed here, before the
-grammar sees them (their syntax is not phsym's), and listed in
-:attr:`DeckLines.skipped` for one warning.
+(``.plot``, ``.width``, ``.control`` ... ``.endc``, LTspice's
+``.backanno``, the analyses phsym does not run: ``.noise``, ``.sens``,
+``.disto``, ``.pz``) are removed here, before the grammar sees them (their
+syntax is not phsym's), and listed in :attr:`DeckLines.skipped` for one
+warning.
 """
 from __future__ import annotations
 
@@ -23,9 +24,8 @@ from .source import LogicalLine, split_logical_lines
 
 __all__ = ["DeckLines", "read_deck_lines", "SKIPPED_CARDS", "INCLUDE_CARDS"]
 
-#: Cards ignored with one warning: output requests and analyses phsym does not run.
-SKIPPED_CARDS = (".print", ".plot", ".save", ".meas", ".measure", ".four", ".op", ".ac", ".dc",
-                 ".noise", ".tf", ".sens", ".disto", ".pz", ".nodeset", ".width")
+#: Cards ignored with one warning: output requests and analyses phsym has no use for.
+SKIPPED_CARDS = (".plot", ".noise", ".sens", ".disto", ".pz", ".nodeset", ".width", ".backanno")
 #: Cards that read another file.
 INCLUDE_CARDS = (".include", ".inc", ".lib")
 

@@ -21,13 +21,16 @@ import sympy as sp
 from ..common.names import NameTable
 from ..errors import Location, NetlistError, NetlistWarning
 from ..components import DATUM, REGISTRY, ElementSpec
+from .analyses import ANALYSIS_CARDS, Analyses, read_card
 from .cards import OPTION_CARDS, DeckSettings, options_card, temp_card, tran_card, warn_ignored
 from .elements import Context, ModelCard, element_kind, node_spellings
+from .functions import func_card
+from .models import model_cards
 from .ic import apply_ic
 from .include import read_deck_lines
 from .numbers import looks_numeric
 from .params import ParamTable, resolve_global_params, word_expr
-from .source import Assign, Call, LogicalLine, Statement, Word, parse_statement
+from .source import Assign, Call, LogicalLine, Statement, Word, parse_statement, raw_statement
 from .spec import Netlist, ProbeSpec
 from .subckt import collect_subckts, expand
 from .tables import table_card
@@ -35,102 +38,7 @@ from .tables import table_card
 __all__ = ["parse_netlist", "load_netlist", "DOT_COMMANDS"]
 
 DOT_COMMANDS = (".title", ".param", ".model", ".subckt", ".ends", ".probe", ".tran", ".ic", ".options",
-                ".temp", ".include", ".lib", ".table", ".end")
-
-
-def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
-            defaults: Dict[tuple, float], options: Dict[str, float]) -> Dict[str, ModelCard]:
-    """``.model NAME TYPE(KEY=value ...)`` cards; the types and keys are those the
-    component kinds declare (:attr:`Component.model`, :attr:`Value.model_key`)."""
-    models: Dict[str, ModelCard] = {}
-    ignored: Dict[str, List[str]] = {}
-    types = sorted({t for c in REGISTRY.values() if c.model for t in (c.model_types or (c.model,))})
-    usage = ".model NAME TYPE(KEY=value ...) with TYPE one of " + ", ".join(types)
-    for stmt in stmts:
-        items = list(stmt.items)
-        if not items or not (isinstance(items[0], Word) and items[0].kind == "word"):
-            raise NetlistError(".model needs a name and a type", stmt.loc(stmt.head), hint=usage)
-        name_word = items.pop(0)
-        if not items:
-            raise NetlistError(f".model {name_word.text} needs a type", stmt.loc(name_word), hint=usage)
-        type_item = items.pop(0)
-        if isinstance(type_item, Call):
-            type_word, args = type_item.name, list(type_item.args)
-            if items:
-                raise NetlistError("unexpected text after the model parameters", stmt.loc(items[0]), hint=usage)
-        elif isinstance(type_item, Word) and type_item.kind == "word":
-            type_word, args = type_item, items
-        else:
-            raise NetlistError("expected a model type", stmt.loc(type_item), hint=usage)
-        kinds = REGISTRY.by_model(type_word.text)
-        if not kinds:
-            raise NetlistError(f"unsupported model type '{type_word.text}'", stmt.loc(type_word), hint=usage)
-        key = name_word.text.lower()
-        if key in models:
-            raise NetlistError(f"model '{name_word.text}' is defined twice", stmt.loc(name_word),
-                               hint="give each .model its own name")
-        declared = {k.lower(): v for c in kinds for v in c.values for k in (v.model_key or v.key, *v.aliases)}
-        known = {k.lower() for c in kinds for k in c.model_ignored} - set(declared)
-        thermal = {k.lower() for k in kinds[0].model_temperature}
-        given: Dict[str, Assign] = {}
-        card: Dict[str, float] = {}
-        for a in _model_pairs(args, stmt, usage):
-            if a.key.text.lower() in thermal:
-                loc = stmt.loc(a.value)
-                card[a.key.text.upper()] = table.evaluate(word_expr(a.value, stmt, names), loc, a.key.text)
-                continue
-            v = declared.get(a.key.text.lower())
-            if v is None and a.key.text.lower() in known:
-                ignored.setdefault(name_word.text, []).append(a.key.text.upper())
-                continue
-            if v is None:
-                accepted = ", ".join(dict.fromkeys((v.model_key or v.key).upper() for v in declared.values()))
-                accepted += "".join(", " + k.upper() for k in sorted(thermal))
-                raise NetlistError(f"unknown {kinds[0].kind} model parameter '{a.key.text}'",
-                                   stmt.loc(a), hint=f"accepted: {accepted}; accepted and ignored: "
-                                   + ", ".join(sorted(k.upper() for k in known)))
-            if v.key in given:
-                raise NetlistError(f"model parameter '{a.key.text}' given twice", stmt.loc(a),
-                                   hint="parameter names are case-insensitive; keep one")
-            given[v.key] = a
-        symbols = {}
-        for v in dict.fromkeys(declared.values()):
-            pname = f"{name_word.text}.{v.key}"
-            if v.key in given:
-                expr = word_expr(given[v.key].value, stmt, names)
-                symbols[v.key] = table.add_value(pname, expr, stmt.loc(given[v.key].value))
-            elif v.default is not None:
-                default = defaults.get((kinds[0].kind, v.key), v.default)
-                symbols[v.key] = table.add(pname, default, stmt.loc(name_word))
-        scaled = kinds[0].at_temperature(symbols, card, options.get("temp", 27.0), options.get("tnom", 27.0))
-        for k, expr in scaled.items():      # derived: follows the card's value when it is overridden
-            symbols[k] = table.add_value(f"{name_word.text}.{k}_at_T", expr, stmt.loc(name_word))
-        mtype = next(t for t in (kinds[0].model_types or (kinds[0].model,)) if t.lower() == type_word.text.lower())
-        models[key] = ModelCard(name_word.text, mtype, symbols, stmt.loc(name_word))
-    if ignored:
-        cards = "; ".join(f"{card}: {', '.join(keys)}" for card, keys in ignored.items())
-        warnings.warn(f"SPICE model parameters that phsym does not implement are ignored ({cards}); "
-                      "see docs/spice-compatibility.md", NetlistWarning, stacklevel=4)
-    return models
-
-
-def _model_pairs(args: list, stmt: Statement, usage: str) -> List[Assign]:
-    """``KEY=VALUE`` items of a ``.model`` card; SPICE2's ``KEY VALUE`` pairs (``BF 20 RB 100``) too."""
-    out: List[Assign] = []
-    k = 0
-    while k < len(args):
-        a = args[k]
-        if isinstance(a, Assign):
-            out.append(a)
-            k += 1
-            continue
-        value = args[k + 1] if k + 1 < len(args) else None
-        if not (isinstance(a, Word) and a.kind == "word" and not looks_numeric(a.text)
-                and isinstance(value, Word)):
-            raise NetlistError("expected KEY=VALUE (or SPICE2's KEY VALUE) in .model", stmt.loc(a), hint=usage)
-        out.append(Assign(a, value))
-        k += 2
-    return out
+                ".temp", ".include", ".lib", ".table", ".func", ".global", ".end") + ANALYSIS_CARDS
 
 
 def _check_elements(elements: List[ElementSpec]) -> None:
@@ -259,17 +167,12 @@ def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSp
 
 
 def _statements(lines: List[LogicalLine]) -> List[Statement]:
-    """Lark statements; ``.title`` and ``.ic`` keep their raw text (their syntax is their own)."""
-    out = []
-    for line in lines:
-        head = line.text.split(None, 1)[0]
-        if head.lower() in (".title", ".ic"):
-            stmt = Statement(Word("word", head, 0), [], line)
-            stmt.rest = line.text[len(head):].strip()
-            out.append(stmt)
-        else:
-            out.append(parse_statement(line))
-    return out
+    """Lark statements; ``.title``, ``.ic``, ``.meas`` and ``.func`` keep their raw text (their syntax is their own)."""
+    return [raw_statement(line) if line.text.split(None, 1)[0].lower() in _RAW else parse_statement(line)
+            for line in lines]
+
+
+_RAW = (".title", ".ic", ".meas", ".measure", ".func")
 
 
 def _title_candidate(lines: List[LogicalLine], file: Optional[str]) -> Optional[LogicalLine]:
@@ -285,6 +188,9 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     tran = None
     options: Dict[str, float] = {}
     ignored: List[str] = []
+    analyses = Analyses()
+    funcs: List[Statement] = []
+    globals_: List[str] = []
     for stmt in top:
         head = stmt.head.text.lower()
         if head == ".title":
@@ -320,11 +226,17 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
         elif head in OPTION_CARDS:
             options_card(stmt, options, ignored)
         elif head == ".temp":
-            temp_card(stmt, options)
+            temp_card(stmt, options, analyses)
+        elif head in ANALYSIS_CARDS:
+            read_card(stmt, analyses)
         elif head == ".ic":
             ic_stmts.append(stmt)
         elif head == ".table":
             tables.append(stmt)
+        elif head == ".func":
+            funcs.append(stmt)
+        elif head == ".global":
+            globals_ += [it.text for it in stmt.items if isinstance(it, Word)]
         elif head.startswith("."):
             raise NetlistError(f"unknown dot-command '{stmt.head.text}'", stmt.loc(stmt.head),
                                hint="supported: " + " ".join(DOT_COMMANDS) +
@@ -334,6 +246,11 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     settings = DeckSettings(tran, options)
     table = ParamTable()
     names: NameTable = NameTable(what="parameter")
+    for stmt in funcs:          # before the parameters: a .param may call a .func
+        fn = func_card(stmt.rest, stmt.loc(stmt.head), names)
+        if fn.name in names:
+            raise NetlistError(f".func {fn.name} is defined twice", stmt.loc(stmt.head), hint="keep one definition")
+        names.set(fn.name, fn)
     resolve_global_params(param_defs, table, names)
     for stmt in tables:
         table_card(stmt, names, stmt.line.file)     # a file table is relative to the file of its card
@@ -346,9 +263,9 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
             defaults[(cls.kind, "Gmin")] = options["gmin"]
     if tran is not None:
         defaults[("tline", "Tstep")] = tran.step       # a line's default sections resolve this step
-    models = _models(model_stmts, table, names, defaults, options)
+    models = model_cards(model_stmts, table, names, defaults, options)
     elements: List[ElementSpec] = []
-    ctx = Context(table, names, models, defaults=defaults, tran=tran)
+    ctx = Context(table, names, models, defaults=defaults, tran=tran, globals={g.lower() for g in globals_})
     expand(element_stmts, ctx, names, subckts, [], elements)
     if not elements:
         raise NetlistError("the netlist has no elements", Location(file, 1, 1, "", 0),
@@ -361,7 +278,7 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     probes = _probes(probe_stmts, elements)
     parameters = {p.name: p for p in table.params.values()}
     warn_ignored(ignored, skipped + ctx.ignored)
-    return Netlist(elements, parameters, probes, title, file, DeckSettings(tran, options, held))
+    return Netlist(elements, parameters, probes, title, file, DeckSettings(tran, options, held, analyses))
 
 
 def _as_title(exc: NetlistError, rest: List[Statement], title: str, file: Optional[str],

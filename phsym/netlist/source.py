@@ -22,7 +22,7 @@ from ..common.guard import discard
 from ..common.paths import atomic_write, cache_dir
 from ..errors import Location, NetlistError
 
-__all__ = ["LogicalLine", "Word", "Assign", "Call", "Group", "Statement", "split_logical_lines", "prepare_line",
+__all__ = ["LogicalLine", "Word", "Assign", "Call", "Group", "Statement", "split_logical_lines", "prepare_line", "raw_statement",
            "parse_statement", "read_statements"]
 
 
@@ -309,6 +309,14 @@ def parse_statement(line: LogicalLine) -> Statement:
     return stmt
 
 
+def raw_statement(line: LogicalLine) -> Statement:
+    """A card whose syntax is its own (``.title``, ``.ic``, ``.meas``): no items, its text in ``rest``."""
+    head = line.text.split(None, 1)[0]
+    stmt = Statement(Word("word", head, 0), [], line)
+    stmt.rest = line.text[len(head):].strip()
+    return stmt
+
+
 def read_statements(text: str, file: Optional[str] = None) -> List[Statement]:
     """Split ``text`` into logical lines and parse each into a :class:`Statement`.
 
@@ -318,10 +326,5 @@ def read_statements(text: str, file: Optional[str] = None) -> List[Statement]:
     out = []
     for line in split_logical_lines(text, file):
         head = line.text.split(None, 1)[0]
-        if head.lower() == ".title":
-            stmt = Statement(Word("word", head, 0), [], line)
-            stmt.rest = line.text[len(head):].strip()
-            out.append(stmt)
-            continue
-        out.append(parse_statement(line))
+        out.append(raw_statement(line) if head.lower() in (".title", ".meas", ".measure") else parse_statement(line))
     return out

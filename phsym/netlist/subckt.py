@@ -187,7 +187,7 @@ def _instance(stmt: Statement, ctx: Context, global_names: NameTable, subckts: D
             loc = sub.stmt.loc(default)
         names.set(key_word.text, ctx.table.add_value(pname, expr, loc))
     inner = Context(ctx.table, names, ctx.models, prefix, node_map, ctx.seen, ctx.defaults, ctx.spelling, ctx.tran,
-                    ctx.ignored)
+                    ctx.ignored, ctx.globals)
     expand(sub.body, inner, global_names, subckts, stack + [sub.name.lower()], out)
 
 

@@ -350,10 +350,7 @@ class Simulator:
                 at.update(zip(plan.summary.controls, C[0].tolist()))
             x0, start = self.dc_solution(plan.inputs(u, duration, align)[0], at)
             desc = "dc operating point for the first input sample"
-        res = plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align, start=start, controls=controls)
-        if start:
-            res.info["dc_start"] = dict(start)      # a warm start's snapshot keeps it
-        return res
+        return plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align, start=start, controls=controls)
 
     def _checked_controls(self, plan: RunPlan, controls, u, duration, align: str, params) -> Dict[str, np.ndarray]:
         """The control signals as arrays of the run's samples, after checking the element
