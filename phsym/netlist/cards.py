@@ -269,8 +269,8 @@ def warn_ignored(options: List[str], skipped: List[str]) -> None:
         names = ", ".join(dict.fromkeys(options))
         warnings.warn(f"ignored .options (not used by phsym): {names}", NetlistWarning, stacklevel=3)
     if skipped:
-        warnings.warn("ignored (phsym runs transients only, outputs are chosen when simulating): "
-                      + ", ".join(skipped), NetlistWarning, stacklevel=3)
+        warnings.warn("read and not used by phsym (see docs/spice-compatibility.md): " + ", ".join(skipped),
+                      NetlistWarning, stacklevel=3)
 
 
 def deck_settings(path) -> DeckSettings:

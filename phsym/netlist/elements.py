@@ -21,6 +21,7 @@ from ..errors import Location, NetlistError
 from .numbers import looks_numeric, parse_number
 from .params import ParamTable, word_expr
 from .source import Assign, Call, Group, Statement, Word
+from .parasitics import parasitic_elements, split_parasitics
 from .sourcespec import source_spec
 
 __all__ = ["ModelCard", "Context", "element_kind", "build_element", "canonical_node", "node_spellings", "SUBCKT"]
@@ -66,6 +67,8 @@ class Context:
     ignored: List[str] = field(default_factory=list)
     #: ``.global`` nodes (lower case): the same node inside every subcircuit.
     globals: Set[str] = field(default_factory=set)
+    #: Elements a line adds besides its own (LTspice's ``Rser=``...), taken by the caller.
+    extra: List[ElementSpec] = field(default_factory=list)
 
     def register(self, stmt: Statement) -> None:
         """Record the statement's (prefixed) name; error on a duplicate."""
@@ -243,7 +246,9 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         nodes.append(canonical_node(items[n_nodes].text, ctx))
         arg_locs[f"node{n_nodes}"] = stmt.loc(items[n_nodes])
         n_nodes += 1
-    rest, chosen = _choices(items[n_nodes + (1 if kw is not None else 0):], cls, stmt, arg_locs)
+    rest, parasitics, unused = split_parasitics(cls.kind, items[n_nodes + (1 if kw is not None else 0):], stmt)
+    ctx.ignored += unused
+    rest, chosen = _choices(rest, cls, stmt, arg_locs)
     if cls.is_grounded(chosen) and DATUM not in nodes:
         raise NetlistError(f"{cls.kind} '{stmt.head.text}' must have one node at the datum (0)",
                            stmt.loc(stmt.head),
@@ -258,8 +263,9 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         if spec.waveform is not None:
             arg_locs["waveform"] = spec.waveform.location
         ctx.ignored += [f"{w} ({stmt.loc(stmt.head).describe()})" for w in spec.ignored]
-        return ElementSpec(name, cls.kind, tuple(nodes), {}, waveform=spec.waveform, location=stmt.loc(stmt.head),
-                           arg_locations=arg_locs, choices=chosen, dc=spec.dc, ac=spec.ac)
+        return _with_parasitics(ElementSpec(name, cls.kind, tuple(nodes), {}, waveform=spec.waveform,
+                                            location=stmt.loc(stmt.head), arg_locations=arg_locs, choices=chosen,
+                                            dc=spec.dc, ac=spec.ac), parasitics, stmt, ctx)
     positional, given = _split(rest, cls, stmt)
     refs: List[str] = []
     for k, ref_kind in enumerate(cls.refs):
@@ -308,8 +314,18 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     if "IC" in given:
         ic = word_expr(given["IC"].value, stmt, ctx.names)
         arg_locs["ic"] = stmt.loc(given["IC"])
-    return ElementSpec(name, cls.kind, tuple(nodes), values, law=law, ic=ic, refs=tuple(refs),
-                       location=stmt.loc(stmt.head), arg_locations=arg_locs, choices=chosen)
+    return _with_parasitics(ElementSpec(name, cls.kind, tuple(nodes), values, law=law, ic=ic, refs=tuple(refs),
+                                        location=stmt.loc(stmt.head), arg_locations=arg_locs, choices=chosen),
+                            parasitics, stmt, ctx)
+
+
+def _with_parasitics(spec: ElementSpec, found, stmt: Statement, ctx: Context) -> ElementSpec:
+    """The element; its LTspice parasitics go to :attr:`Context.extra` (expanded after it)."""
+    if not found:
+        return spec
+    main, *extra = parasitic_elements(spec, found, stmt, ctx)
+    ctx.extra += extra
+    return main
 
 
 def _model_card(cls: Type[Component], positional: List[Word], stmt: Statement, ctx: Context,
@@ -317,7 +333,8 @@ def _model_card(cls: Type[Component], positional: List[Word], stmt: Statement, c
     """The ``.model`` card the element names (first positional word), if the kind takes one."""
     if cls.model is None or not positional:
         return None
-    if not looks_numeric(positional[0].text) and positional[0].kind == "word":
+    first = positional[0]
+    if first.kind == "word" and (not looks_numeric(first.text) or first.text.lower() in ctx.models):   # 1N4148
         mw = positional.pop(0)
         card = ctx.models.get(mw.text.lower())
         if card is None:

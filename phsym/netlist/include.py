@@ -1,7 +1,9 @@
 """Deck text -> logical lines: ``.include`` / ``.lib`` files read in, skipped cards set aside.
 
 SPICE decks pull model libraries in with ``.include FILE`` and ``.lib FILE
-SECTION`` (a library file holds sections ``.lib NAME`` ... ``.endl``); paths
+SECTION`` (a library file holds sections ``.lib NAME`` ... ``.endl``;
+LTspice's ``.lib FILE`` without a section, when ``FILE`` exists, reads the
+whole file as ``.include`` does); paths
 are relative to the directory of the file that names them (the working
 directory for text without a file).  Each included line keeps its own file,
 line and column, so errors point into the included file.
@@ -116,6 +118,11 @@ def _section(lines: List[LogicalLine], name: str, line: LogicalLine, offset: int
                        hint="sections in that file: " + (", ".join(found) or "none"))
 
 
+def _resolve(base: Path, name: str) -> Path:
+    path = Path(name).expanduser()
+    return (path if path.is_absolute() else base / path).resolve()
+
+
 def _expand(lines: List[LogicalLine], base: Path, stack: List[Tuple[str, str]], out: DeckLines) -> None:
     control: Optional[LogicalLine] = None
     for line in lines:
@@ -142,6 +149,8 @@ def _expand(lines: List[LogicalLine], base: Path, stack: List[Tuple[str, str]], 
             continue
         args = _args(line)
         want = 2 if head == ".lib" else 1
+        if head == ".lib" and len(args) == 1 and _resolve(base, args[0][0]).is_file():
+            head, want = ".include", 1     # LTspice: .lib FILE (no section) reads the whole file
         if len(args) != want:
             usage = ".lib FILE SECTION" if head == ".lib" else f"{head} FILE"
             raise NetlistError(f"{head} takes {want} argument(s), got {len(args)}",
@@ -149,10 +158,7 @@ def _expand(lines: List[LogicalLine], base: Path, stack: List[Tuple[str, str]], 
                                hint=f"usage: {usage}; '.lib NAME' alone starts a section and "
                                     "belongs in a library file" if head == ".lib" else f"usage: {usage}")
         (name, offset) = args[0]
-        path = Path(name).expanduser()
-        if not path.is_absolute():
-            path = base / path
-        path = path.resolve()
+        path = _resolve(base, name)
         section = args[1][0] if head == ".lib" else ""
         key = (str(path), section.lower())
         if key in stack:

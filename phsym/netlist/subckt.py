@@ -203,6 +203,8 @@ def expand(statements: List[Statement], ctx: Context, global_names: NameTable,
             out.append(build_behavioral(stmt, ctx))
         else:
             out.append(build_element(stmt, kind, kw, ctx))
+            out += ctx.extra
+            ctx.extra.clear()
         if len(out) > MAX_ELEMENTS:
             raise NetlistError(f"more than {MAX_ELEMENTS} elements after flattening subcircuits",
                                stmt.loc(stmt.head), hint="check for runaway nesting")

@@ -38,7 +38,23 @@ WILD = Path(__file__).resolve().parent / "wild"
 WILD_REFS = WILD / "refs"
 
 #: decks whose text ngspice-39 cannot read as it is: (old, new, why) replacements for its reference run
-REFERENCE_EDITS: Dict[str, list] = {}
+REFERENCE_EDITS: Dict[str, list] = {
+    "ltspice_clipper_export": [
+        ("V1 N001 0 SINE(0 2 1k) Rser=600", "V1 N001 V1S SINE(0 2 1k)\nRV1SER V1S 0 600",
+         "ngspice-39 knows no Rser= on a source (LTspice's series resistance)"),
+        ("C1 N001 N002 100n Rser=0.5", "C1 N001 C1S 100n\nRC1SER C1S N002 0.5",
+         "ngspice-39 knows no Rser= on a capacitor"),
+        ("C2 N003 0 10n Rpar=10Meg", "C2 N003 0 10n\nRC2PAR N003 0 10Meg",
+         "ngspice-39 knows no Rpar= on a capacitor"),
+        (".lib diodes_lt.lib", ".include diodes_lt_ngspice.lib",
+         "ngspice-39 reads .lib only with a section name (LTspice: the whole file), and no mfg=/type= "
+         "text in a .model card: diodes_lt_ngspice.lib is diodes_lt.lib without them"),
+    ],
+    "kicad_rc_export": [
+        ('.include "diodes_lt.lib"', '.include "diodes_lt_ngspice.lib"',
+         "ngspice-39 reads no mfg=/type= text in a .model card"),
+    ],
+}
 
 #: decks whose transients switch (3 % of the swing, relative RMS); the others are analog (1 %)
 SWITCHING: Dict[str, str] = {
