@@ -171,6 +171,11 @@ def _expand(lines: List[LogicalLine], base: Path, stack: List[Tuple[str, str]], 
         sub = split_logical_lines(text, str(path))
         if head == ".lib":
             sub = _section(sub, section, line, args[1][1], path)
+        elif _head(line) == ".lib":         # LTspice's .lib FILE: a file of sections needs one named
+            sections = [_args(ln)[0][0] for ln in sub if _head(ln) == ".lib" and len(_args(ln)) == 1]
+            if sections:
+                raise NetlistError(f"library '{path}' has sections: name one", line.locate(offset, len(name)),
+                                   hint=f"write .lib {name} SECTION with SECTION one of {', '.join(sections)}")
         _expand(sub, path.parent, stack + [key], out)
     if control is not None:
         raise NetlistError(".control without .endc", control.locate(0, 8),
