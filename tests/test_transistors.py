@@ -304,3 +304,12 @@ def test_bjt_substrate_node_and_charge():
     assert m.states == ["q_Q1.cjs"] and m.netlist.element("Q1").nodes == ("c", "b", "0", "sub")
     r = phsym.simulate(m, 1e9, duration=50e-9, x0="dc")
     assert r.x[-1, 0] == pytest.approx(-2e-12 * 5, rel=1e-9)       # v(sub) - v(c) = -5 V at DC
+
+
+def test_p_channel_jfet_threshold_is_not_mirrored():
+    # ngspice-39 `.op` (print i(vd) i(vs)) of a PJF with VTO=-1 at v_gs = 0, v_ds = -5 V: a depletion
+    # device conducts BETA VTO**2: i(vd) = 7.433000e-04, i(vs) = -7.43300e-04
+    op = operating_point(phsym.parse(".model JX PJF(IS=12.50E-12 BETA=743.3E-6 VTO=-1)\nVS s 0 0\nVG g 0 0\n"
+                                     "VD d 0 -5\nJ1 d g s JX\n"))
+    assert op.currents["VD"] == pytest.approx(7.433e-4, rel=1e-6)
+    assert op.currents["VS"] == pytest.approx(-7.433e-4, rel=1e-6)

@@ -329,7 +329,9 @@ class JFET(Device):
     1) + GMIN v`` each) and drain-source (``NAME.ds``: the channel current
     of :func:`jfet_drain_current` minus the gate-drain junction current).
     A p-channel device (``PJF`` card) has both branches reversed (``v_sg``,
-    ``v_sd``) and the threshold ``-VTO``.  The device receives
+    ``v_sd``) with the same ``VTO`` (SPICE's convention: a depletion JFET
+    has ``VTO < 0`` whatever its channel; a MOSFET's ``VTO`` is mirrored
+    instead).  The device receives
 
         ``P = v_gs i_gs + v_gd i_gd + v_ds i_ch >= 0``
 
@@ -373,9 +375,9 @@ class JFET(Device):
         out = Contribution()
         inner = self.series(out, {"d": "Rd", "s": "Rs"})
         d, g, s = inner["d"], inner["g"], inner["s"]
-        sign = 1 if self.n_type else -1
         Is, vt, gmin = self.value("Is"), self.value("Vt"), self.value("Gmin")
-        ich = jfet_drain_current(_VGS, _VDS, beta=self.value("Beta"), vto=sign * self.value("Vto"),
+        # SPICE's VTO of a p-channel JFET is the n-channel one (depletion: negative), not mirrored
+        ich = jfet_drain_current(_VGS, _VDS, beta=self.value("Beta"), vto=self.value("Vto"),
                                  lam=self.value("Lambda"), b=self.value("B"), pb=self.value("Pb"))
         igd = _junction(Is, _VGS - _VDS, vt, gmin)
         self.multiport(out, [("gs", g, s, _junction(Is, _VGS, vt, gmin) + igd), ("ds", d, s, ich - igd)],

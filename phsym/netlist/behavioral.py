@@ -4,7 +4,9 @@ All become one component kind, :class:`~phsym.components.controlled.BehavioralSo
 an output port whose law reads sensed node voltages and source currents.
 
 * ``B1 n+ n- V=expr`` / ``I=expr``: the expression (braces optional, as in
-  ngspice) reads ``v(a)``, ``v(a,b)``, ``i(VSRC)`` and parameters.
+  ngspice) reads ``v(a)``, ``v(a,b)``, ``i(VSRC)``, parameters and
+  ``time`` (read, as a voltage, from a hidden source ``NAME#time`` whose
+  waveform is the time: an input of the model).
 * ``E1 n+ n- VALUE={expr}``, ``G1 n+ n- VALUE={expr}``: voltage / current.
 * ``E1 n+ n- TABLE {expr} = (x1,y1) (x2,y2) ...``: linear interpolation of
   the points, constant beyond the first and the last (SPICE's ``TABLE``).
@@ -24,7 +26,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import sympy as sp
 
-from ..components import DATUM, REGISTRY, ElementSpec, Law
+from ..components import DATUM, REGISTRY, ElementSpec, Law, Waveform
 from ..components.controlled import sense_symbol
 from ..errors import Location, NetlistError
 from .elements import Context, canonical_node
@@ -122,6 +124,18 @@ class _Senses:
             self.refs.append(ref)
         return sense_symbol("i", [r.lower() for r in self.refs].index(ref.lower()))
 
+    def clock(self) -> str:
+        """The node of the element's clock: a hidden source ``NAME#time`` holds it at the time ``t``
+        (``time`` in an expression reads it, as any voltage is read)."""
+        name = self.ctx.prefix + self.stmt.head.text + "#time"
+        if not any(el.name == name for el in self.ctx.extra):
+            big = sp.Float(1e9)
+            self.ctx.extra.append(ElementSpec(name, "vsource", (name, DATUM), {},
+                                              waveform=Waveform("pwl", (sp.Integer(0), sp.Integer(0), big, big),
+                                                                self.stmt.loc(self.stmt.head)),
+                                              location=self.stmt.loc(self.stmt.head)))
+        return self.stmt.head.text + "#time"
+
     def probe(self, quantity: str, args: str, loc: Optional[Location]) -> sp.Symbol:
         names = [a.strip() for a in args.split(",")]
         if not all(names) or len(names) > (2 if quantity == "v" else 1):
@@ -137,8 +151,14 @@ def _expression(word, stmt: Statement, senses: _Senses) -> sp.Expr:
     if not (isinstance(word, Word) and word.kind == "braced"):
         raise NetlistError("expected an expression", stmt.loc(word), hint=_USAGE[stmt.head.text[0].upper()])
     base = word.start + 1
-    return parse_expression_at(word.inner, senses.ctx.names, lambda off, n: stmt.line.locate(base + off, n),
+    names = senses.ctx.names.copy()
+    clock = sp.Symbol("time#", real=True)
+    names.set("time", clock, exact_only=True)      # ngspice's simulation time, unless a parameter is so named
+    expr = parse_expression_at(word.inner, names, lambda off, n: stmt.line.locate(base + off, n),
                                probes=senses.probe)
+    if expr.has(clock):
+        expr = expr.xreplace({clock: senses.voltage(senses.clock(), "", stmt.loc(word))})
+    return expr
 
 
 def _flat(items: list) -> list:

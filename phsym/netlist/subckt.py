@@ -201,6 +201,8 @@ def expand(statements: List[Statement], ctx: Context, global_names: NameTable,
             _instance(stmt, ctx, global_names, subckts, stack, out)
         elif kind is REGISTRY["behavioral"]:
             out.append(build_behavioral(stmt, ctx))
+            out += ctx.extra
+            ctx.extra.clear()
         else:
             out.append(build_element(stmt, kind, kw, ctx))
             out += ctx.extra

@@ -60,6 +60,7 @@ REFERENCE_EDITS: Dict[str, list] = {
 SWITCHING: Dict[str, str] = {
     "switch_sample_hold": "a clocked S switch",
     "switch_current_relay": "a W switch closing on the coil current",
+    "cmos_inverter_pair": "CMOS inverters; their charges form capacitor loops, so backward Euler (first order)",
 }
 #: relative RMS of the swing a transient must stay within (analog, switching)
 TRAN_RMS = (1e-2, 3e-2)
@@ -146,7 +147,12 @@ def check_tran(path: Path) -> Dict[str, tuple]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")        # wild decks are expected to warn (ignored cards...)
         res = corpus.run_deck(path)
-    assert res.max_balance_error <= BALANCE_TOL, res.max_balance_error
+    if res.info["scheme"] == "backward_euler":
+        # capacitor loops (a MOSFET's overlap and junction charges): backward Euler, whose
+        # balance residual is numerical dissipation, never energy made
+        assert np.max(res.balance, initial=0.0) / res.power_scale <= BALANCE_TOL
+    else:
+        assert res.max_balance_error <= BALANCE_TOL, res.max_balance_error
     errors = tran_errors(path, res)
     assert errors, f"{path.name}: no node compared"
     limit = TRAN_RMS[path.stem in SWITCHING]
