@@ -182,7 +182,8 @@ def _title_candidate(lines: List[LogicalLine], file: Optional[str]) -> Optional[
     return None if lines[0].text.lstrip().startswith(".") else lines[0]
 
 
-def _build(statements: List[Statement], title: str, file: Optional[str], skipped: List[str]) -> Netlist:
+def _build(statements: List[Statement], title: str, file: Optional[str], skipped: List[str],
+           overrides: Optional[Dict[str, float]] = None) -> Netlist:
     top, subckts, hoisted = collect_subckts(statements)
     param_defs, model_stmts, probe_stmts, element_stmts, ic_stmts, tables = [], list(hoisted), [], [], [], []
     tran = None
@@ -243,6 +244,7 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
                                     " (see docs/spice-compatibility.md)")
         else:
             element_stmts.append(stmt)
+    options.update(overrides or {})      # a run at another temperature (.dc TEMP, .step TEMP, .temp lists)
     settings = DeckSettings(tran, options)
     table = ParamTable()
     names: NameTable = NameTable(what="parameter")
@@ -282,17 +284,17 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
 
 
 def _as_title(exc: NetlistError, rest: List[Statement], title: str, file: Optional[str],
-              skipped: List[str]) -> Netlist:
+              skipped: List[str], overrides=None) -> Netlist:
     """The netlist without line 1 (its title); ``exc`` (line 1's own error) if nothing else is left."""
     try:
-        return _build(rest, title, file, skipped)
+        return _build(rest, title, file, skipped, overrides)
     except NetlistError as again:
         if again.message.startswith("the netlist has no elements"):
             raise exc from None        # line 1 was meant as an element
         raise
 
 
-def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
+def parse_netlist(text: str, file: Optional[str] = None, options: Optional[Dict[str, float]] = None) -> Netlist:
     """Parse netlist text (a SPICE deck) into a flattened :class:`Netlist`.
 
     The first line is the title, as in SPICE, unless it is a comment, a dot
@@ -305,6 +307,9 @@ def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
     file : str, optional
         File name used in error messages and stored in :attr:`Netlist.file`;
         ``.include`` paths are relative to its directory.
+    options : dict of str to float, optional
+        ``.options`` values that win over the deck's (``{"temp": 85}``: the
+        deck at 85 degrees Celsius).
 
     Raises
     ------
@@ -325,22 +330,22 @@ def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
     lines = deck.lines
     first = _title_candidate(lines, file)
     if first is None:
-        return _build(_statements(lines), "", file, deck.skipped)
+        return _build(_statements(lines), "", file, deck.skipped, options)
     title = first.text.strip()
     rest = _statements(lines[1:])
     try:
         stmt = parse_statement(first)
         element_kind(stmt)
     except NetlistError as exc:
-        return _as_title(exc, rest, title, file, deck.skipped)     # not an element: the title
+        return _as_title(exc, rest, title, file, deck.skipped, options)     # not an element: the title
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            netlist = _build([stmt] + rest, "", file, deck.skipped)
+            netlist = _build([stmt] + rest, "", file, deck.skipped, options)
     except NetlistError as exc:
         if exc.file != file or exc.line != 1:
             raise
-        netlist = _as_title(exc, rest, title, file, deck.skipped)
+        netlist = _as_title(exc, rest, title, file, deck.skipped, options)
         if any(ch.isdigit() for ch in stmt.head.text):
             warnings.warn(f"{first.locate(0).describe()}: line 1 '{title}' is read as the title: as an element "
                           f"line it is invalid ({exc.message}); start the deck with a title line or "
@@ -351,8 +356,8 @@ def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
     return netlist
 
 
-def load_netlist(path) -> Netlist:
-    """Read the netlist file at ``path`` (UTF-8) and parse it."""
+def load_netlist(path, options: Optional[Dict[str, float]] = None) -> Netlist:
+    """Read the netlist file at ``path`` (UTF-8) and parse it (``options``: see :func:`parse_netlist`)."""
     name = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8-sig")     # tolerate a byte-order mark
@@ -360,4 +365,4 @@ def load_netlist(path) -> Netlist:
         raise NetlistError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise NetlistError(f"cannot read netlist '{name}': {exc.strerror or exc}") from None
-    return parse_netlist(text, file=name)
+    return parse_netlist(text, file=name, options=options)

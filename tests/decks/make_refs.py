@@ -143,7 +143,7 @@ def _wild_wrapper(path: Path, options: str):
                 control.append("fourier " + cards["four"].split(None, 1)[1])
         else:
             control.append(cards[name].split(None, 1)[0][1:] + " " + (cards[name].split(None, 1) + [""])[1])
-        if name == "op" or name == "tf":
+        if name == "tf":
             control.append("print all")
         else:
             control.append(f"wrdata .wild_{path.stem}_{name}.txt all")
@@ -152,18 +152,18 @@ def _wild_wrapper(path: Path, options: str):
     return "\n".join(lines) + "\n", control, edits
 
 
-def _columns(path: Path, complex_values: bool):
+def _columns(path: Path, complex_values: bool, scaled: bool = True):
     """Vectors of an ngspice ``wrdata ... all`` file: top-level node voltages ``v(n)`` and source
     currents ``i(vname)`` (subcircuit-internal vectors and repeated scales left out)."""
     head = path.read_text().splitlines()[0].split()
     data = np.atleast_2d(np.loadtxt(path, skiprows=1))
     width = 2 if complex_values else 1
     scale, out = data[:, 0], {}
-    for k in range(1, len(head), width):        # the first scale is one column, real
+    for k in range(1 if scaled else 0, len(head), width):        # the first scale is one column, real
         name = head[k]
         col = data[:, k] + 1j * data[:, k + 1] if complex_values else data[:, k]
         low = name.lower()
-        if low == head[0].lower() or "." in low:
+        if (scaled and low == head[0].lower()) or "." in low:
             continue                    # a repeated scale, a subcircuit's vector
         if low.endswith("#branch"):
             out.setdefault(f"i({low[:-7]})", col)
@@ -207,7 +207,7 @@ def _make_wild(path: Path, options: str) -> Path:
     text, control, edits = _wild_wrapper(path, options)
     tmp = WILD / f".ref_{path.stem}.cir"
     tmp.write_text(text)
-    outs = {name: WILD / f".wild_{path.stem}_{name}.txt" for name in ("dc", "ac", "tran")}
+    outs = {name: WILD / f".wild_{path.stem}_{name}.txt" for name in ("op", "dc", "ac", "tran")}
     store = {}
     try:
         cmd = ["ngspice", "-b", tmp.name]
@@ -218,7 +218,7 @@ def _make_wild(path: Path, options: str) -> Path:
         for name, f in outs.items():
             if name not in cards:
                 continue
-            x, cols = _columns(f, name == "ac")
+            x, cols = _columns(f, name == "ac", name != "op")
             if name == "tran":
                 tran = deck_settings_of(path)
                 if x[-1] < tran.stop * (1 - 1e-9):
@@ -227,9 +227,10 @@ def _make_wild(path: Path, options: str) -> Path:
                 grid = np.linspace(0.0, tran.stop, GRID_POINTS)
                 cols = {k: np.interp(grid, x[keep], v[keep]) for k, v in cols.items() if k.startswith("v(")}
                 x = grid
-            store[f"{name}_{'t' if name == 'tran' else 'f' if name == 'ac' else 'x'}"] = x
+            if name != "op":
+                store[f"{name}_{'t' if name == 'tran' else 'f' if name == 'ac' else 'x'}"] = x
             store[f"{name}_names"] = np.array(list(cols))
-            store[f"{name}_v"] = np.array(list(cols.values()))
+            store[f"{name}_v"] = np.array([c[0] for c in cols.values()] if name == "op" else list(cols.values()))
     finally:
         tmp.unlink(missing_ok=True)
         for f in outs.values():
@@ -237,9 +238,6 @@ def _make_wild(path: Path, options: str) -> Path:
     if "tf" in cards:
         keys = [k for k in values if k == "transfer_function" or "impedance" in k]
         store["tf_names"], store["tf_v"] = np.array(keys), np.array([values[k] for k in keys])
-    if "op" in cards:
-        keys = [k for k in values if re.fullmatch(r"v\([^.]*\)|[^.]*#branch", k)]
-        store["op_names"], store["op_v"] = np.array(keys), np.array([values[k] for k in keys])
     meas = [m.group(1).lower() for m in re.finditer(r"^\s*\.meas\w*\s+\w+\s+(\w+)", path.read_text(),
                                                        re.IGNORECASE | re.MULTILINE)]
     if meas:

@@ -159,3 +159,114 @@ def check_tran(path: Path) -> Dict[str, tuple]:
     worst = {n: e for n, e in errors.items() if e[0] > limit}
     assert not worst, f"{path.name}: relative RMS above {limit:g}: {worst}"
     return errors
+
+#: ``.ac`` tolerance (dB) and, where the magnitude is within 60 dB of its largest, the phase's (degrees)
+AC_DB, AC_DEG = 0.1, 1.0
+#: ``.dc`` and ``.tf`` tolerance, relative to the signal's largest magnitude over the sweep
+DC_REL = 1e-2
+
+
+def _known(path: Path, labels) -> Dict[str, str]:
+    """Reference labels phsym's netlist knows (ngspice adds its own internal nodes and branches)."""
+    from phsym.netlist import load_netlist
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nl = load_netlist(path)
+    nodes = {n.lower() for el in nl.elements for n in el.nodes}
+    sources = {el.name.lower() for el in nl.elements if el.kind in ("vsource", "ammeter")}
+    out = {}
+    for lab in labels:
+        lab = str(lab)
+        inner = lab[2:-1]
+        if (lab.startswith("v(") and inner in nodes) or (lab.startswith("i(") and inner in sources):
+            out[lab] = lab
+    return out
+
+
+def check_ac(path: Path) -> Dict[str, tuple]:
+    """Run a wild deck's ``.ac`` as ``phsym ac DECK`` does; ``{signal: (dB, degrees)}`` worst differences."""
+    import warnings
+    from phsym.simulation.analyses.ac import ac_analysis
+    ref = load(path)
+    known = _known(path, ref["ac_names"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = ac_analysis(path, ref["ac_f"], signals=list(known))
+    out = {}
+    for lab, row in zip(ref["ac_names"], ref["ac_v"]):
+        if str(lab) not in known:
+            continue
+        got = res.response[str(lab)]
+        big = np.abs(row) > 1e-3 * np.max(np.abs(row))
+        if np.max(np.abs(row)) < 1e-9:          # a node the AC sources do not reach
+            assert np.max(np.abs(got)) < 1e-7, (lab, np.max(np.abs(got)))
+            continue
+        ok = np.abs(row) > 1e-12 * np.max(np.abs(row))
+        db = np.max(np.abs(20 * np.log10(np.abs(got[ok]) / np.abs(row[ok]))))
+        deg = np.max(np.abs(np.degrees(np.angle(got[big] / row[big]))), initial=0.0)
+        out[str(lab)] = (float(db), float(deg))
+    bad = {k: v for k, v in out.items() if v[0] > AC_DB or v[1] > AC_DEG}
+    assert out and not bad, f"{path.name}: beyond {AC_DB} dB / {AC_DEG} deg: {bad}"
+    return out
+
+
+def check_dc(path: Path) -> Dict[str, float]:
+    """Run a wild deck's ``.dc`` as ``phsym dc DECK`` does; ``{signal: worst error / its largest magnitude}``."""
+    import warnings
+    from phsym.netlist.cards import deck_settings
+    from phsym.simulation.analyses.dcsweep import dc_sweep
+    ref = load(path)
+    known = _known(path, ref["dc_names"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = dc_sweep(path, deck_settings(path).analyses.dc, signals=list(known))
+    out = {}
+    for lab, row in zip(ref["dc_names"], ref["dc_v"]):
+        if str(lab) in known:
+            got = res.signals[str(lab)]
+            assert got.shape == row.shape, (lab, got.shape, row.shape)
+            floor = 1e-9 if str(lab).startswith("i(") else 1e-6     # a gate's GMIN current against 0
+            out[str(lab)] = float(np.max(np.abs(got - row)) / max(np.max(np.abs(row)), floor))
+    bad = {k: v for k, v in out.items() if v > DC_REL}
+    assert out and not bad, f"{path.name}: beyond {DC_REL:g} of the largest value: {bad}"
+    return out
+
+
+def check_tf(path: Path) -> Dict[str, float]:
+    """Run a wild deck's ``.tf`` as ``phsym tf DECK`` does; ``{quantity: relative difference}``."""
+    import warnings
+    from phsym.netlist.cards import deck_settings
+    from phsym.simulation.analyses.tf import transfer_function
+    ref = load(path)
+    tf = deck_settings(path).analyses.tf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = transfer_function(path, tf.output, tf.source).as_dict()
+    out = {str(k): abs(got[str(k)] - v) / max(abs(v), 1e-9) for k, v in zip(ref["tf_names"], ref["tf_v"])}
+    assert set(out) == set(got) and all(v <= DC_REL for v in out.values()), (path.name, out, got)
+    return out
+
+
+def check_op(path: Path) -> Dict[str, float]:
+    """Run a wild deck's ``.op`` as ``phsym op DECK`` does; ``{vector: difference}`` (relative, or absolute
+    below 1 uV / 1 nA)."""
+    import warnings
+    from phsym.simulation import operating_point
+    ref = load(path)
+    known = _known(path, ref["op_names"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        op = operating_point(str(path))
+    nodes = {k.lower(): v for k, v in op.nodes.items()}
+    currents = {k.lower(): v for k, v in op.currents.items()}
+    out = {}
+    for lab, val in zip(ref["op_names"], ref["op_v"]):
+        lab = str(lab)
+        if lab not in known:
+            continue
+        got = nodes[lab[2:-1]] if lab.startswith("v(") else currents[lab[2:-1]]
+        floor = 1e-6 if lab.startswith("v(") else 1e-9
+        out[lab] = abs(got - val) / max(abs(val), floor)
+    assert out and all(v <= 1e-3 for v in out.values()), (path.name, out)
+    return out
