@@ -36,6 +36,12 @@ def test_operating_point_matches_ngspice(path):
     wild.check_op(path)
 
 
+@pytest.mark.parametrize("path", [p for p in DECKS if "tran" in wild.analysis_cards(p)
+                                  and wild.has_tran_measures(p)], ids=lambda p: p.stem)
+def test_meas_and_four_match_ngspice(path):
+    wild.check_meas_four(path)
+
+
 def test_warm_start_of_a_dc_start_begins_newton_where_the_cold_run_did():
     # the uA741 macromodel's first step does not converge from zero port variables: a warm start
     # (the stored plan) must start Newton from the stored DC solution, as the cold run did

@@ -34,3 +34,9 @@ def test_transfer_function_matches_ngspice(path):
 @pytest.mark.parametrize("path", _with("op"), ids=lambda p: p.stem)
 def test_operating_point_matches_ngspice(path):
     wild.check_op(path)
+
+
+@pytest.mark.parametrize("path", [p for p in DECKS if "tran" in wild.analysis_cards(p)
+                                  and wild.has_tran_measures(p)], ids=lambda p: p.stem)
+def test_meas_and_four_match_ngspice(path):
+    wild.check_meas_four(path)

@@ -121,8 +121,15 @@ def _form(item) -> str:
     return item.text.lower() if isinstance(item, Word) and item.kind == "word" else ""
 
 
-def element_kind(stmt: Statement) -> Tuple[Kind, Optional[Word]]:
-    """The component class of an element statement (or :data:`SUBCKT`) and its kind keyword."""
+def element_kind(stmt: Statement, subckts=()) -> Tuple[Kind, Optional[Word]]:
+    """The component class of an element statement (or :data:`SUBCKT`) and its kind keyword.
+
+    An ``X`` line naming a defined subcircuit is its instance, even when the
+    subcircuit's name is a kind keyword (``XOP a b c OPAMP``); ``subckts``
+    holds the defined names (lower case)."""
+    words = [it for it in stmt.items if isinstance(it, Word) and it.kind == "word"]
+    if stmt.head.text[:1].lower() == "x" and words and words[-1].text.lower() in subckts:
+        return SUBCKT, None
     for pos, item in enumerate(stmt.items):
         if isinstance(item, Word) and item.kind == "word":
             cls = REGISTRY.by_keyword(item.text)

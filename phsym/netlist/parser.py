@@ -121,6 +121,35 @@ def _sensed(target: ElementSpec, kind: str, reader: ElementSpec, loc) -> Tuple[O
     return source, meter
 
 
+def _probe(it: Call, stmt: Statement, nodes: Dict[str, str], by_name: Dict[str, ElementSpec],
+           usage: str) -> ProbeSpec:
+    """The :class:`ProbeSpec` of ``v(...)`` or ``i(...)`` (names checked against the netlist)."""
+    q = it.name.text.lower()
+    args = it.args
+    loc = stmt.loc(it)
+    for a in args:
+        if not (isinstance(a, Word) and a.kind == "word"):
+            raise NetlistError("probe arguments are node or element names", stmt.loc(a), hint=usage)
+    if not args or len(args) > (2 if q == "v" else 1):
+        raise NetlistError(f"{q}(...) takes {'one or two' if q == 'v' else 'one'} "
+                           f"name(s), got {len(args)}", loc, hint=usage)
+    canon = [nodes.get(a.text.lower(), a.text) for a in args]
+    if len(args) == 2:
+        for a in args:
+            if a.text.lower() not in nodes:
+                raise NetlistError(f"probe refers to unknown node '{a.text}'",
+                                   stmt.loc(a), hint="check the spelling (node names ignore case)")
+        return ProbeSpec("v", tuple(canon), None, f"v({canon[0]},{canon[1]})", loc)
+    if q == "v" and args[0].text.lower() in nodes:
+        return ProbeSpec("v", (canon[0],), None, f"v({canon[0]})", loc)
+    el = by_name.get(args[0].text.lower())
+    if el is None:
+        what = "node or element" if q == "v" else "element"
+        raise NetlistError(f"probe refers to unknown {what} '{args[0].text}'", stmt.loc(args[0]),
+                           hint="check the spelling (node and element names ignore case)")
+    return ProbeSpec(q, (), el.name, f"{q}({el.name})", loc)
+
+
 def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSpec]:
     nodes = node_spellings(elements)
     by_name = {el.name.lower(): el for el in elements}
@@ -133,37 +162,43 @@ def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSp
         for it in stmt.items:
             if not isinstance(it, Call) or it.name.text.lower() not in ("v", "i"):
                 raise NetlistError("expected v(...) or i(...)", stmt.loc(it), hint=usage)
-            q = it.name.text.lower()
-            args = it.args
-            loc = stmt.loc(it)
-            for a in args:
-                if not (isinstance(a, Word) and a.kind == "word"):
-                    raise NetlistError("probe arguments are node or element names",
-                                       stmt.loc(a), hint=usage)
-            if not args or len(args) > (2 if q == "v" else 1):
-                raise NetlistError(f"{q}(...) takes {'one or two' if q == 'v' else 'one'} "
-                                   f"name(s), got {len(args)}", loc, hint=usage)
-            canon = [nodes.get(a.text.lower(), a.text) for a in args]
-            if len(args) == 2:
-                for a in args:
-                    if a.text.lower() not in nodes:
-                        raise NetlistError(f"probe refers to unknown node '{a.text}'",
-                                           stmt.loc(a), hint="check the spelling (node names ignore case)")
-                probe = ProbeSpec("v", tuple(canon), None, f"v({canon[0]},{canon[1]})", loc)
-            elif q == "v" and args[0].text.lower() in nodes:
-                probe = ProbeSpec("v", (canon[0],), None, f"v({canon[0]})", loc)
-            else:
-                el = by_name.get(args[0].text.lower())
-                if el is None:
-                    what = "node or element" if q == "v" else "element"
-                    raise NetlistError(f"probe refers to unknown {what} '{args[0].text}'",
-                                       stmt.loc(args[0]),
-                                       hint="check the spelling (node and element names ignore case)")
-                probe = ProbeSpec(q, (), el.name, f"{q}({el.name})", loc)
+            probe = _probe(it, stmt, nodes, by_name, usage)
             if probe.label not in labels:
                 labels.add(probe.label)
                 out.append(probe)
     return out
+
+
+def _item_text(it) -> str:
+    if isinstance(it, Call):
+        return f"{it.name.text}(" + ",".join(a.text for a in it.args if isinstance(a, Word)) + ")"
+    return it.text if isinstance(it, Word) else "?"
+
+
+def _saves(stmts: List[Statement], elements: List[ElementSpec]) -> Tuple[Tuple[str, ...], bool, List[str]]:
+    """``.save`` and ``.print tran`` vectors: their labels, whether ``all`` is asked, and what phsym
+    cannot record (``@m1[id]``, ``vdb(5)`` of a transient), for the deck's one warning."""
+    nodes = node_spellings(elements)
+    by_name = {el.name.lower(): el for el in elements}
+    usage = ".save all | v(NODE) v(N1,N2) i(VSOURCE) ...; .print tran v(NODE) ..."
+    labels: List[str] = []
+    every, unused = False, []
+    for stmt in stmts:
+        items = list(stmt.items)
+        if stmt.head.text.lower() == ".print":
+            kind = items[0].text.lower() if items and isinstance(items[0], Word) else ""
+            if kind in ("dc", "ac", "op", "tf"):
+                continue                    # another analysis' table
+            items = items[1:] if kind == "tran" else items
+        for it in items:
+            if isinstance(it, Word) and it.text.lower() == "all":
+                every = True
+            elif isinstance(it, Call) and it.name.text.lower() in ("v", "i"):
+                label = _probe(it, stmt, nodes, by_name, usage).label
+                labels += [label] if label not in labels else []
+            else:
+                unused.append(f"{stmt.head.text} {_item_text(it)} ({stmt.loc(it).describe()})")
+    return tuple(labels), every or not labels, unused
 
 
 def _statements(lines: List[LogicalLine]) -> List[Statement]:
@@ -191,6 +226,7 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     ignored: List[str] = []
     analyses = Analyses()
     funcs: List[Statement] = []
+    save_stmts: List[Statement] = []
     globals_: List[str] = []
     for stmt in top:
         head = stmt.head.text.lower()
@@ -219,6 +255,9 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
             model_stmts.append(stmt)
         elif head == ".probe":
             probe_stmts.append(stmt)
+        elif head in (".save", ".print"):
+            save_stmts.append(stmt)
+            read_card(stmt, analyses)
         elif head == ".tran":
             if tran is not None:
                 raise NetlistError("a second .tran card", stmt.loc(stmt.head),
@@ -278,9 +317,12 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     if ic_stmts:
         elements, held = apply_ic(ic_stmts, elements, names)
     probes = _probes(probe_stmts, elements)
+    saves, save_all, unused = _saves(save_stmts, elements)
+    skipped = skipped + [f"{u}: not a signal phsym records" for u in unused]
     parameters = {p.name: p for p in table.params.values()}
     warn_ignored(ignored, skipped + ctx.ignored)
-    return Netlist(elements, parameters, probes, title, file, DeckSettings(tran, options, held, analyses))
+    return Netlist(elements, parameters, probes, title, file, DeckSettings(tran, options, held, analyses),
+                   saves=saves, save_all=save_all and not probe_stmts)
 
 
 def _as_title(exc: NetlistError, rest: List[Statement], title: str, file: Optional[str],

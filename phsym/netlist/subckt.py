@@ -195,7 +195,7 @@ def expand(statements: List[Statement], ctx: Context, global_names: NameTable,
            subckts: Dict[str, Subckt], stack: List[str], out: list) -> None:
     """Append the flattened elements of ``statements`` to ``out``."""
     for stmt in statements:
-        kind, kw = element_kind(stmt)
+        kind, kw = element_kind(stmt, subckts)
         ctx.register(stmt)
         if kind == SUBCKT:
             _instance(stmt, ctx, global_names, subckts, stack, out)

@@ -71,18 +71,43 @@ class ModelSummary:
         Parameters a run can drive with signals (``.param pos=0.5 control``).
     positive : mapping of str to str
         Inputs that must stay above zero (a temperature bath), name -> unit.
+    saved : list of str
+        Signals a result writes to files besides the probes (every node voltage and
+        voltage-source current, or the deck's ``.save``/``.print`` selection).
     """
 
     def __init__(self, name: str, states: Sequence[str], inputs: Sequence[str], outputs: Sequence[str],
                  probes: Sequence[str], path: Optional[str], active: Sequence[str] = (),
-                 controls: Sequence[str] = (), positive: Optional[Mapping[str, str]] = None):
+                 controls: Sequence[str] = (), positive: Optional[Mapping[str, str]] = None,
+                 saved: Sequence[str] = ()):
         self.name, self.states, self.inputs, self.outputs = name, list(states), list(inputs), list(outputs)
         self.probes = [_Probe(p) for p in probes]
+        self.saved = [s for s in saved if s not in {p.label for p in self.probes}]
         self.path = path
         self.active = list(active)
         self.controls = list(controls)
         self.positive = dict(positive or {})
         self._model = None
+
+    @classmethod
+    def of(cls, model, active: Sequence[str], controls: Sequence[str]) -> "ModelSummary":
+        """The names of a :class:`~phsym.model.Model` (its probes, and the signals its netlist saves).
+
+        Parameters
+        ----------
+        model : Model
+            The model.
+        active : sequence of str
+            Branches of its controlled sources' outputs.
+        controls : sequence of str
+            Its control parameters.
+        """
+        return cls(model.name, model.states, model.inputs, model.outputs, [p.label for p in model.probes],
+                   model.netlist.file, active, controls, model.positive_inputs, model.netlist.outputs())
+
+    def labels(self) -> List[str]:
+        """Every signal whose vector a plan keeps: the probes, then the saved signals."""
+        return [p.label for p in self.probes] + self.saved
 
     def full_model(self):
         """The :class:`~phsym.model.Model` of the netlist (built on first call)."""
@@ -380,14 +405,14 @@ class RunPlan:
                 "positive": s.positive,
                 "states": s.states,
                 "inputs": s.inputs,
-                "outputs": s.outputs, "probes": [p.label for p in s.probes], "fs": self.fs,
+                "outputs": s.outputs, "probes": [p.label for p in s.probes], "saved": s.saved, "fs": self.fs,
                 "scheme": self.scheme, "x_ic_desc": self.x_ic_desc, "values": self.values,
                 "record_efforts": self.record_efforts, "loop": loop_meta, "port_start": self.needs_port_start(),
                 "x_start": {k: float(v) for k, v in (self.x_start or {}).items()},
                 "waveforms": [None if w is None else [w[0], np.asarray(w[1], float).tolist()]
                               for w in self.waveforms]}
         arrays = {"x_ic": self.x_ic, **{f"loop_{k}": v for k, v in loop_arrays.items()}}
-        for i, p in enumerate(meta["probes"]):
+        for i, p in enumerate(meta["probes"] + meta["saved"]):
             arrays[f"probe_{i}"] = self.probe_vector(p)
         return meta, arrays
 
@@ -409,7 +434,9 @@ class RunPlan:
             loop_meta, {k[5:]: v for k, v in arrays.items() if k.startswith("loop_")})
         probes: List[str] = list(meta["probes"])
         summary = ModelSummary(meta["name"], meta["states"], meta["inputs"], meta["outputs"], probes, meta["path"],
-                               meta.get("active", ()), meta.get("controls", ()), meta.get("positive"))
+                               meta.get("active", ()), meta.get("controls", ()), meta.get("positive"),
+                               meta.get("saved", ()))
+        probes = summary.labels()
         waves = [None if w is None else (w[0], np.asarray(w[1], float)) for w in meta["waveforms"]]
         plan = cls(summary, meta["fs"], meta["scheme"], loop, waves, arrays["x_ic"], meta["x_ic_desc"],
                    meta["values"], meta["record_efforts"],

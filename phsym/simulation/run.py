@@ -29,6 +29,15 @@ def _with_includes(path, text: bytes) -> bytes:
     return b"\0".join([text] + [Path(f).read_bytes() for f in deck.files])
 
 
+def _measured(res: SimulationResult, source) -> SimulationResult:
+    """``res`` with a deck's ``.meas tran`` and ``.four`` results in ``res.info`` (``measures``, ``fourier``)."""
+    if isinstance(source, (str, os.PathLike)) and Path(source).suffix.lower() != ".json":
+        from ..netlist.cards import deck_settings
+        from .analyses.measure import after_transient
+        res.info.update(after_transient(res, deck_settings(source).analyses))
+    return res
+
+
 def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float] = None, x0=None,
              params: Optional[Mapping[str, float]] = None, method: str = "auto",
              progress: Optional[Callable[[int, int], None]] = None, warm_start: bool = True,
@@ -103,12 +112,13 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
             plan = load_plan(key)
             if plan is not None:
                 try:
-                    return plan.run(u, duration, None if dc else x0, progress, info={"warm_start": True},
-                                    align=align)
+                    return _measured(plan.run(u, duration, None if dc else x0, progress,
+                                              info={"warm_start": True}, align=align), model)
                 except ImportError:     # its generated module left the cache: rebuild below
                     pass
     from ..model import load            # the symbolic path: sympy, scipy (a warm start needs neither)
     from .simulator import Simulator
+    source = model
     if is_file:
         model = load(model)
     sim = Simulator(model, fs, method, **options)
@@ -127,4 +137,4 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
             else:
                 if plan.loop.key:      # Newton loop or unrolled linear loop
                     aot.start_background(plan.loop.key)
-    return res
+    return _measured(res, source)

@@ -139,14 +139,14 @@ def _wild_wrapper(path: Path, options: str):
             tran = deck_settings(path).tran
             control.append(f"tran {tran.step!r} {tran.stop!r} 0 {tran.step / TMAX_DIVISOR!r}"
                            + (" uic" if tran.uic else ""))
-            if "four" in cards:
-                control.append("fourier " + cards["four"].split(None, 1)[1])
         else:
             control.append(cards[name].split(None, 1)[0][1:] + " " + (cards[name].split(None, 1) + [""])[1])
         if name == "tf":
             control.append("print all")
         else:
             control.append(f"wrdata .wild_{path.stem}_{name}.txt all")
+        if name == "tran" and "four" in cards:         # after wrdata: its vectors have other lengths
+            control.append("fourier " + cards["four"].split(None, 1)[1])
     control.append("quit")
     lines += [options, ".control", *control, ".endc", ".end"]
     return "\n".join(lines) + "\n", control, edits
@@ -184,8 +184,8 @@ def _printed(stdout: str):
         if m:
             current = m.group(1).rstrip(":").lower()
             four[current] = {"rows": []}
-        elif current and re.match(r"\s*THD:", line):
-            four[current]["thd"] = float(line.split(":")[1].split("%")[0])
+        elif current and "THD:" in line:
+            four[current]["thd"] = float(line.split("THD:")[1].split("%")[0])
         elif current and re.match(r"\s*\d+\s+[-+0-9.eE]+\s+[-+0-9.eE]+\s+[-+0-9.eE]+", line):
             four[current]["rows"].append([float(v) for v in line.split()[:5]])
     return values, four

@@ -208,6 +208,7 @@ def check_ac(path: Path) -> Dict[str, tuple]:
         out[str(lab)] = (float(db), float(deg))
     bad = {k: v for k, v in out.items() if v[0] > AC_DB or v[1] > AC_DEG}
     assert out and not bad, f"{path.name}: beyond {AC_DB} dB / {AC_DEG} deg: {bad}"
+    _check_measures(path, ref, res.measure(_cards(path)))
     return out
 
 
@@ -230,6 +231,7 @@ def check_dc(path: Path) -> Dict[str, float]:
             out[str(lab)] = float(np.max(np.abs(got - row)) / max(np.max(np.abs(row)), floor))
     bad = {k: v for k, v in out.items() if v > DC_REL}
     assert out and not bad, f"{path.name}: beyond {DC_REL:g} of the largest value: {bad}"
+    _check_measures(path, ref, res.measure(_cards(path)))
     return out
 
 
@@ -270,3 +272,51 @@ def check_op(path: Path) -> Dict[str, float]:
         out[lab] = abs(got - val) / max(abs(val), floor)
     assert out and all(v <= 1e-3 for v in out.values()), (path.name, out)
     return out
+
+#: ``.meas`` tolerance: relative, plus an absolute floor (a mean near 0)
+MEAS_REL, MEAS_ABS = 1e-2, 1e-4
+#: ``.four``: harmonics within 1 % of the fundamental, the fundamental's phase within 1 degree, THD within 1 %
+FOUR_REL, FOUR_DEG = 1e-2, 1.0
+
+
+def check_meas_four(path: Path) -> Dict[str, float]:
+    """A wild deck's ``.meas tran`` and ``.four`` results from its transient against ngspice's."""
+    import warnings
+    from phsym.simulation.run import simulate
+    from phsym.netlist.cards import deck_settings
+    ref = load(path)
+    deck = deck_settings(path)
+    x0 = None if deck.x0 == "ic" else deck.x0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = simulate(str(path), deck.tran.fs, duration=deck.tran.stop, x0=x0, **deck.simulator_options())
+    out = _check_measures(path, ref, res.info.get("measures", {}))
+    for label, rows, thd in zip(ref.get("four_names", []), ref.get("four_v", []), ref.get("four_thd", [])):
+        f = res.info["fourier"][next(k for k in res.info["fourier"] if k.lower() == str(label))]
+        a1 = rows[1, 2]
+        out[f"{label} harmonics"] = float(np.max(np.abs(f.magnitude - rows[:, 2])) / (FOUR_REL * a1))
+        out[f"{label} phase"] = abs(f.phase[1] - rows[1, 3]) / FOUR_DEG
+        out[f"{label} THD"] = abs(f.thd - thd) / (FOUR_REL * thd)
+    assert out and all(v <= 1 for v in out.values()), (path.name, out)
+    return out
+
+
+def _cards(path: Path):
+    from phsym.netlist.cards import deck_settings
+    return deck_settings(path).analyses.measures
+
+
+def _check_measures(path: Path, ref, got: Dict[str, float]) -> Dict[str, float]:
+    """The measurements ``got`` (one analysis' cards) against ngspice's of the same names."""
+    out = {}
+    names = {k.lower(): v for k, v in got.items()}
+    for name, val in zip(ref.get("meas_names", []), ref.get("meas_v", [])):
+        if str(name) in names:
+            out[str(name)] = abs(names[str(name)] - val) / (MEAS_REL * abs(val) + MEAS_ABS)       # <= 1 passes
+    assert all(v <= 1 for v in out.values()), (path.name, out)
+    return out
+
+
+def has_tran_measures(path: Path) -> bool:
+    """Whether a deck has ``.meas tran`` or ``.four`` cards."""
+    return "four" in analysis_cards(path) or any(m.analysis == "tran" for m in _cards(path))

@@ -60,11 +60,32 @@ class AcResult:
         The excited input.
     response : dict of str to ndarray
         Complex response of each signal per unit of the source.
+    measures : dict of str to float
+        ``.meas ac`` results (:meth:`measure`).
     """
 
     f: np.ndarray
     source: str
     response: Dict[str, np.ndarray] = field(default_factory=dict)
+    measures: Dict[str, float] = field(default_factory=dict)
+
+    def measure(self, cards) -> Dict[str, float]:
+        """Evaluate a deck's ``.meas ac`` cards on this response (kept in :attr:`measures`).
+
+        Parameters
+        ----------
+        cards : sequence of phsym.netlist.analyses.Measure
+            The deck's cards (others than ``ac`` are left out).
+        """
+        from .measure import measure_cards
+        table = {k.lower(): v for k, v in self.response.items()}
+
+        def signal(label: str) -> np.ndarray:
+            if label.lower().replace(" ", "") not in table:
+                raise SignalError(f"{label!r} is not in the response (signals: {', '.join(self.response)})")
+            return table[label.lower().replace(" ", "")]
+        self.measures.update(measure_cards(cards, "ac", self.f, signal))
+        return self.measures
 
     def save(self, path) -> None:
         """Write a CSV table: ``f``, then per signal magnitude [dB] and phase [deg].

@@ -34,11 +34,32 @@ class DcResult:
         Each swept quantity's value per row.
     signals : dict of str to ndarray
         Each signal per row.
+    measures : dict of str to float
+        ``.meas dc`` results (:meth:`measure`).
     """
 
     sweeps: List[str]
     x: Dict[str, np.ndarray] = field(default_factory=dict)
     signals: Dict[str, np.ndarray] = field(default_factory=dict)
+    measures: Dict[str, float] = field(default_factory=dict)
+
+    def measure(self, cards) -> Dict[str, float]:
+        """Evaluate a deck's ``.meas dc`` cards against the inner sweep (kept in :attr:`measures`).
+
+        Parameters
+        ----------
+        cards : sequence of phsym.netlist.analyses.Measure
+            The deck's cards (others than ``dc`` are left out).
+        """
+        from .measure import measure_cards
+        table = {k.lower(): v for k, v in self.columns().items()}
+
+        def signal(label: str) -> np.ndarray:
+            if label.lower() not in table:
+                raise SignalError(f"{label!r} is not in the table (columns: {', '.join(self.columns())})")
+            return table[label.lower()]
+        self.measures.update(measure_cards(cards, "dc", self.x[self.sweeps[0]], signal))
+        return self.measures
 
     def columns(self) -> Dict[str, np.ndarray]:
         """The table: swept quantities, then signals."""

@@ -115,14 +115,9 @@ def efforts(model, values: Mapping[sp.Symbol, float], point: DCPoint) -> np.ndar
 
 
 def default_signals(model) -> List[str]:
-    """What SPICE saves: every node's voltage ``v(node)`` (subcircuits' nodes too, not phsym's
-    internal ones) and every voltage source's current ``i(V1)``, in netlist order."""
-    out: List[str] = []
-    for el in model.netlist.elements:
-        out += [f"v({n})" for n in el.nodes if n != "0" and "#" not in n and f"v({n})" not in out]
-    out += [f"i({el.name})" for el in model.netlist.elements
-            if el.kind in ("vsource", "ammeter") and "#" not in el.name]
-    return out
+    """What SPICE saves: the deck's ``.save``/``.print`` selection, else every node's voltage
+    ``v(node)`` and every voltage source's current ``i(V1)`` (:meth:`phsym.netlist.spec.Netlist.outputs`)."""
+    return model.netlist.outputs()
 
 
 def signal_vectors(model, values: Mapping[sp.Symbol, float], labels: Sequence[str]) -> Dict[str, np.ndarray]:

@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from ...errors import SimulationError
+    from ...netlist.cards import deck_settings
     from ..analyses.ac import ac_analysis, frequency_grid
     from .simulate import _number, _pairs
     sweep = args.sweep or deck_sweep(args.file)
@@ -62,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
     res = ac_analysis(args.file, f, source=args.source, signals=args.signal or None, params=params or None)
     res.save(args.out if args.out else sys.stdout)
+    for name, value in res.measure(deck_settings(args.file).analyses.measures).items():
+        print(f"{name:<20} = {value:.6e}", file=sys.stdout if args.out else sys.stderr)   # as ngspice prints .meas
     if args.plot:
         res.plot(path=args.plot)
     return 0

@@ -48,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     signals = args.signal or deck.prints.get("dc") or None
     res = dc_sweep(args.file, sweeps, signals=signals, params=params or None)
     res.save(args.out if args.out else sys.stdout)
+    for name, value in res.measure(deck.measures).items():
+        print(f"{name:<20} = {value:.6e}", file=sys.stdout if args.out else sys.stderr)   # as ngspice prints .meas
     if args.plot:
         res.plot(path=args.plot)
     return 0

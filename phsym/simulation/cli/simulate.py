@@ -55,8 +55,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                               "the initial conditions (default: 'dc' for a .tran card "
                                               "without UIC, else 'ic')")
     p.add_argument("--out", help="write the result (.csv, .npz or .wav)")
-    p.add_argument("--signal", help="signal(s) written to .wav, comma-separated for several channels "
-                                    "(default: first probe or output)")
+    p.add_argument("--signals", "--signal", dest="signal",
+                   help="signals written, comma-separated: the columns of .csv/.npz besides t (default: states, "
+                        "inputs, outputs, every node voltage v(node) and voltage-source current i(V1), or the "
+                        "deck's .save/.print/.probe selection, and the powers), the channels of .wav (default: "
+                        "first probe or output)")
     p.add_argument("--normalize", action="store_true",
                    help="scale the .wav output to a peak of 1 (default: physical levels)")
     p.add_argument("--wav-format", default="float32", choices=sorted(WAV_FORMATS),
@@ -225,8 +228,12 @@ def run(args: argparse.Namespace) -> int:
             signals = [x.strip() for x in args.signal.split(",")] if args.signal else None
             res.to_wav(args.out, signals, normalize=args.normalize, format=args.wav_format)
         else:
-            res.save(args.out)
+            res.save(args.out, [x.strip() for x in args.signal.split(",")] if args.signal else None)
     if args.plot:
         res.plot(path=args.plot)
     print(res.summary())
+    for name, value in res.info.get("measures", {}).items():       # as ngspice prints .meas
+        print(f"{name:<20} = {value:.6e}")
+    for label, four in res.info.get("fourier", {}).items():
+        print(four.to_text(label))
     return 0
