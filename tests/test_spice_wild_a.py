@@ -11,9 +11,14 @@ def _with(analysis):
     return [p for p in DECKS if analysis in wild.analysis_cards(p)]
 
 
-@pytest.mark.parametrize("path", _with("tran"), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [p for p in _with("tran") if p not in _with("step")], ids=lambda p: p.stem)
 def test_transient_matches_ngspice(path):
     wild.check_tran(path)
+
+
+@pytest.mark.parametrize("path", _with("step"), ids=lambda p: p.stem)
+def test_each_step_matches_ngspice_run_at_its_values(path):
+    wild.check_steps(path)
 
 
 @pytest.mark.parametrize("path", _with("ac"), ids=lambda p: p.stem)

@@ -191,8 +191,44 @@ def _printed(stdout: str):
     return values, four
 
 
+def _stepped_reference(path: Path) -> Path:
+    """A deck with ``.step`` (which ngspice-39 does not run): one ngspice run per step, the ``.step``
+    card replaced by ``.param NAME=VALUE`` and the parameter's own ``.param`` line removed; the
+    transients stacked (``tran_v``: steps x nodes x points) with ``step_names``, ``step_values``."""
+    from phsym.netlist.cards import deck_settings
+    from phsym.simulation.analyses.steps import step_sets
+    sets = step_sets(deck_settings(path).analyses.steps)
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    names = [n.lower() for n in sets[0]]
+    kept = [ln for ln in lines if not ln.strip().lower().startswith(".step")
+            and not re.match(r"\s*\.param\s+(\w+)\s*=", ln, re.I)
+            or (re.match(r"\s*\.param\s+(\w+)\s*=", ln, re.I) and
+                re.match(r"\s*\.param\s+(\w+)\s*=", ln, re.I).group(1).lower() not in names)]
+    runs, commands = [], []
+    for k, values in enumerate(sets):
+        tmp = WILD / f"{path.stem}_step{k}.cir"
+        tmp.write_text("\n".join(kept[:1] + [f".param {n}={v!r}" for n, v in values.items()] + kept[1:]) + "\n")
+        try:
+            dest = make_wild_reference(tmp)
+        finally:
+            tmp.unlink(missing_ok=True)
+        with np.load(dest) as z:
+            runs.append({k2: z[k2] for k2 in z.files})
+        dest.unlink()
+        commands.append(str(runs[-1]["command"]) + " [" + ", ".join(f"{n}={v!r}" for n, v in values.items()) + "]")
+    out = WILD_REFS / f"{path.stem}.npz"
+    np.savez_compressed(out, command=np.array(" || ".join(commands)), ngspice=runs[0]["ngspice"],
+                        edits=np.array([".step card replaced by .param NAME=VALUE per step: ngspice-39 has no .step"]),
+                        step_names=np.array(list(sets[0])), step_values=np.array([list(v.values()) for v in sets]),
+                        tran_t=runs[0]["tran_t"], tran_names=runs[0]["tran_names"],
+                        tran_v=np.array([r["tran_v"] for r in runs]))
+    return out
+
+
 def make_wild_reference(path: Path) -> Path:
     """Run ngspice on a wild deck, every analysis it asks for; store ``wild/refs/NAME.npz``."""
+    if "step" in analysis_cards(path):
+        return _stepped_reference(path)
     errors = []
     for options in OPTIONS:
         try:

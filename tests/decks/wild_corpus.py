@@ -89,7 +89,7 @@ def analysis_cards(path: Path) -> Dict[str, str]:
     out: Dict[str, str] = {}
     for line in lines:
         m = re.match(r"\s*\.(\w+)\b", line)
-        if m and m.group(1).lower() in ANALYSES + ("four", "fourier"):
+        if m and m.group(1).lower() in ANALYSES + ("four", "fourier", "step"):
             key = "four" if m.group(1).lower().startswith("four") else m.group(1).lower()
             out.setdefault(key, re.split(r"\s;|\s\$", line)[0].strip())
         if m and m.group(1).lower() == "end":
@@ -320,3 +320,31 @@ def _check_measures(path: Path, ref, got: Dict[str, float]) -> Dict[str, float]:
 def has_tran_measures(path: Path) -> bool:
     """Whether a deck has ``.meas tran`` or ``.four`` cards."""
     return "four" in analysis_cards(path) or any(m.analysis == "tran" for m in _cards(path))
+
+
+def check_steps(path: Path) -> Dict[str, float]:
+    """A wild deck with ``.step`` run as ``phsym simulate DECK`` runs it, each step against ngspice's run
+    of that step: ``{"step k v(node)": relative RMS of the swing}``."""
+    import warnings
+    from phsym.netlist.cards import deck_settings
+    from phsym.simulation.analyses.steps import run_steps
+    ref = load(path)
+    deck = deck_settings(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = run_steps(path, deck.analyses, deck.tran.fs, deck.tran.stop, deck.x0, **deck.simulator_options())
+    assert len(runs) == len(ref["step_values"])
+    fixed = {n.lower() for n in corpus.source_nodes(path)}
+    out = {}
+    for k, (run, want, rows) in enumerate(zip(runs, ref["step_values"], ref["tran_v"])):
+        np.testing.assert_allclose(list(run.values.values()), want, rtol=1e-12)
+        t = run.t[1:] - (run.t[1] - run.t[0]) / 2          # step values at the step's midpoint
+        for lab, row in zip(ref["tran_names"], rows):
+            node = str(lab)[2:-1]
+            if node in fixed:
+                continue
+            key = next(s for s in run.signals if s.lower() == str(lab))
+            got = np.interp(ref["tran_t"], t, run.signals[key][1:], left=np.nan, right=np.nan)
+            out[f"step {k + 1} {lab}"] = rms_of_swing(row, got)
+    assert out and all(v <= TRAN_RMS[0] for v in out.values()), (path.name, out)
+    return out

@@ -191,6 +191,25 @@ def _check_outputs(args: argparse.Namespace) -> None:
             raise SimulationError(f"{opt} {path}: directory {p.parent} does not exist")
 
 
+def _stepped(args: argparse.Namespace, deck, fs: float, duration, x0) -> int:
+    """A deck with ``.step`` cards or a ``.temp`` list: one run and one table (``OUT.stepK.csv``) per step."""
+    from ..analyses.steps import run_steps
+    if args.out and Path(args.out).suffix.lower() != ".csv":
+        raise SimulationError(f"--out {args.out}: a stepped deck writes one .csv table per step")
+    runs = run_steps(args.file, deck.analyses, fs, duration, None if x0 is None else x0, method=args.method,
+                     **deck.simulator_options())
+    for k, r in enumerate(runs, start=1):
+        where = ""
+        if args.out:
+            out = Path(args.out)
+            path = out.with_name(f"{out.stem}.step{k}{out.suffix}")
+            r.save(path)
+            where = f" -> {path}"
+        values = ", ".join(f"{n}={v:g}" for n, v in r.values.items())
+        print(f"step {k} ({values}): max power-balance residual {r.balance:.3g} (relative){where}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym simulate``; returns the exit status."""
     from ..run import simulate
@@ -209,6 +228,8 @@ def run(args: argparse.Namespace) -> int:
         sampled = True          # a file control is a sampled signal, as a file input is
     controls = {k: input_source(v, fs) for k, v in cspecs.items()}
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
+    if (deck.analyses.steps or deck.analyses.temps) and not (u or controls or params):
+        return _stepped(args, deck, fs, duration, x0)
     steps = int(round(duration * fs)) if duration else None
     bar = None
     if not args.quiet and steps is not None and steps >= PROGRESS_STEPS:
