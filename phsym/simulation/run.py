@@ -33,7 +33,7 @@ def _measured(res: SimulationResult, source) -> SimulationResult:
     """``res`` with a deck's ``.meas tran`` and ``.four`` results in ``res.info`` (``measures``, ``fourier``)."""
     if isinstance(source, (str, os.PathLike)) and Path(source).suffix.lower() != ".json":
         from ..netlist.cards import deck_settings
-        from .analyses.measure import after_transient
+        from .measure import after_transient
         res.info.update(after_transient(res, deck_settings(source).analyses))
     return res
 

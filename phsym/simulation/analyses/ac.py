@@ -77,7 +77,7 @@ class AcResult:
         cards : sequence of phsym.netlist.analyses.Measure
             The deck's cards (others than ``ac`` are left out).
         """
-        from .measure import measure_cards
+        from ..measure import measure_cards
         table = {k.lower(): v for k, v in self.response.items()}
 
         def signal(label: str) -> np.ndarray:

@@ -51,7 +51,7 @@ class DcResult:
         cards : sequence of phsym.netlist.analyses.Measure
             The deck's cards (others than ``dc`` are left out).
         """
-        from .measure import measure_cards
+        from ..measure import measure_cards
         table = {k.lower(): v for k, v in self.columns().items()}
 
         def signal(label: str) -> np.ndarray:

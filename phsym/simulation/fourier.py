@@ -20,7 +20,7 @@ from typing import Optional
 
 import numpy as np
 
-from ...errors import SimulationError
+from ..errors import SimulationError
 
 __all__ = ["Fourier", "fourier", "GRID", "HARMONICS"]
 

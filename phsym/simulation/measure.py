@@ -29,7 +29,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ...errors import SimulationError
+from ..errors import SimulationError
 
 __all__ = ["evaluate", "complex_signal", "FUNCTIONS"]
 
@@ -88,7 +88,7 @@ def _interp(x: np.ndarray, y: np.ndarray, at: float) -> float:
 
 
 def _number(text: str) -> float:
-    from ...netlist.numbers import parse_number
+    from ..netlist.numbers import parse_number
     return parse_number(text, warn=False)
 
 
