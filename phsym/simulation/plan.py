@@ -51,6 +51,9 @@ class _Probe(NamedTuple):
     label: str
 
 
+EAGER_SAVED = 200      # saved signals whose probe vectors a plan makes before a run (more: when asked)
+
+
 class ModelSummary:
     """The names of a model without the model: ``result.model`` after a warm start.
 
@@ -106,8 +109,9 @@ class ModelSummary:
                    model.netlist.file, active, controls, model.positive_inputs, model.netlist.outputs())
 
     def labels(self) -> List[str]:
-        """Every signal whose vector a plan keeps: the probes, then the saved signals."""
-        return [p.label for p in self.probes] + self.saved
+        """The signals whose vectors a plan makes at once: the probes, then the saved signals unless
+        they are many (:data:`EAGER_SAVED`; a large model's are made when a file asks for them)."""
+        return [p.label for p in self.probes] + (self.saved if len(self.saved) <= EAGER_SAVED else [])
 
     def full_model(self):
         """The :class:`~phsym.model.Model` of the netlist (built on first call)."""
@@ -172,8 +176,7 @@ class RunPlan:
         self.resolver = resolver
         self.model = summary if model is None else model
         self.port_start_needed: Optional[bool] = None
-        #: Newton's start of the first step from :attr:`x_ic` (a stored DC start's solution)
-        self.x_start: Optional[Dict[str, float]] = None
+        self.x_start: Optional[Dict[str, float]] = None      # Newton's first start from x_ic (a stored DC start)
 
     # ----------------------------------------------------------------- inputs
     def _waveform(self, i: int, t: np.ndarray) -> Optional[np.ndarray]:
@@ -332,8 +335,7 @@ class RunPlan:
         n_e = getattr(self.loop, "n_e", 0)
         rec = self.record_efforts
         rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
-        if start is None and x0 is None and self.x_start:
-            start = self.x_start        # a snapshot of a DC start: Newton begins where the stored run did
+        start = self.x_start if start is None and x0 is None else start     # a stored DC start's Newton start
         if start is None and getattr(self.loop, "unknowns", None):
             start = self._port_start(x, U[0, :len(self.summary.inputs)])
         try:
@@ -412,7 +414,9 @@ class RunPlan:
                 "waveforms": [None if w is None else [w[0], np.asarray(w[1], float).tolist()]
                               for w in self.waveforms]}
         arrays = {"x_ic": self.x_ic, **{f"loop_{k}": v for k, v in loop_arrays.items()}}
-        for i, p in enumerate(meta["probes"] + meta["saved"]):
+        # the probes, and the saved signals whose vectors were made (a large model's are made when asked)
+        meta["vectors"] = [p.label for p in s.probes] + [k for k in s.saved if k in self.vectors]
+        for i, p in enumerate(meta["vectors"]):
             arrays[f"probe_{i}"] = self.probe_vector(p)
         return meta, arrays
 
@@ -436,7 +440,7 @@ class RunPlan:
         summary = ModelSummary(meta["name"], meta["states"], meta["inputs"], meta["outputs"], probes, meta["path"],
                                meta.get("active", ()), meta.get("controls", ()), meta.get("positive"),
                                meta.get("saved", ()))
-        probes = summary.labels()
+        probes = list(meta.get("vectors", probes))
         waves = [None if w is None else (w[0], np.asarray(w[1], float)) for w in meta["waveforms"]]
         plan = cls(summary, meta["fs"], meta["scheme"], loop, waves, arrays["x_ic"], meta["x_ic_desc"],
                    meta["values"], meta["record_efforts"],
