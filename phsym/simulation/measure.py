@@ -82,7 +82,9 @@ def _crossings(x: np.ndarray, y: np.ndarray, level: float, direction: int) -> np
 
 
 def _interp(x: np.ndarray, y: np.ndarray, at: float) -> float:
-    if not x[0] <= at <= x[-1]:
+    # a step's value stands at its midpoint: the run's ends lie half a step outside, read at the nearest
+    slack = (x[-1] - x[0]) / max(len(x) - 1, 1)
+    if not x[0] - slack <= at <= x[-1] + slack:
         raise SimulationError(f"measurement point {at:g} outside the analysis ({x[0]:g} to {x[-1]:g})")
     return float(np.interp(at, x, y))
 
