@@ -136,8 +136,10 @@ class VoltageSwitch(_Switch):
     whose resistance the control sets, read through an open sense port
     (branch ``NAME.sense``, no current).  SPICE's hysteresis ``VH`` (on
     above ``VT + VH``, off below ``VT - VH``, the last state between) needs
-    a memory from step to step that phsym's steps do not carry: ``VH`` must
-    be 0.
+    a memory from step to step that phsym's steps do not carry: the netlist
+    resolves it where sources alone set the control voltage (the switch then
+    reads its state from a hidden source, :mod:`phsym.netlist.hysteresis`),
+    and refuses it elsewhere.
 
     Examples
     --------
@@ -151,13 +153,14 @@ class VoltageSwitch(_Switch):
     letters = ("S",)
     terminals = ("n+", "n-", "nc+", "nc-")
     values = (Value("Vt", "V", "threshold voltage", default=0.0),
-              Value("Vh", "V", "hysteresis voltage (0 only)", default=0.0),) + _SWITCH_VALUES
+              Value("Vh", "V", "hysteresis voltage (a control set by sources only)", default=0.0),) + _SWITCH_VALUES
     model = "SW"
     summary = "voltage-controlled switch (SPICE S: RON above VT, ROFF below; passive)"
 
     def contribute(self) -> Contribution:
         out = Contribution()
-        _check_hysteresis(self, "Vh")
+        _check_hysteresis(self, "Vh", "a control the circuit sets",
+                          "hysteresis is followed when sources alone set the control voltage")
         c, d = self.spec.nodes[2:]
         law = self._law(self.value("Vt"))
         if c == d:
@@ -197,14 +200,16 @@ class CurrentSwitch(_Switch):
 
     def contribute(self) -> Contribution:
         out = Contribution()
-        _check_hysteresis(self, "Ih")
+        _check_hysteresis(self, "Ih", "is not supported", "a current switch's control current is always "
+                          "one the circuit sets")
         self._port(out, self._law(self.value("It")), ((_C, self.spec.refs[0]),))
         return out
 
 
-def _check_hysteresis(element: Component, key: str) -> None:
+def _check_hysteresis(element: Component, key: str, what: str, why: str) -> None:
+    # the netlist resolves what it can (phsym.netlist.hysteresis); what reaches here is refused
     from ..errors import NetlistError
     if float(sp.sympify(element.spec.values.get(key, 0)).xreplace(element.defaults)) != 0:
-        raise NetlistError(f"switch {element.name}: hysteresis {key.upper()} is not supported",
+        raise NetlistError(f"switch {element.name}: hysteresis {key.upper()} {what}",
                            element.spec.arg_locations.get(key, element.spec.location),
-                           hint=f"set {key.upper()}=0 (a switch keeps no state from step to step in phsym)")
+                           hint=f"set {key.upper()}=0 (a switch keeps no state from step to step in phsym; {why})")

@@ -25,6 +25,7 @@ from .analyses import ANALYSIS_CARDS, Analyses, read_card
 from .cards import OPTION_CARDS, DeckSettings, options_card, temp_card, tran_card, warn_ignored
 from .elements import Context, ModelCard, element_kind, node_spellings
 from .functions import func_card
+from .hysteresis import resolve_hysteresis
 from .models import model_cards
 from .ic import apply_ic
 from .include import read_deck_lines
@@ -311,7 +312,7 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     if not elements:
         raise NetlistError("the netlist has no elements", Location(file, 1, 1, "", 0),
                            hint="add elements, one per line, e.g. 'V1 in 0 SIN(0 1 1k)' and 'R1 in 0 1k'")
-    elements = _drop_shorted(elements)
+    elements = resolve_hysteresis(_drop_shorted(elements), table.defaults, tran)
     _check_elements(elements)
     held: Tuple[str, ...] = ()
     if ic_stmts:
