@@ -112,6 +112,14 @@ class Model:
             d.linear and not d.couples and not d.reads and not d.nullator for d in dissipations)
 
     @property
+    def index2(self) -> bool:
+        """Whether the network constrains a storage (a capacitor in a loop with voltage sources, an
+        inductor in a cut set with current sources): the normal tree cannot make it natural."""
+        in_tree = {b.name: t for b, t in zip(*branches_of(self.graph))}
+        return any(bool(in_tree[b]) != (p == "effort") for st in self._records[0]
+                   for b, p in zip(st.branches, st.port_types))
+
+    @property
     def size(self) -> Dict[str, int]:
         """Counts of the model: ``elements``, ``branches``, ``nodes``, ``states``, ``inputs``."""
         g = self.graph

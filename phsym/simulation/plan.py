@@ -33,6 +33,7 @@ FORMAT = 2
 
 #: Loop classes by their ``KIND`` (the ``kind`` of their ``to_arrays``).
 LOOPS = {cls.KIND: cls for cls in (NewtonLoop, DenseLinearLoop, SparseLinearLoop)}
+LOOPS["newton"] = NewtonLoop        # the generated loop's former name
 
 
 #: ``(key, U)`` of the last run driven by its netlist waveforms alone: the runs of a sweep
@@ -336,8 +337,8 @@ class RunPlan:
         rec = self.record_efforts
         rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
         start = self.x_start if start is None and x0 is None else start     # a stored DC start's Newton start
-        if start is None and getattr(self.loop, "unknowns", None):
-            start = self._port_start(x, U[0, :len(self.summary.inputs)])
+        if start is None:
+            start = self.newton_start(x, U[0, :len(self.summary.inputs)])
         try:
             A, wall = self.loop.run(x, U, self.h, rec, progress, chunk, carry=self.loop.carry(start) if start else None)
         except SimulationError as exc:
@@ -347,8 +348,8 @@ class RunPlan:
         out = {"h": self.h, "fs": self.fs, "scheme": self.scheme, "engine": self.loop.KIND,
                "x0": x0_desc or desc, "values": dict(self.values), "key": self.loop.key,
                "compiled": self.loop.compiled, "wall_time": wall, "compile_time": self.loop.compile_time,
-               "failed_steps": int(np.count_nonzero(A.FL)) if self.loop.KIND == "newton" else 0, "align": align,
-               "newton_start": dict(start) if start else None}
+               "failed_steps": int(np.count_nonzero(A.FL)) if not self.loop.KIND.startswith("linear") else 0,
+               "align": align, "newton_start": dict(start) if start else None}
         if self.summary.active:
             out["active"] = list(self.summary.active)
         if getattr(self.loop, "stiff", None):
@@ -387,6 +388,24 @@ class RunPlan:
             self.port_start_needed = _portstart().singular_at_zero(S, self.values)
         return self.port_start_needed
 
+    def newton_start(self, x: np.ndarray, u0: np.ndarray) -> Optional[Dict[str, float]]:
+        """Newton's start of a run's first step from the state ``x`` at the inputs ``u0``, by unknown name
+        (``None``: from zero): the numeric engine's potentials and currents that ``x`` implies, or the
+        port variables of laws singular at zero (:mod:`.portstart`) for the generated loop.
+
+        Parameters
+        ----------
+        x : ndarray
+            The initial state.
+        u0 : ndarray
+            The first inputs.
+        """
+        if getattr(self.loop, "starter", None) is not None:
+            return self.loop.starter(x, u0)
+        if getattr(self.loop, "unknowns", None):
+            return self._port_start(x, u0)
+        return None
+
     def _port_start(self, x: np.ndarray, u0: np.ndarray) -> Optional[Dict[str, float]]:
         if not self.needs_port_start():
             return None
@@ -394,8 +413,9 @@ class RunPlan:
 
     @property
     def serialisable(self) -> bool:
-        """Whether :meth:`to_arrays` describes the plan completely (no invalid waveform)."""
-        return not any(isinstance(w, Exception) for w in self.waveforms)
+        """Whether :meth:`to_arrays` describes the plan completely (a loop that can be stored, no invalid
+        waveform; the numeric engine's plans are rebuilt from the netlist)."""
+        return hasattr(self.loop, "to_arrays") and not any(isinstance(w, Exception) for w in self.waveforms)
 
     def to_arrays(self) -> Tuple[Dict[str, object], Dict[str, np.ndarray]]:
         """``(meta, arrays)``: a JSON-able description and named arrays (see :meth:`from_arrays`)."""

@@ -10,18 +10,17 @@ from __future__ import annotations
 from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
-import scipy.sparse as sps
 
 from ..codegen.newton.module import generate
 from ..common.schemes import get_scheme, stiff_rule
 from ..errors import PhsymError, SimulationError, SimulationInputError
 from ..netlist.params import expand_derived
 from ..structure.linear import LinearPHS
-from ..structure.linearize import descriptor_matrices
 from .initial import dc_solution, initial_from_ic, state_scales
+from .engines.choice import GENERATED_LIMIT, choose, mark_ready, start_generated_build
 from .engines.generated import NewtonLoop
-from .engines.linear.engine import DENSE_LIMIT, INPUT_CODE, LinearEngine
-from .engines.linear.template import linear_template
+from .engines.linear.plans import LinearPlanning
+from .engines.numeric.planner import NumericPlanner
 from .plan import ModelSummary, RunPlan
 from .plancache import FixedParts
 from .result import SimulationResult
@@ -36,7 +35,7 @@ NEWTON_SCHEMES = ("discrete_gradient", "midpoint", "backward_euler")
 LINEAR_SCHEMES = NEWTON_SCHEMES + ("explicit_euler",)
 
 
-class Simulator:
+class Simulator(LinearPlanning):
     """Compiled structure-preserving simulator of a model at a fixed rate.
 
     Parameters
@@ -52,8 +51,11 @@ class Simulator:
         :mod:`phsym.common.schemes`: ``"discrete_gradient"``, ``"midpoint"``,
         ``"backward_euler"``, or ``"explicit_euler"`` (linear engine only; not passive).
     engine : str
-        ``"auto"`` (linear fast path for linear models), ``"linear"`` or
-        ``"newton"`` (generated Newton code, any model).
+        ``"auto"`` (see :mod:`phsym.simulation.engines.choice`: the generated loop where it is
+        compiled and wins, the linear fast path for small linear models, the numeric engine
+        otherwise), ``"generated"`` (the unrolled Newton loop generated for this circuit; also
+        ``"newton"``), ``"numeric"`` (one compiled engine for every circuit: law kernels per law
+        form, sparse Newton) or ``"linear"``.
     tol : float
         Newton tolerance on the scaled step.
     maxit : int
@@ -90,19 +92,20 @@ class Simulator:
             raise SimulationInputError(f"the law of {', '.join(pending)} is to be learned (=learn): learn it "
                                        "(EffortGP.from_model, DissipativeLawGP or phsym learn) and write the "
                                        "learned law (H={...}, or .table NAME law.npz and H={NAME(q)})")
-        linear = numeric or model.structure.is_linear
-        controls = [] if numeric else model.controls
-        if engine == "auto":      # controls change the loop's numbers at every step: the Newton loop
-            engine = "linear" if linear and not controls else "newton"
-        if engine not in ("linear", "newton"):
-            raise SimulationInputError(f"unknown engine {engine!r}: use auto, linear or newton")
+        linear = numeric or model.is_linear
+        if isinstance(method, str) and method.strip().lower() == "auto":
+            index2 = not numeric and model.index2
+            method = "backward_euler" if index2 else ("midpoint" if linear else "discrete_gradient")
+        self.stiff = stiff_rule(stiff, self.h)      # "backward_euler" or "scheme" at this rate
+        if numeric:
+            if str(engine).lower() not in ("auto", "linear"):
+                raise SimulationInputError("a LinearPHS is simulated by the linear engine")
+            engine = "linear"
+        else:
+            scheme = get_scheme(method, LINEAR_SCHEMES).name
+            engine = choose(model, engine, scheme, self.stiff)
         if engine == "linear" and not linear:
             raise SimulationInputError("the linear engine needs quadratic H and linear dissipation")
-        if engine == "newton" and numeric:
-            raise SimulationInputError("a LinearPHS is simulated by the linear engine")
-        if isinstance(method, str) and method.strip().lower() == "auto":
-            index2 = not numeric and bool(model.structure.lambda_of_state)
-            method = "backward_euler" if index2 else ("midpoint" if linear else "discrete_gradient")
         self.scheme = get_scheme(method, LINEAR_SCHEMES if engine == "linear" else NEWTON_SCHEMES).name
         if on_error not in ("raise", "flag"):
             raise SimulationInputError("on_error must be 'raise' or 'flag'")
@@ -116,15 +119,22 @@ class Simulator:
         if linear_solver not in ("auto", "dense", "sparse"):
             raise SimulationInputError("linear_solver must be auto, dense or sparse")
         self.linear_solver = linear_solver
-        self.stiff = stiff_rule(stiff, self.h)      # "backward_euler" or "scheme" at this rate
         self._gen = None
-        if engine == "newton":
+        self._numeric = None
+        self._ready = False
+        if engine == "generated":
+            controls = model.controls
             params = model.netlist.parameters
             symbols = [p.symbol for p in params.values()]
             ctl = [params[c].symbol for c in controls]
             derived = {d: e for d, e in expand_derived(params).items() if e.free_symbols & set(ctl)}
             self._gen = generate(model.structure, symbols, self.scheme, source=model.netlist.file or model.name,
                                  controls=ctl, derived=derived, stiff=self.stiff)
+        elif engine == "numeric":
+            self._numeric = NumericPlanner(model, self.fs, self.scheme, self.stiff, self.tol, self.maxit,
+                                           self.on_error == "flag", record_efforts)
+            if not linear and model.size["branches"] <= GENERATED_LIMIT:    # the next run gets the unrolled loop
+                start_generated_build(model.netlist.file, self.scheme, stiff, self.fs)
         self._plans: Dict[tuple, RunPlan] = {}
         self._fixed: Optional[FixedParts] = None
         self._summary: Optional[ModelSummary] = None
@@ -159,62 +169,9 @@ class Simulator:
             self._fixed = FixedParts(self.model.structure)
         return self._fixed
 
-    def _template(self):
-        """The linear template of this simulator's model when its plans use it (else ``None``)."""
-        if self.engine != "linear" or isinstance(self.model, LinearPHS):
-            return None
-        if self._tpl is False:
-            S = self.model.structure
-            dense = self.linear_solver == "dense" or (self.linear_solver == "auto"
-                                                      and S.n_x + S.n_w + S.n_lambda <= DENSE_LIMIT)
-            self._tpl = linear_template(S, self.model.parameter_values().keys()) if dense else None
-        return self._tpl
-
-    @property
-    def batched(self) -> bool:
-        """Whether :meth:`plans` builds the plans of many parameter sets at once (small linear models)."""
-        return self._template() is not None and self._fixed_parts().J_constant
-
-    def plans(self, rows: Sequence[Mapping[str, float]]) -> list:
-        """The plans of many parameter sets: per set a :class:`RunPlan` or the error building it raised.
-
-        Small linear models build the loop matrices of all sets at once
-        (:meth:`~phsym.simulation.engines.linear.template.LinearTemplate.loops`); each plan
-        holds the numbers :meth:`plan` gives for its set (a run from either
-        is bit-identical).
-
-        Parameters
-        ----------
-        rows : sequence of mapping of str to float
-            Parameter overrides by name, one mapping per set.
-        """
-        out: list = [None] * len(rows)
-        tpl = self._template()
-        if not self.batched:
-            for i, row in enumerate(rows):
-                try:
-                    out[i] = self._model_plan(row) if not isinstance(self.model, LinearPHS) else self.plan(row)
-                except (PhsymError, ArithmeticError, ValueError) as exc:
-                    out[i] = exc
-            return out
-        fixed, scheme = self._fixed_parts(), get_scheme(self.scheme)
-        sets = []
-        for i, (row, values) in enumerate(zip(rows, self.model.parameter_values_many(rows))):
-            if isinstance(values, Exception):
-                out[i] = values
-            else:
-                sets.append((i, row, values))
-        loops = tpl.loops([v for _, _, v in sets], fixed.J, True, self.h, scheme, INPUT_CODE[scheme.inputs])
-        for (i, row, values), loop in zip(sets, loops):
-            try:
-                if isinstance(loop, Exception):
-                    raise loop
-                out[i] = self._model_plan(row, values, loop)
-            except (PhsymError, ArithmeticError, ValueError) as exc:
-                out[i] = exc
-        return out
-
     def _model_plan(self, params, values=None, loop=None) -> RunPlan:
+        if self._numeric is not None:
+            return self._numeric.plan(params, values)
         model, S = self.model, self.model.structure
         if values is None:
             values = model.parameter_values(params)
@@ -225,7 +182,7 @@ class Simulator:
         flag = self.on_error == "flag"
         if loop is not None:
             pass
-        elif self.engine == "newton":
+        elif self.engine == "generated":
             g = self._gen
             p = np.array([values[s] for s in g.parameters], dtype=float)
             loop = NewtonLoop(g.key, g.n_v, g.n_u, g.n_e, model.states, g.unknowns, p, state_scales(S, values),
@@ -256,35 +213,6 @@ class Simulator:
         x_ic, done = initial_from_ic(self.model.structure, values)
         desc = ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
         return x_ic, desc, fixed.waveforms(values)
-
-    def _linear_loop(self, values, Jn, J_constant: bool):
-        """The linear loop at ``values``: small models through the per-structure
-        :class:`~phsym.simulation.engines.linear.template.LinearTemplate` (dense numpy), others through scipy.sparse."""
-        S, scheme = self.model.structure, get_scheme(self.scheme)
-        n, u0 = S.size, S.block("u").start
-        tpl = self._template()
-        if tpl is not None:
-            loop = tpl.loops([values], lambda v: Jn, J_constant, self.h, scheme, INPUT_CODE[scheme.inputs])[0]
-            if isinstance(loop, Exception):
-                raise loop
-            return loop
-        d = descriptor_matrices(S, values, sparse=True)
-        Ce = sps.csr_matrix((np.ones(len(d.kept)), (d.kept, np.arange(len(d.kept)))), shape=(n, len(d.kept)))
-        Cu = sps.csr_matrix((np.ones(S.n_u), (np.arange(u0, n), np.arange(S.n_u))), shape=(n, S.n_u))
-        return LinearEngine(d.E, d.J, d.R, d.Q, d.B, self.h, scheme, self.linear_solver,
-                            efforts=(Ce @ d.Q, Cu), feedthrough=(d.S, d.N)).loop()
-
-    def _numeric_plan(self, params) -> RunPlan:
-        lin: LinearPHS = self.model
-        if params:
-            raise SimulationInputError("a LinearPHS has no named parameters to override")
-        eng = LinearEngine(lin.E, lin.J, lin.R, lin.Q, lin.B, self.h, get_scheme(self.scheme), self.linear_solver,
-                           feedthrough=(lin.S, lin.N))
-        diff = self._differential = eng.step.differential
-        names = [lin.states[i] for i in diff]
-        summary = ModelSummary(repr(lin), names, lin.inputs, lin.outputs, [], None)
-        return RunPlan(summary, self.fs, self.scheme, eng.loop(), [None] * lin.n_inputs, np.zeros(diff.size),
-                     "zero", {}, False, model=lin)
 
     # --------------------------------------------------------------- run
     def run(self, u=None, duration: Optional[float] = None, x0=None, params: Optional[Mapping[str, float]] = None,
@@ -337,7 +265,7 @@ class Simulator:
         plan = self.plan(params)
         if controls and self.engine == "linear" and not isinstance(self.model, LinearPHS) and self.model.controls:
             raise SimulationInputError("controls change the loop's numbers at every step: the linear engine "
-                                       "cannot follow them; use engine='auto' or 'newton'")
+                                       "cannot follow them; use engine='auto' or 'generated'")
         if controls:
             controls = self._checked_controls(plan, controls, u, duration, align, params)
         desc, start = None, None
@@ -348,7 +276,11 @@ class Simulator:
                 at.update(zip(plan.summary.controls, C[0].tolist()))
             x0, start = self.dc_solution(plan.inputs(u, duration, align)[0], at)
             desc = "dc operating point for the first input sample"
-        return plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align, start=start, controls=controls)
+        res = plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align, start=start, controls=controls)
+        if self._gen is not None and not self._ready:       # compiled: auto may take it next time
+            mark_ready(self.model, self.scheme, self.stiff, self._gen.key)
+            self._ready = True
+        return res
 
     def _checked_controls(self, plan: RunPlan, controls, u, duration, align: str, params) -> Dict[str, np.ndarray]:
         """The control signals as arrays of the run's samples, after checking the element
@@ -436,6 +368,8 @@ class Simulator:
         """
         if isinstance(self.model, LinearPHS):
             return self.dc_state(u0, params), None
+        if self._numeric is not None:
+            return self._numeric.dc_solution(u0, params, hold_ic)
         values = self.model.parameter_values(params)
         S = self.model.structure
         x_ic, _ = initial_from_ic(S, values)

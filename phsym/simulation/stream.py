@@ -175,9 +175,9 @@ class Stream:
             if start:
                 self._carry = plan.loop.carry(start)
             self._desc = "dc operating point for the first input sample"
-        elif self.samples == 0 and getattr(plan.loop, "unknowns", None):
-            # laws singular at zero ports (entropy transfer): Newton's start as Simulator.run takes it
-            start = plan._port_start(self._x, S[0, :len(plan.summary.inputs)])
+        elif self.samples == 0:
+            # Newton's start as Simulator.run takes it (laws singular at zero ports, the numeric engine's potentials)
+            start = plan.newton_start(self._x, S[0, :len(plan.summary.inputs)])
             if start:
                 self._carry = plan.loop.carry(start)
         U = np.vstack([S[:1] if self._u_prev is None else self._u_prev[None, :], S])

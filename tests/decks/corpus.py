@@ -85,8 +85,16 @@ def node_waveforms(res, nodes: List[str], grid: np.ndarray) -> Dict[str, np.ndar
     return out
 
 
-def load_reference(path: Path):
-    """``(t, {node: values}, command)`` of a deck's stored ngspice reference."""
-    with np.load(REFS / f"{path.stem}.npz", allow_pickle=False) as z:
+def ngspice_version() -> str:
+    """ngspice's version line (``ngspice-39 : Circuit level simulation program``), or ``""``."""
+    import subprocess
+    out = subprocess.run(["ngspice", "--version"], capture_output=True, text=True).stdout
+    return next((ln.strip("* ").strip() for ln in out.splitlines() if "ngspice" in ln.lower()), "")
+
+
+def load_reference(path: Path, refs: Path = REFS):
+    """``(t, {node: values}, command)`` of a deck's stored ngspice reference (``refs/NAME.npz``;
+    the circuits of any size keep theirs in ``tests/decks/scale/refs``)."""
+    with np.load(refs / f"{path.stem}.npz", allow_pickle=False) as z:
         names = [str(s) for s in z["names"]]
         return z["t"], {n: z["v"][i] for i, n in enumerate(names)}, str(z["command"])

@@ -85,7 +85,7 @@ def kernel_source(spec: KernelSpec, source: str = "") -> str:
              "from numba import cfunc",
              "from phsym.codegen.laws.abi import SIGNATURE",
              "",
-             f'KIND = "law"',
+             'KIND = "law"',
              f"WIDTH = {spec.width}",
              "",
              "",

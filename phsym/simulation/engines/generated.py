@@ -64,7 +64,7 @@ class NewtonLoop:
         has none); results record it as ``info["stiff"]``.
     """
 
-    KIND = "newton"
+    KIND = "generated"
 
     def __init__(self, key: str, n_v: int, n_u: int, n_e: int, states: Sequence[str], unknowns: Sequence[str],
                  p: np.ndarray, xs: np.ndarray, tol: float, maxit: int, flag: bool, module=None,

@@ -51,7 +51,7 @@ SLICE = 2048
 def _eligible(sim, spec) -> bool:
     if isinstance(spec.x0, str) or sim.on_error != "raise" or not hasattr(sim.model, "structure"):
         return False
-    if sim.engine == "newton":
+    if sim.engine == "generated":
         return not sim._gen.controls
     return sim.batched       # small linear models: dense loops from the template
 
@@ -122,7 +122,7 @@ class _Batch:
         from ...codegen.kernels.sweep import run_summary, write_signals     # numba: only when runs are made
         self.summary, self.write_signals = run_summary, write_signals
         self.h = 1.0 / sim.fs
-        self.newton = sim.engine == "newton"
+        self.newton = sim.engine == "generated"
         loop = self.loop0 = ref.loop
         self.n_x = len(ref.summary.states)
         self.n_u = U.shape[1]

@@ -102,7 +102,7 @@ def batch_sets(sim, rows: Sequence[Mapping[str, float]]) -> List[object]:
             out[i] = values
         else:
             sets.append((i, values))
-    if sim.engine == "newton":
+    if sim.engine == "generated":
         from .scales_many import state_scales_many
         g = sim._gen
         loops: list = []
@@ -138,7 +138,7 @@ def reference_plan(sim, row: Mapping[str, float], s: SetNumbers) -> RunPlan:
     s : SetNumbers
         The set's numbers.
     """
-    if sim.engine == "newton":
+    if sim.engine == "generated":
         g = sim._gen
         loop = NewtonLoop(g.key, g.n_v, g.n_u, g.n_e, sim.model.states, g.unknowns, *s.loop, sim.tol, sim.maxit,
                           False, module=g.module, numerical=g.numerical, stiff=g.stiff)

@@ -22,13 +22,13 @@ Examples
 >>> v, IS, N = sp.symbols("v IS N", real=True)
 >>> form, ph = canonical([IS * (sp.exp(v / (N * 0.02585)) - 1)], [v])
 >>> form.exprs
-(_p0*(exp(_p1*_v0) - 1),)
+(_p1*(exp(_p0*_v0) - 1),)
 >>> ph
-(IS, 38.6847195357834/N)
+(38.6847195357834/N, IS)
 >>> a = canonical([1e-14 * (sp.exp(v / 0.0517) - 1)], [v])
 >>> b = canonical([2e-15 * (sp.exp(v / 0.03) - 1)], [v])
 >>> a[0].key == b[0].key, b[1]
-(True, (-2.00000000000000e-15, 2.00000000000000e-15, 33.3333333333333))
+(True, (2.00000000000000e-15, 33.3333333333333, -2.00000000000000e-15))
 """
 from __future__ import annotations
 
@@ -141,14 +141,40 @@ class _Walker:
         return e.func(*[self.walk(a) for a in e.args])
 
 
-def _renumber(exprs: Sequence[sp.Basic], names: Sequence[sp.Symbol]) -> Dict[sp.Symbol, int]:
-    """Position of each placeholder symbol of ``names`` by first occurrence in a preorder walk."""
-    wanted, pos = set(names), {}
+_GENERIC = sp.Symbol("_P", real=True)
+
+
+def _order(exprs: Sequence[sp.Basic], temps: Sequence[sp.Symbol]) -> List[sp.Symbol]:
+    """The placeholders in a canonical order: a preorder walk in which the terms of a sum and the
+    factors of a product are visited by their shape with every placeholder the same symbol (sympy
+    orders them by name, which would make the numbering depend on the values or symbols they stood
+    for)."""
+    wanted = set(temps)
+    generic = {t: _GENERIC for t in temps}
+    shapes: Dict[sp.Basic, str] = {}
+
+    def shape(e):
+        got = shapes.get(e)
+        if got is None:
+            got = shapes[e] = sp.srepr(e.xreplace(generic))
+        return got
+    out: List[sp.Symbol] = []
+    seen = set()
+
+    def visit(e):
+        if e in wanted:
+            if e not in seen:
+                seen.add(e)
+                out.append(e)
+            return
+        args = e.args
+        if e.is_Add or e.is_Mul:
+            args = sorted(args, key=shape)
+        for a in args:
+            visit(a)
     for e in exprs:
-        for node in sp.preorder_traversal(e):
-            if node in wanted and node not in pos:
-                pos[node] = len(pos)
-    return pos
+        visit(e)
+    return out
 
 
 _MEMO: Dict[tuple, Tuple[Form, Tuple[sp.Expr, ...]]] = {}
@@ -182,25 +208,12 @@ def canonical(exprs: Sequence[sp.Expr], variables: Sequence[sp.Symbol],
     w = _Walker(variables)
     out = [w.walk(sp.sympify(e)) for e in exprs]
     temps = list(w.temps)
-    values = list(w.order)
-    # name the placeholders by where they first occur; renaming can reorder an Add or Mul, so repeat
-    # until the numbering is stable (it is after one round but for ties)
-    for _ in range(4):
-        pos = _renumber(out, temps)
-        if len(pos) != len(temps):      # a placeholder folded away by sympy (e.g. 0*p): keep the rest
-            keep = [t for t in temps if t in pos]
-            values = [v for t, v in zip(temps, values) if t in pos]
-            temps = keep
-        ordered = sorted(range(len(temps)), key=lambda i: pos[temps[i]])
-        if ordered == list(range(len(temps))) and all(str(t) == f"{PAR}{i}" for i, t in enumerate(temps)):
-            break
-        new = [_par(i) for i in range(len(temps))]
-        rename = {temps[i]: sp.Symbol(f"_s{k}", real=True) for k, i in enumerate(ordered)}
-        out = [o.xreplace(rename) for o in out]
-        back = {sp.Symbol(f"_s{k}", real=True): new[k] for k in range(len(temps))}
-        out = [o.xreplace(back) for o in out]
-        values = [values[i] for i in ordered]
-        temps = new
+    values = dict(zip(temps, w.order))
+    ordered = _order(out, temps)      # a placeholder sympy folded away (0*p) is simply gone
+    new = [_par(i) for i in range(len(ordered))]
+    out = [o.xreplace(dict(zip(ordered, new))) for o in out]
+    values = [values[t] for t in ordered]
+    temps = new
     text = sp.srepr(tuple(out)) + "|" + tag + "|" + str(len(variables))
     key = hashlib.sha256((__version__ + "|" + text).encode()).hexdigest()[:20]
     form = Form(tuple(out), len(variables), len(temps), key)

@@ -10,15 +10,15 @@ plans, streams and results do not know which engine stepped.
 from __future__ import annotations
 
 import time
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional
 
 import numpy as np
 
 from ....errors import SimulationError
-from .layout import STATE
 from ..arrays import RunArrays, stepping
 from ..substeps import MAX_LEVELS, Substeps, subdivide
 from .freshness import ensure_fresh
+from .layout import STATE
 from .newton import STATUS
 from .sparse import PIVOT_TOL, column_order
 from .stepping import run as compiled_run
@@ -94,6 +94,8 @@ class NumericLoop:
             effort_z[m] = L.z_state(i)
         self._maps = (state_of, effort_z, L.n_nodes)
         self._by_h: Dict[float, tuple] = {}
+        #: ``starter(x, u0)``: Newton's start of a run from the state ``x`` (set by the planner)
+        self.starter = None
         self._q = None
         self._cap = 0
 
@@ -143,23 +145,27 @@ class NumericLoop:
                 np.zeros(nb), np.zeros(nb), np.zeros(S.circuit.n_x), np.zeros(self.n_u), np.zeros(nz))
 
     # ------------------------------------------------------------------ carry
-    def carry(self, start: Optional[Mapping[str, float]] = None, efforts: Optional[np.ndarray] = None) -> dict:
+    def carry(self, start: Optional[Mapping[str, float]] = None) -> dict:
         """What the loop keeps between calls besides the state (passing the same carry to
         successive :meth:`run` calls continues one run exactly).
 
         Parameters
         ----------
         start : mapping of str to float, optional
-            Newton's start for the first step by unknown name (``v(node)``, ``i(V1)``...).
-        efforts : ndarray, optional
-            The start efforts of the states solved through their effort (default zero: a zero state).
+            Newton's start for the first step by unknown name (``v(node)``, ``i(V1)``...; for a
+            state solved through its effort, ``v(ELEMENT)`` is its effort at the start, carried from
+            step to step); others start at zero (a zero state's efforts).
         """
         S = self.system
         L = S.L
         z = np.zeros(L.n_z)
+        se = np.zeros(L.n_effort)
+        efforts = {L.z_state(i): m for i, m in L.effort_index.items()}
         for i, name in enumerate(self.unknowns if start else ()):
-            z[i] = start.get(name, 0.0)
-        se = np.zeros(L.n_effort) if efforts is None else np.asarray(efforts, dtype=float).copy()
+            if i in efforts:
+                se[efforts[i]] = start.get(name, 0.0)
+            elif L.kinds[i] != STATE:
+                z[i] = start.get(name, 0.0)
         return {"z": z, "zh": np.zeros((2, L.n_z)), "cnt": np.zeros(1, np.int64), "se": se,
                 "wold": None, "wstart": None, "lustate": np.zeros(3, np.int64), "lu": None, "work": None}
 
@@ -194,6 +200,7 @@ class NumericLoop:
             cr["work"] = self._work()
             cr["wold"] = np.zeros(len(self.system.slots))
             cr["wstart"] = np.zeros(len(self.system.slots))
+            cr["init"] = True
         N = U.shape[0] - 1
         A = RunArrays.allocate(N, x, self.n_u, self.n_e, rec)
         info = np.zeros(4, np.int64)
@@ -208,7 +215,8 @@ class NumericLoop:
                                    net, lim, cr["lu"], post, self._maps, self.tol, min(self.maxit, ATTEMPT),
                                    self.linear,
                                    flag, AA.X, AA.Y, AA.Hh, AA.Pd, AA.Ps, AA.Pn, AA.IT, AA.FL, AA.E, bool(rec), info,
-                                   cr["wold"], cr["wstart"], cr["lustate"], cr["work"])
+                                   cr["wold"], cr["wstart"], cr["lustate"], cr["work"], cr.get("init", False))
+                cr["init"] = False
                 if bad >= 0 and info[1] == 5:       # the LU factors need more room: grow, take the step again
                     cr["lu"] = self._lu(grow=True)
                     cr["lustate"][0] = 0

@@ -17,13 +17,18 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 from .call import call_kernel
 from .sparse import lu_factor, lu_refactor, lu_solve
 
-__all__ = ["evaluate", "solve", "csr_add", "STATUS"]
+__all__ = ["evaluate", "solve", "csr_add", "STATUS", "FLOOR"]
+
+#: Newton steps that stopped shrinking are the rounding floor, not a slow convergence, when every
+#: equation holds to this fraction of its own terms (``|F_r| <= FLOOR sum_c |J_rc| (|z_c| + 1)``):
+#: the step is accepted (the generated loop, whose unknowns are the state increments, sees the same
+#: noise divided by ``R / h`` and reaches its tolerance).
+FLOOR = 1e-10
 
 #: Status codes of a solve (0: converged).
 STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular Newton Jacobian",
@@ -93,6 +98,7 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
     for J in range(nj):
         r0 = rptr[J]
         w = IN[readers[r0, 1]] + (K[readers[r0, 6]] if readers[r0, 6] >= 0 else 0.0)     # the junction's value
+        moved = False
         if limit:
             for t in range(tptr[J], tptr[J + 1]):
                 c, c0 = lc[t], lc0[t]
@@ -102,9 +108,11 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
                 slim = _pnjlim(snew, sold, lvt[t], lvc[t])
                 if slim != snew:
                     w = (slim * a - c0) / c
+                    moved = True
         wold[J] = w
-        for r in range(rptr[J], rptr[J + 1]):
-            IN[readers[r, 1]] = w - (K[readers[r, 6]] if readers[r, 6] >= 0 else 0.0)
+        if moved:       # (only then: w - offset need not give the input back to the last bit)
+            for r in range(rptr[J], rptr[J + 1]):
+                IN[readers[r, 1]] = w - (K[readers[r, 6]] if readers[r, 6] >= 0 else 0.0)
     call_groups(G, P, IN, OUT)
     if limit:       # outputs linearised at the limited inputs: out + D (w - w_lim)
         for r in range(readers.shape[0]):
@@ -148,6 +156,25 @@ def _finite(F):
 
 
 @njit(cache=True, error_model="numpy")
+def _backward_error(F, Jx, Jp, Ji, z, w):
+    """``max_r |F_r| / sum_c |J_rc| (|z_c| + 1)``: how far each equation is from holding, relative to
+    its own terms (``w``: work)."""
+    n = F.shape[0]
+    for r in range(n):
+        w[r] = 0.0
+    for c in range(n):
+        a = abs(z[c]) + 1.0
+        for k in range(Jp[c], Jp[c + 1]):
+            w[Ji[k]] += abs(Jx[k]) * a
+    out = 0.0
+    for r in range(n):
+        e = abs(F[r]) / w[r] if w[r] > 0.0 else (0.0 if F[r] == 0.0 else 1e300)
+        if e > out:
+            out = e
+    return out
+
+
+@njit(cache=True, error_model="numpy")
 def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT, F, Jx, d, w):
     """Newton on the step equations from ``z`` (updated in place).
 
@@ -186,6 +213,8 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
     n = z.shape[0]
     it = 0
     rprev = 1e300
+    wmin = 1e300
+    stall = 0
     limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
     while True:
         for i in range(n):
@@ -227,9 +256,20 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
         if not conv and it > 1 and worst < rprev:
             theta = worst / rprev
             conv = theta / (1.0 - theta) * worst <= tol
+        # at the rounding floor the steps stop shrinking: a divided difference of H cancels digits
+        # (its noise moves potentials and currents by ~1e-11), a floating part of the circuit held
+        # by GMIN alone has its common potential fixed to microvolts only (its Jacobian's
+        # condition); then each equation holding to the rounding of its own terms is convergence
+        if worst < wmin:
+            wmin = worst
+            stall = 0
+        else:
+            stall += 1
         conv = conv and not limited
         rprev = worst
         limited = evaluate(z, K, net, lim, wold, not conv, IN, INa, OUT, F, Jx)
+        if not conv and stall >= 2 and not limited and _backward_error(F, Jx, lu[0], lu[1], z, w) <= FLOOR:
+            conv = True
         if conv and not limited:
             state[2] = it
             return 0

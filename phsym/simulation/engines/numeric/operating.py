@@ -128,13 +128,39 @@ class _Solver:
         return (z if ok else None), int(state[2])
 
 
-def _effort_start(S: DCSystem) -> np.ndarray:
-    """Unknowns from the fixed states: the states in their slots, the rest zero."""
+def _effort_start(S: DCSystem, u0: np.ndarray) -> np.ndarray:
+    """Newton's start: the free states in their slots; the potentials that voltage sources and held
+    capacitor-like storages fix from the datum (a law singular at zero potential, the entropy flow
+    ``Q / T`` of a heat transfer, is then evaluated where it is defined); the rest zero."""
     c, L = S.circuit, S.L
     z = np.zeros(L.n_z)
     for i in range(c.n_x):
         if i not in L.effort_index and i not in S.held:
             z[L.z_state(i)] = S.x_fix[i]
+    fixed = {}      # branch -> its across value
+    for j, p in enumerate(c.ports):
+        if p.across:
+            fixed[p.branch] = float(u0[j])
+    for s in c.storages:
+        for i, b, e in zip(s.states, s.branches, s.effort_port):
+            if e and i in S.held:
+                fixed[b] = float(S.held_values[i])
+    adj: dict = {}
+    for b, v in fixed.items():
+        a, t = int(c.b_from[b]), int(c.b_to[b])
+        adj.setdefault(t, []).append((a, v))       # e(from) = e(to) + v
+        adj.setdefault(a, []).append((t, -v))
+    known = {-1: 0.0}
+    todo = [-1]
+    while todo:
+        n = todo.pop()
+        for m, v in adj.get(n, ()):
+            if m not in known:
+                known[m] = known[n] + v
+                todo.append(m)
+    for n, v in known.items():
+        if n >= 0:
+            z[n] = v
     return z
 
 
@@ -161,7 +187,7 @@ def dc_point(c: CircuitData, values: Mapping[sp.Symbol, float], u0: np.ndarray, 
     """
     S = DCSystem(c, values, x_fix, held)
     sol = _Solver(S, xs, u0)
-    z0 = _effort_start(S)
+    z0 = _effort_start(S, np.asarray(u0, dtype=float))
     z, _ = sol.newton(z0)
     method = "newton"
     if z is None:

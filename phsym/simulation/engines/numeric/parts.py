@@ -17,7 +17,7 @@ numbers from the circuit data, per element and without sympy matrices:
 """
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import List, Mapping, Tuple
 
 import numpy as np
 import sympy as sp

@@ -17,7 +17,7 @@ import math
 
 from numba import njit
 
-from .newton import call_groups, csr_add, solve
+from .newton import call_groups, csr_add, evaluate, solve
 
 __all__ = ["run", "energies", "known"]
 
@@ -60,14 +60,15 @@ def energies(x, se, post, EIN, EOUT):
 
 @njit(cache=True, error_model="numpy", nogil=True)
 def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol, maxit, linear, flag,
-        X, Y, Hh, Pd, Ps, Pn, IT, FL, E, rec, info, wold, wstart, lustate, work):
+        X, Y, Hh, Pd, Ps, Pn, IT, FL, E, rec, info, wold, wstart, lustate, work, init):
     """Step ``k0 .. k1 - 1`` (see the module docstring); returns -1, or the failed step (``info``:
     ``[step, status, unknown]``).
 
     ``zh`` holds the last two steps' unknowns (rows 0, 1) and ``cnt[0]`` how many exist; ``wold`` the
     limited junctions' values (``wstart``: at the start of the last step, for a restart); ``work``
     is ``(K, sc, IN, INa, OUT, F, Jx, d, EIN, EOUT, EOUT0, Ib, Vb, dx, ub, w)``; ``maps`` is
-    ``(state_of, effort_z, n_nodes)``.
+    ``(state_of, effort_z, n_nodes)``; ``init``: set the junctions' values (their limits' first
+    reference) from the kernels' inputs at Newton's start, without limiting.
     """
     K, sc, IN, INa, OUT, F, Jx, d, EIN, EOUT, EOUT0, Ib, Vb, dx, ub, wr = work
     state_of, effort_z, n_nodes = maps
@@ -75,6 +76,11 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
     passive, active, sources, stiff = post[10], post[11], post[12], post[13]
     nx, nz, nu, nb = x.shape[0], z.shape[0], ub.shape[0], Ib.shape[0]
     Hh[k0] = energies(x, se, post, EIN, EOUT0)
+    if init:
+        for j in range(nu):
+            ub[j] = U[k0, j]
+        known(K, x, xs, ub, se)
+        evaluate(z, K, net, lim, wold, False, IN, INa, OUT, F, Jx)
     for k in range(k0, k1):
         for j in range(nu):
             ub[j] = 0.5 * (U[k, j] + U[k + 1, j]) if mid else U[k + 1, j]

@@ -10,8 +10,8 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from .errors import StructureError
-from .structure.linear import LinearPHS
+from ..errors import StructureError
+from ..structure.linear import LinearPHS
 
 __all__ = ["msd_chain"]
 

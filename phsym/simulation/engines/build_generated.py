@@ -1,0 +1,29 @@
+"""Compile a netlist's generated loop in the background: ``python -m phsym.simulation.engines.build_generated
+FILE METHOD STIFF FS``.
+
+Started by :func:`~.choice.start_generated_build` after a numeric run of a
+small circuit; generates the module, compiles it with one step and records
+it as ready (:func:`~.choice.mark_ready`), so that ``engine="auto"`` takes
+it the next time.  Any failure leaves nothing recorded: the numeric engine
+keeps running the netlist.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv) -> int:
+    """Build; returns the exit status."""
+    from ...model import load
+    from ..simulator import Simulator
+    path, method, stiff, fs = argv[0], argv[1], argv[2], float(argv[3])
+    try:
+        sim = Simulator(load(path), fs, method=method, engine="generated", stiff=stiff)
+        sim.run(duration=1.0 / fs)
+    except Exception:       # noqa: BLE001 - a background build must never disturb anyone
+        return 1
+    return 0
+
+
+if __name__ == "__main__":      # pragma: no cover - a detached process
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,171 @@
+"""Which engine runs a model: the rule of ``engine="auto"``.
+
+Two engines run any model with the same schemes and the same discrete
+power balance (docs/simulation.md, "Two engines"):
+
+* the *generated* loop (:mod:`.generated`): a Newton loop written out for
+  one circuit, every law and Jacobian entry unrolled and compiled.  Fastest
+  per step on small circuits (audio: the diode clipper at 5 M steps/s), but
+  its build grows much faster than the circuit: seconds for a diode, 14-30 s
+  for a transistor stage, out of memory for tens of transistors;
+* the *numeric* engine (:mod:`.numeric`): compiled once for every circuit,
+  law kernels compiled once per law form and shared by all instances, sparse
+  Newton.  A new circuit whose laws are known compiles nothing.
+
+``auto`` takes the generated loop where it is ready and wins: a small
+nonlinear circuit whose generated loop this machine has compiled before
+(:func:`generated_ready`); a circuit with control parameters (the numeric
+engine does not drive controls yet); otherwise the numeric engine, and for a
+small circuit from a netlist file it starts the generated loop's build in a
+background process (as the ahead-of-time builds, ``PHSYM_AOT=0`` turns it
+off), so the next run of the same netlist gets it.  Small linear models keep
+the linear fast path.  The limits are measured (docs/benchmarks.md).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+from ...common.paths import atomic_write, cache_dir
+from ...errors import SimulationInputError
+from ...version import __version__
+
+__all__ = ["ENGINES", "GENERATED_LIMIT", "LINEAR_LIMIT", "choose", "fingerprint", "generated_ready",
+           "mark_ready", "start_generated_build"]
+
+#: Engine names (``"newton"`` is the generated loop's former name).
+ENGINES = ("auto", "generated", "numeric", "linear")
+
+#: Branches above which ``auto`` never builds the generated loop (its build time and memory grow
+#: much faster than the circuit; measured in docs/benchmarks.md).
+GENERATED_LIMIT = 60
+
+#: Branches above which ``auto`` steps a linear model on the numeric engine instead of the linear
+#: fast path (which builds the symbolic structure).
+LINEAR_LIMIT = 400
+
+READY_PREFIX = "phsym_ready_"
+
+
+def fingerprint(model, scheme: str, stiff: str) -> str:
+    """What the generated loop of ``model`` depends on: its elements and parameters, the scheme,
+    the stiff rule and phsym's version (not locations, comments or the sample rate).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    scheme : str
+        Canonical scheme name.
+    stiff : str
+        Resolved stiff rule.
+    """
+    h = hashlib.sha256(f"{__version__}\0{scheme}\0{stiff}\0".encode())
+    nl = model.netlist
+    for e in nl.elements:
+        h.update(repr((e.name, e.kind, tuple(e.nodes), sorted((k, str(v)) for k, v in e.values.items()),
+                       str(e.law), str(e.ic), tuple(e.refs), sorted(e.choices.items()))).encode())
+    for name, p in nl.parameters.items():
+        h.update(repr((name, str(p.expression), p.control)).encode())
+    return h.hexdigest()[:24]
+
+
+def _ready_file(fp: str) -> Path:
+    return cache_dir() / f"{READY_PREFIX}{fp}"
+
+
+def generated_ready(model, scheme: str, stiff: str) -> bool:
+    """Whether this machine has compiled the generated loop of ``model`` (its module and numba's
+    cache are there: a run loads it instead of compiling).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    scheme, stiff : str
+        Scheme and resolved stiff rule.
+    """
+    try:
+        key = _ready_file(fingerprint(model, scheme, stiff)).read_text().strip()
+    except OSError:
+        return False
+    return (cache_dir() / f"phsym_gen_{key}.py").is_file()
+
+
+def mark_ready(model, scheme: str, stiff: str, key: str) -> None:
+    """Record that the generated loop ``key`` of ``model`` has been compiled.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    scheme, stiff : str
+        Scheme and resolved stiff rule.
+    key : str
+        The generated module's cache key.
+    """
+    try:
+        atomic_write(_ready_file(fingerprint(model, scheme, stiff)), lambda fh: fh.write(key.encode()))
+    except OSError:     # a read-only cache: nothing remembered, nothing broken
+        pass
+
+
+def _background() -> bool:
+    return os.environ.get("PHSYM_AOT", "background").strip().lower() not in ("0", "off", "no", "false")
+
+
+def start_generated_build(path: Optional[str], method: str, stiff: str, fs: float) -> bool:
+    """Compile the generated loop of the netlist file ``path`` in a detached process (nobody waits);
+    False when there is no file or background builds are off.
+
+    Parameters
+    ----------
+    path : str or None
+        The netlist file.
+    method, stiff : str
+        Scheme and the stiff rule as given.
+    fs : float
+        Sample rate (the stiff rule depends on the step).
+    """
+    if not path or not _background() or not Path(path).is_file():
+        return False
+    try:
+        subprocess.Popen([sys.executable, "-m", "phsym.simulation.engines.build_generated", str(path), method, stiff,
+                          repr(float(fs))], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True,
+                         env={**os.environ, "PHSYM_CACHE_DIR": str(cache_dir())})
+    except OSError:
+        return False
+    return True
+
+
+def choose(model, engine: str, scheme: str, stiff: str) -> str:
+    """The engine that runs ``model`` (see the module docstring).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    engine : str
+        One of :data:`ENGINES` (or ``"newton"``).
+    scheme, stiff : str
+        Scheme and resolved stiff rule.
+    """
+    e = str(engine).strip().lower()
+    e = "generated" if e == "newton" else e
+    if e not in ENGINES:
+        raise SimulationInputError(f"unknown engine {engine!r}: use auto, generated, numeric or linear")
+    if e != "auto":
+        return e
+    if model.controls:
+        return "generated"
+    n = model.size["branches"]
+    if model.is_linear:
+        return "linear" if n <= LINEAR_LIMIT else "numeric"
+    if n <= GENERATED_LIMIT and generated_ready(model, scheme, stiff):
+        return "generated"
+    return "numeric"

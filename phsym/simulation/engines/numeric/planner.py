@@ -1,0 +1,131 @@
+""":class:`NumericPlanner`: a :class:`~phsym.simulation.Simulator`'s plans on the numeric engine.
+
+What the simulator does with the symbolic structure for the generated loop
+(:meth:`~phsym.simulation.Simulator.plan`, ``dc_solution``), this does with
+the circuit data (:mod:`phsym.structure.circuit`): per parameter set a
+:class:`~.step.StepSystem` and its :class:`~.loop.NumericLoop` inside the
+same :class:`~phsym.simulation.plan.RunPlan`, the initial state from the
+ICs, the DC operating point (:mod:`.operating`), signals as entries of the
+recorded step vector (:mod:`.parts`).  Nothing here builds the Dirac
+structure.
+"""
+from __future__ import annotations
+
+from typing import Dict, Mapping, Optional, Tuple
+
+import numpy as np
+
+from ....errors import SimulationInputError
+from ...plan import ModelSummary, RunPlan
+from .layout import STATE
+from .loop import NumericLoop
+from .operating import dc_point, frozen_start
+from .parts import NumericParts
+from .step import StepSystem
+
+__all__ = ["NumericPlanner"]
+
+
+class NumericPlanner:
+    """Plans of one model on the numeric engine.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    fs : float
+        Sample rate.
+    scheme : str
+        Canonical scheme name.
+    stiff : str
+        ``"backward_euler"`` or ``"scheme"`` (the resolved stiff rule).
+    tol, maxit, flag, record_efforts
+        As :class:`~phsym.simulation.Simulator`.
+    """
+
+    def __init__(self, model, fs: float, scheme: str, stiff: str, tol: float, maxit: int, flag: bool,
+                 record_efforts):
+        if model.controls:
+            raise SimulationInputError("the numeric engine does not drive control parameters yet "
+                                       f"({', '.join(model.controls)}): use engine='generated'")
+        self.model = model
+        self.fs, self.h = float(fs), 1.0 / float(fs)
+        self.scheme, self.stiff = scheme, stiff
+        self.tol, self.maxit, self.flag, self.record_efforts = tol, maxit, flag, record_efforts
+        self.circuit = model.circuit
+        self.parts = NumericParts(self.circuit)
+        self._summary: Optional[ModelSummary] = None
+
+    def plan(self, params: Optional[Mapping[str, float]] = None, values=None) -> RunPlan:
+        """The plan of a parameter set (see :meth:`phsym.simulation.Simulator.plan`).
+
+        Parameters
+        ----------
+        params : mapping of str to float, optional
+            Parameter overrides by name.
+        values : mapping of sympy.Symbol to float, optional
+            Their values, when already evaluated.
+        """
+        model, c = self.model, self.circuit
+        if values is None:
+            values = model.parameter_values(params)
+        by_name = {name: float(values[sym]) for name, sym in model._symbol_items}
+        x_ic, desc = self.initial(values)
+        S = StepSystem(c, values, self.scheme, self.stiff)
+        stiff = self.stiff if c.stiff else None
+        loop = NumericLoop(S, self.parts.scales(values), self.tol, self.maxit, self.flag, stiff=stiff)
+        loop.starter = lambda x, u0: self.start(x, u0, values, loop)
+        if self._summary is None:
+            active = [c.branches[d.branch].name for d in c.dissipations if d.active]
+            self._summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
+                                         [p.label for p in model.probes], model.netlist.file, active, (),
+                                         model.positive_inputs)
+        n_nodes = S.L.n_nodes
+        resolver = lambda label: self.parts.probe(label, n_nodes)      # noqa: E731
+        return RunPlan(self._summary, self.fs, self.scheme, loop, self.parts.waveforms(values), x_ic, desc, by_name,
+                       self.record_efforts, {p.label: resolver(p.label) for p in model.probes}, resolver, model)
+
+    def initial(self, values) -> Tuple[np.ndarray, str]:
+        """``(x_ic, description)`` from the netlist's ICs."""
+        if self.parts.no_ic:
+            return np.zeros(self.circuit.n_x), "zero"
+        x_ic, done = self.parts.initial(values)
+        return x_ic, ("netlist ICs (" + ", ".join(done) + "), other states zero") if done else "zero"
+
+    def start(self, x: np.ndarray, u0: np.ndarray, values, loop: NumericLoop) -> Dict[str, float]:
+        """Newton's start of a run's first step from the state ``x``: the potentials and currents the
+        state implies at the first inputs (:func:`~.operating.frozen_start`), and each carried effort
+        (by the unknown names of :class:`~.layout.Layout`)."""
+        p = frozen_start(self.circuit, values, u0, x, loop.xs)
+        if p is None:
+            return {}
+        return self._start_of(p)
+
+    @staticmethod
+    def _start_of(p) -> Dict[str, float]:
+        L = p.system.L
+        out = {n: float(v) for n, v, k in zip(L.names, p.z, L.kinds) if k != STATE}
+        for i, m in L.effort_index.items():
+            out[L.names[L.z_state(i)]] = float(p.efforts[m])
+        return out
+
+    def dc_solution(self, u0: np.ndarray, params: Optional[Mapping[str, float]] = None,
+                    hold_ic: bool = True) -> Tuple[np.ndarray, Dict[str, float]]:
+        """DC state and Newton's start (see :meth:`phsym.simulation.Simulator.dc_solution`).
+
+        Parameters
+        ----------
+        u0 : ndarray
+            Inputs.
+        params : mapping of str to float, optional
+            Parameter overrides by name.
+        hold_ic : bool
+            Hold the storages of a ``.ic`` card at their value.
+        """
+        values = self.model.parameter_values(params)
+        x_ic, _ = self.initial(values)
+        deck = getattr(self.model.netlist, "deck", None)
+        held_names = set(deck.held) if deck is not None and hold_ic else set()
+        held = [i for s in self.circuit.storages if held_names & set(s.record.elements) for i in s.states]
+        p = dc_point(self.circuit, values, u0, x_ic, self.parts.scales(values), held)
+        return p.x, self._start_of(p)
