@@ -60,7 +60,7 @@ class SimulationResult:
     ----------
     model : Model, LinearPHS or ModelSummary
         The simulated model (after a warm start a
-        :class:`~phsym.simulation.plan.ModelSummary`).
+        :class:`~phsym.simulation.summary.ModelSummary`).
     names : ModelSummary
         Names of states, inputs, outputs and declared probes.
     t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts : ndarray

@@ -21,7 +21,8 @@ from .engines.choice import GENERATED_LIMIT, choose, mark_ready, start_generated
 from .engines.generated import NewtonLoop
 from .engines.linear.plans import LinearPlanning
 from .engines.numeric.planner import NumericPlanner
-from .plan import ModelSummary, RunPlan
+from .plan import RunPlan
+from .summary import ModelSummary
 from .plancache import FixedParts
 from .result import SimulationResult
 from .signals import sample_rate
