@@ -13,7 +13,7 @@ state follows the sources' waveforms at the parameters' default values.
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping
 
 import numpy as np
 import sympy as sp

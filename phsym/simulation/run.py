@@ -18,6 +18,7 @@ from .warm import load_plan, save_plan, snapshot_key
 __all__ = ["simulate"]
 
 _INCLUDES = re.compile(rb"^[ \t]*\.(inc|lib)", re.IGNORECASE | re.MULTILINE)
+_MEASURES = re.compile(rb"^[ \t]*\.(meas|four)", re.IGNORECASE | re.MULTILINE)
 
 
 def _with_includes(path, text: bytes) -> bytes:
@@ -32,6 +33,12 @@ def _with_includes(path, text: bytes) -> bytes:
 def _measured(res: SimulationResult, source) -> SimulationResult:
     """``res`` with a deck's ``.meas tran`` and ``.four`` results in ``res.info`` (``measures``, ``fourier``)."""
     if isinstance(source, (str, os.PathLike)) and Path(source).suffix.lower() != ".json":
+        try:
+            text = Path(source).read_bytes()
+        except OSError:
+            return res
+        if not (_MEASURES.search(text) or _INCLUDES.search(text)):
+            return res      # no card to read: a warm start imports no parser (lark)
         from ..netlist.cards import deck_settings
         from .measure import after_transient
         res.info.update(after_transient(res, deck_settings(source).analyses))
