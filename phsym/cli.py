@@ -1,6 +1,6 @@
 """The ``phsym`` command line.
 
-Subcommands: ``show`` (structure of a netlist), ``simulate``, ``op``, ``ac``, ``identify``,
+Subcommands: ``show`` (structure of a netlist), ``simulate``, ``op``, ``ac``, ``dc``, ``tf``, ``identify``,
 ``identify-mech``, ``fit``, ``learn``, ``cache``, ``sweep`` (each implemented next to the code it drives).
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ __all__ = ["main", "build_parser"]
 
 #: Subcommand modules exposing ``add_parser(subparsers)``.
 PLUGINS = ["phsym.simulation.cli.simulate", "phsym.simulation.cli.op", "phsym.simulation.cli.ac",
+           "phsym.simulation.cli.dc", "phsym.simulation.cli.tf",
            "phsym.identify.cli_identify", "phsym.identify.cli_mech", "phsym.identify.cli_fit",
            "phsym.identify.cli_learn", "phsym.simulation.cli.cache", "phsym.simulation.cli.sweep"]
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import DataFileError
 
-__all__ = ["Subcommand", "read_csv_columns", "split_names", "ProgressBar", "plot_data_and_fit"]
+__all__ = ["Subcommand", "read_csv_columns", "split_names", "ProgressBar", "plot_data_and_fit", "pyplot"]
 
 
 class Subcommand:
@@ -141,6 +141,22 @@ class ProgressBar:
             self.stream.write("\n")
             self.stream.flush()
             self._open = False
+
+
+def pyplot(what: str):
+    """``matplotlib.pyplot``, or a :class:`~phsym.errors.MissingDependencyError` saying what needed it.
+
+    Parameters
+    ----------
+    what : str
+        What is drawn (``"the Bode plot"``), for the message.
+    """
+    from .errors import MissingDependencyError
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MissingDependencyError(f"{what} needs matplotlib (pip install matplotlib)") from None
+    return plt
 
 
 def plot_data_and_fit(path: str, t: np.ndarray, data: Mapping[str, np.ndarray], fit: Mapping[str, np.ndarray],

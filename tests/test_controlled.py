@@ -135,10 +135,14 @@ def test_cccs_and_ccvs_follow_spice_conventions():
     np.testing.assert_allclose(r.P_active, (r["v(b)"] ** 2 + r["v(c)"] ** 2) / 1e3, rtol=1e-9, atol=1e-15)
 
 
-def test_current_sense_needs_a_zero_volt_source():
-    with pytest.raises(phsym.errors.NetlistError, match="not a 0 V source") as exc:
-        phsym.parse("V1 a 0 1\nVs a b 1\nR1 b 0 1k\nF1 0 c Vs 2\nR2 c 0 1k\n")
-    assert exc.value.location.line == 4
+def test_current_sense_of_sources():
+    # a source of non-zero value keeps its port and is read through an ammeter in series (SPICE reads
+    # any voltage source's current): 3 V - 1 V across 1k is 2 mA, twice that into 1k is 4 V
+    m = phsym.parse("V1 a 0 3\nVs a b 1\nR1 b 0 1k\nF1 0 c Vs 2\nR2 c 0 1k\n.probe v(c) i(Vs)\n")
+    assert [str(u) for u in m.inputs] == ["V1", "Vs"]
+    r = phsym.simulate(m, 1e3, duration=2e-3)
+    assert r["v(c)"][-1] == pytest.approx(4.0, rel=1e-9) and r["i(Vs)"][-1] == pytest.approx(2e-3, rel=1e-9)
+    assert r.max_balance_error < 1e-12
     with pytest.raises(phsym.errors.NetlistError, match="is a resistor, not a vsource"):
         phsym.parse("V1 a 0 1\nR1 a 0 1k\nF1 0 c R1 2\nR2 c 0 1k\n")
     # two readers of one ammeter, and an ammeter written as such

@@ -74,6 +74,13 @@ def test_two_diodes_of_different_models_share_one_form():
     assert placeholder_values([pc], {IS: 3e-15})[0, 1] == 3e-15
 
 
+def test_values_in_a_piecewise_default_branch_become_placeholders():
+    # a switch: v/RON above VT, v/ROFF otherwise; (1/ROFF, True) reads no variable and is no Expr
+    v, c, VT, RON, ROFF = sp.symbols("v c VT SW.Ron SW.Roff", real=True)
+    form, ph = canonical([v * sp.Piecewise((1 / RON, VT < c), (1 / ROFF, True))], [v, c])
+    assert not (form.exprs[0].free_symbols & {VT, RON, ROFF}) and set(ph) == {1 / RON, VT, 1 / ROFF}
+
+
 CHILD = """
 import json, sys, warnings
 import numba.core.event as ev

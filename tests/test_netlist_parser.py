@@ -180,9 +180,10 @@ def test_probes():
                       ("v", ("b",), None, "v(b)")]
 
 
-def test_nodes_case_sensitive_datum_any_case():
+def test_nodes_case_insensitive_datum_any_case():
+    # SPICE reads node names in any case: the first spelling names the node
     nl = parse_netlist("R1 Out gNd 1\nR2 out GND 1\n")
-    assert nl.element("R1").nodes == ("Out", "0") and nl.element("R2").nodes == ("out", "0")
+    assert nl.element("R1").nodes == ("Out", "0") and nl.element("R2").nodes == ("Out", "0")
 
 
 def test_comments_continuations_and_positions():

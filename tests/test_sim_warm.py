@@ -18,7 +18,7 @@ from phsym.codegen import aot
 from phsym.codegen import cache as C
 from phsym.simulation import Simulator
 from phsym.simulation.examples import chain_netlist
-from phsym.simulation.plan import ModelSummary
+from phsym.simulation.summary import ModelSummary
 from phsym.simulation.warm import snapshot_file, snapshot_key
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -238,16 +238,19 @@ def test_include_errors_are_located(tmp_path):
 
 
 # ------------------------------------------------------------------ skipped cards
-def test_control_blocks_and_output_cards_skipped_with_one_warning():
+def test_control_blocks_and_plots_skipped_with_one_warning_output_cards_read():
     text = ("T\n" + RC + ".print tran v(out)\n.plot tran v(out) vdb(out)\n.meas tran x find v(out) when v(in)=0.5\n"
             ".control\nrun\nlet y = v(out) * 2\nplot y\n.endc\n.op\n.save all\n.tran 1u 1m\n")
     with pytest.warns(NetlistWarning) as rec:
         nl = parse_netlist(text)
     msgs = [str(w.message) for w in rec]
     assert len(msgs) == 1
-    for part in (".print (<netlist>:5:1)", ".plot (<netlist>:6:1)", ".meas (<netlist>:7:1)",
-                 ".control block (<netlist>:8:1)", ".op (<netlist>:13:1)", ".save (<netlist>:14:1)"):
+    for part in (".plot (<netlist>:6:1)", ".control block (<netlist>:8:1)"):
         assert part in msgs[0]
+    assert ".print" not in msgs[0] and ".meas" not in msgs[0]
+    a = nl.deck.analyses
+    assert a.op and a.saves == ["all"] and a.prints == {"tran": ["v(out)"]}
+    assert [(m.analysis, m.text) for m in a.measures] == [("tran", "x find v(out) when v(in)=0.5")]
     assert nl.deck.tran.stop == 1e-3
     err = _error("T\n" + RC + ".control\nrun\n")
     assert (err.line, err.message) == (5, ".control without .endc")
@@ -256,5 +259,5 @@ def test_control_blocks_and_output_cards_skipped_with_one_warning():
 
 
 def test_unknown_dot_command_still_an_error():
-    err = _error("T\n" + RC + ".func f(x) {x}\n")
+    err = _error("T\n" + RC + ".alter\n")
     assert err.line == 5 and "unknown dot-command" in err.message

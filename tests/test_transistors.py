@@ -255,3 +255,61 @@ def test_fet_gate_capacitances_are_linear_storages_and_shorted_ports_are_refused
     with pytest.raises(StructureError, match="M1.gs connects node 'g' to itself") as exc:
         phsym.parse(".model N1 NMOS(VTO=1 CGSO=1n)\nVD d 0 5\nVG g 0 3\nM1 d g g 0 N1\n")
     assert exc.value.location is not None and exc.value.location.line == 4
+
+
+def test_mosfet_level1_parameters_derived_as_ngspice_does():
+    # ngspice-39 (`ngspice -b`, `showmod m1 : kp vto phi gamma` after `op`) on
+    #   .model mm nmos(level=1 tox=1e-7 uo=550 nsub=1e15)
+    #   .model mp pmos(level=1 tox=1e-7 uo=250 nsub=3e15 nss=1e10 tpg=-1)
+    # prints kp 1.89923e-05 vto 0.131182 phi 0.576341 gamma 0.527623 and
+    #        kp 8.63286e-06 vto -1.64771 phi 0.633172 gamma 0.913869
+    from phsym.components.fets import level1_parameters
+    for given, sign, want in ((dict(Tox=1e-7, Uo=550, Nsub=1e15), 1, (1.89923e-05, 0.131182, 0.576341, 0.527623)),
+                              (dict(Tox=1e-7, Uo=250, Nsub=3e15, Nss=1e10, Tpg=-1), -1,
+                               (8.63286e-06, -1.64771, 0.633172, 0.913869))):
+        p = level1_parameters(given, sign, float)
+        got = [float(p[k]) for k in ("Kp", "Vto", "Phi", "Gamma")]
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    # without TOX nothing is derived: SPICE's defaults
+    p = level1_parameters(dict(Nsub=1e15, Uo=550), 1, float)
+    assert [float(p[k]) for k in ("Kp", "Vto", "Phi", "Gamma")] == [2e-5, 0.0, 0.6, 0.0]
+
+
+def test_bjt_base_resistance_modulation_and_temperature_against_ngspice():
+    # ngspice-39 `.op` of this deck (`print v(c1) v(c2) i(vb1) i(vb2)` in a control block):
+    #   v(c1) = 4.463529e+00, v(c2) = 4.522154e+00, i(vb1) = -2.80814e-05, i(vb2) = -2.46780e-05
+    # .temp 27 sets the transistors' Vt as SPICE does (kT/q at 27 C), RBM with IRB the current-crowding
+    # law, RBM alone RBM + (RB - RBM) / q_b
+    deck = """bjt rbm irb
+.model QN NPN(IS=1e-15 BF=100 RB=500 RBM=20 IRB=50u VAF=50 IKF=20m)
+.model QM NPN(IS=1e-15 BF=100 RB=500 RBM=20 VAF=50 IKF=20m)
+.temp 27
+VCC vcc 0 5
+VB1 b1 0 0.75
+VB2 b2 0 0.75
+RC1 vcc c1 200
+RC2 vcc c2 200
+Q1 c1 b1 0 QN
+Q2 c2 b2 0 QM
+"""
+    op = operating_point(phsym.parse(deck))
+    got = [op.nodes["c1"], op.nodes["c2"], op.currents["VB1"], op.currents["VB2"]]
+    np.testing.assert_allclose(got, [4.463529, 4.522154, -2.80814e-05, -2.46780e-05], rtol=1e-4)
+
+
+def test_bjt_substrate_node_and_charge():
+    # Q c b e s MODEL: the fourth node is the substrate; CJS stores the collector-substrate
+    # depletion charge (MJS = 0: a linear capacitance CJS)
+    m = phsym.parse(".model QN NPN(CJS=2p)\nV1 c 0 5\nV2 b 0 0.6\nQ1 c b 0 sub QN\nR1 sub 0 1k\n")
+    assert m.states == ["q_Q1.cjs"] and m.netlist.element("Q1").nodes == ("c", "b", "0", "sub")
+    r = phsym.simulate(m, 1e9, duration=50e-9, x0="dc")
+    assert r.x[-1, 0] == pytest.approx(-2e-12 * 5, rel=1e-9)       # v(sub) - v(c) = -5 V at DC
+
+
+def test_p_channel_jfet_threshold_is_not_mirrored():
+    # ngspice-39 `.op` (print i(vd) i(vs)) of a PJF with VTO=-1 at v_gs = 0, v_ds = -5 V: a depletion
+    # device conducts BETA VTO**2: i(vd) = 7.433000e-04, i(vs) = -7.43300e-04
+    op = operating_point(phsym.parse(".model JX PJF(IS=12.50E-12 BETA=743.3E-6 VTO=-1)\nVS s 0 0\nVG g 0 0\n"
+                                     "VD d 0 -5\nJ1 d g s JX\n"))
+    assert op.currents["VD"] == pytest.approx(7.433e-4, rel=1e-6)
+    assert op.currents["VS"] == pytest.approx(-7.433e-4, rel=1e-6)

@@ -57,11 +57,17 @@ class Component:
         ``"electrical"``, ``"translational"``, ``"rotational"``, ``"magnetic"`` or ``"any"``.
     terminals : tuple of str
         Names of the node arguments, in order.
+    optional_terminals : tuple of str
+        Terminals a line may add after ``terminals`` (a BJT's substrate:
+        ``Q1 c b e s MODEL``); such a node is read when a model name follows it.
     refs : tuple of str
         Kinds of the elements named after the nodes (``K1 L1 L2``: inductors).
     senses : str or None
         Kind the referenced elements become when read (``F1 a b Vs 2``: the
         0 V source ``Vs`` becomes an ``ammeter``, whose current the law reads).
+    variadic_refs : bool
+        The element names any number of elements of the kind ``refs[0]``
+        (a behavioural source reads the currents of several sources).
     values : tuple of Value
         Accepted values.
     laws : tuple of LawForm
@@ -100,8 +106,10 @@ class Component:
     keywords: ClassVar[Tuple[str, ...]] = ()
     domain: ClassVar[str] = "electrical"
     terminals: ClassVar[Tuple[str, ...]] = ("n+", "n-")
+    optional_terminals: ClassVar[Tuple[str, ...]] = ()
     refs: ClassVar[Tuple[str, ...]] = ()
     senses: ClassVar[Optional[str]] = None
+    variadic_refs: ClassVar[bool] = False
     values: ClassVar[Tuple[Value, ...]] = ()
     laws: ClassVar[Tuple[LawForm, ...]] = ()
     choices: ClassVar[Tuple[Choice, ...]] = ()

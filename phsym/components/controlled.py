@@ -20,10 +20,10 @@ import sympy as sp
 
 from ..errors import NetlistError
 from .base import P_LINEAR, P_SOURCE_ACROSS, P_SOURCE_THROUGH, Contribution, Dissipation
-from .component import Choice, Component, Value, register
+from .component import Choice, Component, LawForm, Value, register
 from .element import DATUM
 
-__all__ = ["VCVS", "VCCS", "OpAmp", "Ammeter", "CCCS", "CCVS"]
+__all__ = ["VCVS", "VCCS", "OpAmp", "Ammeter", "CCCS", "CCVS", "BehavioralSource", "sense_symbol"]
 
 _W = sp.Symbol("w", real=True)
 _S = sp.Symbol("w_sense", real=True)
@@ -67,6 +67,7 @@ class VCVS(_Controlled):
 
     kind = "vcvs"
     letters = ("E",)
+    behavioral = ("poly", "value", "table")
     terminals = ("n+", "n-", "nc+", "nc-")
     values = (Value("gain", "", "voltage gain", main=True),)
     summary = "voltage-controlled voltage source (active: reported as injected power)"
@@ -94,6 +95,7 @@ class VCCS(_Controlled):
 
     kind = "vccs"
     letters = ("G",)
+    behavioral = ("poly", "value", "table")
     terminals = ("n+", "n-", "nc+", "nc-")
     values = (Value("gm", "S", "transconductance", main=True),)
     summary = "voltage-controlled current source (active: reported as injected power)"
@@ -241,6 +243,7 @@ class CCCS(_CurrentControlled):
 
     kind = "cccs"
     letters = ("F",)
+    behavioral = ("poly",)
     values = (Value("gain", "", "current gain", main=True),)
     summary = "current-controlled current source (reads a 0 V source's current; active)"
 
@@ -266,8 +269,79 @@ class CCVS(_CurrentControlled):
 
     kind = "ccvs"
     letters = ("H",)
+    behavioral = ("poly",)
     values = (Value("r", "ohm", "transresistance", main=True),)
     summary = "current-controlled voltage source (reads a 0 V source's current; active)"
 
     def contribute(self) -> Contribution:
         return self._output("through", self.value("r") * _I, P_SOURCE_ACROSS)
+
+
+def sense_symbol(quantity: str, k: int) -> sp.Symbol:
+    """The symbol a behavioural law reads for its ``k``-th sensed voltage (``"v"``) or current (``"i"``)."""
+    return sp.Symbol(f"{quantity}#{k}", real=True)
+
+
+@register
+class BehavioralSource(Component):
+    """Behavioural source ``B n+ n- V={expr}`` or ``I={expr}`` (SPICE ``B``; also ``E``/``G``
+    with ``VALUE``, ``TABLE`` or ``POLY``, and ``F``/``H`` with ``POLY``).
+
+    The expression reads node voltages ``v(a)``, ``v(a,b)`` and currents
+    ``i(VSENSE)`` of voltage sources.  ``V=`` makes ``v(n+) - v(n-)`` the
+    expression, ``I=`` makes it the current flowing from ``n+`` through the
+    source to ``n-`` (SPICE's convention).  Each voltage read is a sense
+    port (branch ``NAME.s0``, ``NAME.s1`` ...: an open circuit across the
+    two nodes), each current read an ammeter in series with the source it
+    names (see :class:`Ammeter`); the output branch ``NAME`` (receiver
+    convention, from ``n+`` to ``n-``) is an active port whose power is
+    reported as injected, as for :class:`VCVS`.  The netlist stores the law
+    in the symbols of :func:`sense_symbol`: the ``k``-th voltage reads the
+    node pair ``nodes[2 + 2k], nodes[3 + 2k]``, the ``k``-th current
+    ``refs[k]``.
+
+    Examples
+    --------
+    A squarer of the voltage at ``a``: ``v(b) = v(a)**2``, 4 V for 2 V.
+
+    >>> import phsym
+    >>> m = phsym.parse("V1 a 0 DC 2\\nB1 b 0 V={v(a)**2}\\nR1 b 0 1k\\n.probe v(b)\\n")
+    >>> [(d.element, d.active) for d in m.structure.dissipative]
+    [('B1', True), ('B1.s0', False), ('R1', False)]
+    >>> round(float(phsym.simulate(m, 1e3, duration=2e-3)["v(b)"][-1]), 9)
+    4.0
+    """
+
+    kind = "behavioral"
+    letters = ("B",)
+    refs = ("vsource",)
+    senses = "ammeter"
+    variadic_refs = True
+    laws = (LawForm("V", "w", "output voltage of the sensed voltages and currents"),
+            LawForm("I", "w", "output current of the sensed voltages and currents"))
+    summary = "behavioural source: V= or I= of node voltages and source currents (POLY, VALUE, TABLE; active)"
+
+    def contribute(self) -> Contribution:
+        out = Contribution()
+        law = self.spec.law
+        pairs = self.spec.nodes[2:]
+        couples, shorted = [], {}
+        for k in range(len(pairs) // 2):
+            c, d = pairs[2 * k], pairs[2 * k + 1]
+            sym = sense_symbol("v", k)
+            if c == d:                  # v(a,a) is 0
+                shorted[sym] = sp.Integer(0)
+                continue
+            sense = self.branch("dissipation", P_SOURCE_THROUGH, nodes=(c, d), suffix=f".s{k}")
+            out.branches.append(sense)
+            out.dissipations.append(Dissipation(sense.name, sense.name, "across", sp.Integer(0), _S, False))
+            couples.append((sym, sense.name))
+        couples += [(sense_symbol("i", k), ref) for k, ref in enumerate(self.spec.refs)]
+        voltage = law.key.upper() == "V"
+        port = self.branch("dissipation", P_SOURCE_ACROSS if voltage else P_SOURCE_THROUGH)
+        expr = law.expr.xreplace(shorted)
+        used = tuple((s, p) for s, p in couples if expr.has(s))
+        out.branches.insert(0, port)
+        out.dissipations.insert(0, Dissipation(port.name, port.name, "through" if voltage else "across", expr,
+                                               _W, False, couples=used, active=True))
+        return out

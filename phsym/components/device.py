@@ -99,10 +99,17 @@ class Device(Component):
             Tag (branch suffix), nodes and law (current from ``node_a`` to
             ``node_b`` through the device).
         variables : sequence of sympy.Symbol
-            The port voltages the laws are written in.
+            The port voltages the laws are written in; a port whose two
+            nodes are one node is left out and its voltage is 0 in the others.
         """
+        # a port with both nodes on one node (a diode-connected transistor's b-c) has voltage 0:
+        # the other laws read 0 there and the port, which carries no current, is left out
+        shorted = {variables[k]: 0 for k, (_tag, a, b, _law) in enumerate(ports) if a == b}
         names = [f"{self.name}.{tag}" for tag, *_ in ports]
         for k, (tag, a, b, law) in enumerate(ports):
+            if a == b:
+                continue
+            law = law.xreplace(shorted) if shorted else law
             nodes = (a, b) if self.n_type else (b, a)
             br = self.branch("dissipation", P_VCR, nodes=nodes, suffix=f".{tag}")
             couples = tuple((variables[m], names[m]) for m in range(len(ports))

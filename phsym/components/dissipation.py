@@ -171,7 +171,9 @@ class Diode(Component):
     model_ignored = ("FCS", "NBV", "IBVL", "NBVL", "KF", "AF", "TRS", "TRS1", "TRS2", "TBV1",
                      "TBV2", "TM1", "TM2", "TTT1", "TTT2", "CJP", "CJSW", "PHP", "MJSW", "CTA", "CTP", "TPB",
                      "TPHP", "JSW", "ISW", "NS", "ISR", "NR", "IKF", "IK", "IKR", "TIKF", "LEVEL", "AREA",
-                     "PJ", "DSKIP", "RSW", "TLEV", "TLEVC", "GAP1", "GAP2")
+                     "PJ", "DSKIP", "RSW", "TLEV", "TLEVC", "GAP1", "GAP2",
+                     # vendors' data in LTspice libraries (ratings, maker, kind)
+                     "IAVE", "VPK", "IPK", "IRMS", "MFG", "TYPE")
     model_temperature = ("TNOM", "EG", "XTI")
     summary = "junction diode (SPICE level 1: Shockley law, RS, GMIN, junction charge CJO/TT, breakdown)"
 

@@ -107,6 +107,13 @@ class ElementSpec:
     choices : dict of str to str
         Word options given (lower case; see
         :class:`~phsym.components.component.Choice`).
+    dc : sympy.Expr or None
+        A source's DC value when it also has a transient function (SPICE's
+        ``V1 a 0 DC 5 SIN(...)``): DC analyses use it, the transient the
+        waveform.
+    ac : (sympy.Expr, sympy.Expr) or None
+        A source's AC specification (``AC mag phase``, phase in degrees):
+        the excitation of small-signal analyses.
     """
 
     name: str
@@ -120,4 +127,6 @@ class ElementSpec:
     location: Optional[Location] = None
     arg_locations: Mapping[str, Location] = field(default_factory=dict)
     choices: Mapping[str, str] = field(default_factory=dict)
+    dc: Optional[sp.Expr] = None
+    ac: Optional[Tuple[sp.Expr, sp.Expr]] = None
 

@@ -7,13 +7,17 @@ receive, which is never negative.
 """
 from __future__ import annotations
 
+import warnings
+
 import sympy as sp
 
-from .base import Contribution
+from ..errors import NetlistWarning
+from .base import EFFORT, P_STORE_EFFORT, Contribution, Storage
 from .component import Choice, Value, register
 from .device import Device
+from .junction import junction_storage
 
-__all__ = ["MOSFET", "JFET", "shichman_hodges", "jfet_drain_current"]
+__all__ = ["MOSFET", "JFET", "shichman_hodges", "jfet_drain_current", "level1_parameters"]
 
 _VGS = sp.Symbol("v_gs", real=True)
 _VDS = sp.Symbol("v_ds", real=True)
@@ -97,6 +101,64 @@ def jfet_drain_current(vgs: sp.Expr, vds: sp.Expr, *, beta, vto, lam, b, pb) -> 
     return _symmetric(forward, vgs, vds, sp.Integer(0))
 
 
+#: ngspice's constants for the level-1 derivation (q [C], permittivity of vacuum [F/m])
+_Q, _EPS0 = 1.6021766208e-19, 8.854214871e-12
+_DERIVED_FROM = ("Vto", "Kp", "Gamma", "Phi", "Tox", "Uo", "Nsub", "Nss", "Tpg")
+
+
+def level1_parameters(given, sign: int, number, tnom: float = 27.0) -> dict:
+    """``KP``, ``PHI``, ``GAMMA``, ``VTO`` of a level-1 MOSFET as SPICE derives them (at ``TNOM``).
+
+    With ``TOX``: ``Cox = 3.9 eps0 / TOX`` and ``KP = UO Cox 1e-4`` (``UO``
+    600 cm^2/Vs by default); with ``NSUB`` (cm^-3) too: ``PHI = 2 Vt
+    ln(NSUB / 1.45e10)`` (at least 0.1), ``GAMMA = sqrt(2 eps_si q NSUB) /
+    Cox`` and ``VTO = VFB + type (GAMMA sqrt(PHI) + PHI)`` with the flat-band
+    voltage of the gate type ``TPG`` and the surface states ``NSS``.  Given
+    values win; without ``TOX`` the defaults are ``KP = 2e-5``, ``PHI =
+    0.6``, ``GAMMA = VTO = 0``.
+
+    Parameters
+    ----------
+    given : dict of str to (sympy.Expr or None)
+        ``Vto Kp Gamma Phi Tox Uo Nsub Nss Tpg`` as given (None: not given).
+    sign : int
+        ``+1`` for n-type, ``-1`` for p-type.
+    number : callable
+        A given value as a number (at the default parameters).
+    tnom : float
+        Nominal temperature [degrees Celsius].
+
+    Examples
+    --------
+    >>> p = level1_parameters(dict(Tox=1e-7, Uo=550, Nsub=1e15), 1, float)
+    >>> [round(float(p[k]), 6) for k in ("Kp", "Phi", "Gamma", "Vto")]
+    [1.9e-05, 0.576341, 0.527623, 0.131183]
+    """
+    from ..common.physics import BOLTZMANN_OVER_Q, KELVIN
+    g = {k: (None if given.get(k) is None else sp.sympify(given[k])) for k in _DERIVED_FROM}
+    out = {"Kp": g["Kp"], "Phi": g["Phi"], "Gamma": g["Gamma"], "Vto": g["Vto"]}
+    if g["Tox"] is not None and number(g["Tox"]) > 0:
+        cox = 3.9 * _EPS0 / g["Tox"]
+        if out["Kp"] is None:
+            out["Kp"] = (g["Uo"] if g["Uo"] is not None else 600) * cox * 1e-4
+        if g["Nsub"] is not None:
+            t = tnom + KELVIN
+            vtnom, egfet = t * BOLTZMANN_OVER_Q, 1.16 - 7.02e-4 * t * t / (t + 1108)
+            if out["Phi"] is None:
+                out["Phi"] = sp.Max(0.1, 2 * vtnom * sp.log(g["Nsub"] * 1e6 / 1.45e16))
+            tpg = g["Tpg"] if g["Tpg"] is not None else 1
+            wkfng = 3.2 if number(tpg) == 0 else 3.25 + 0.5 * egfet - sign * tpg * 0.5 * egfet
+            wkfngs = wkfng - (3.25 + 0.5 * egfet + sign * 0.5 * out["Phi"])
+            if out["Gamma"] is None:
+                out["Gamma"] = sp.sqrt(2 * 11.70 * _EPS0 * _Q * g["Nsub"] * 1e6) / cox
+            if out["Vto"] is None:
+                nss = g["Nss"] if g["Nss"] is not None else 0
+                vfb = wkfngs - nss * 1e4 * _Q / cox
+                out["Vto"] = vfb + sign * (out["Gamma"] * sp.sqrt(out["Phi"]) + out["Phi"])
+    defaults = {"Kp": 2e-5, "Phi": 0.6, "Gamma": 0.0, "Vto": 0.0}
+    return {k: sp.Float(defaults[k]) if v is None else v for k, v in out.items()}
+
+
 def _junction(Is, v, vt, gmin) -> sp.Expr:
     return Is * (sp.exp(v / vt) - 1) + gmin * v
 
@@ -118,10 +180,18 @@ class MOSFET(Device):
         ``P = GMIN v_gs**2 + v_ds i_ch + v_bs i_bs + v_bd i_bd >= 0``
 
     everywhere (the channel current has the sign of ``v_ds``): it is
-    passive.  ``CGSO``, ``CGDO``, ``CGBO`` (per metre of width) give linear
-    gate capacitances ``W CGSO`` ... (storages ``NAME.cgs``...); the Meyer
-    capacitances (from ``TOX``) and the bulk junction capacitances are not
-    modelled.  ``RD``, ``RS`` are series resistors to internal nodes.
+    passive.  ``KP``, ``PHI``, ``GAMMA``, ``VTO`` are derived from ``TOX``,
+    ``UO``, ``NSUB``, ``NSS``, ``TPG`` as SPICE does (:func:`level1_parameters`).
+    ``CGSO``, ``CGDO``, ``CGBO`` (per metre of width) give linear
+    gate capacitances ``W CGSO`` ... (storages ``NAME.cgs``...).  The bulk
+    junctions store SPICE's depletion charge (storages ``NAME.cbd``,
+    ``NAME.cbs``, from the bulk for n-type) of ``CBD`` (or ``CJ AD``) plus
+    ``CJSW PD`` (``CBS``, ``AS``, ``PS`` for the source) with ``PB``, ``MJ``,
+    ``FC``; one charge law per junction, so the sidewall's grading is ``MJ``
+    (a warning when ``MJSW`` differs).  Meyer's gate capacitances (from
+    ``TOX``) are not charge-conserving, so no energy is theirs: they are not
+    modelled (a warning says so).  ``RD``, ``RS`` are series resistors to
+    internal nodes.
 
     Examples
     --------
@@ -134,11 +204,22 @@ class MOSFET(Device):
     kind = "mosfet"
     letters = ("M",)
     terminals = ("drain", "gate", "source", "bulk")
-    values = (Value("Vto", "V", "zero-bias threshold voltage", default=0.0, aliases=("VT0",)),
-              Value("Kp", "A/V^2", "transconductance parameter", default=2e-5, check="positive"),
+    values = (Value("Vto", "V", "zero-bias threshold voltage (default 0, or from NSUB with TOX)", optional=True,
+                    aliases=("VT0",)),
+              Value("Kp", "A/V^2", "transconductance parameter (default 2e-5, or UO TOX)", check="positive",
+                    optional=True),
               Value("Lambda", "1/V", "channel-length modulation", default=0.0, check="nonnegative"),
-              Value("Gamma", "V^0.5", "body-effect coefficient", default=0.0, check="nonnegative"),
-              Value("Phi", "V", "surface potential", default=0.6, check="positive"),
+              Value("Gamma", "V^0.5", "body-effect coefficient (default 0, or from NSUB with TOX)",
+                    check="nonnegative", optional=True),
+              Value("Phi", "V", "surface potential (default 0.6, or from NSUB with TOX)", check="positive",
+                    optional=True),
+              Value("Tox", "m", "oxide thickness (derives KP, and GAMMA, PHI, VTO with NSUB)", check="nonnegative",
+                    optional=True),
+              Value("Uo", "cm^2/Vs", "surface mobility (default 600 with TOX)", check="positive", optional=True,
+                    aliases=("U0",)),
+              Value("Nsub", "1/cm^3", "substrate doping", check="positive", optional=True),
+              Value("Nss", "1/cm^2", "surface state density", optional=True),
+              Value("Tpg", "", "gate material: 1 opposite to the substrate, -1 same, 0 aluminium", optional=True),
               Value("W", "m", "channel width", default=1e-4, check="positive"),
               Value("L", "m", "channel length", default=1e-4, check="positive"),
               Value("Ld", "m", "lateral diffusion", check="nonnegative", optional=True),
@@ -151,6 +232,21 @@ class MOSFET(Device):
                     optional=True),
               Value("Cgbo", "F/m", "gate-bulk overlap capacitance per length", check="nonnegative",
                     optional=True),
+              Value("Cbd", "F", "zero-bias bulk-drain junction capacitance", check="nonnegative", optional=True),
+              Value("Cbs", "F", "zero-bias bulk-source junction capacitance", check="nonnegative", optional=True),
+              Value("Cj", "F/m^2", "bulk junction bottom capacitance per area (with AD, AS)", check="nonnegative",
+                    optional=True),
+              Value("Cjsw", "F/m", "bulk junction sidewall capacitance per perimeter (with PD, PS)",
+                    check="nonnegative", optional=True),
+              Value("Mj", "", "bulk junction bottom grading coefficient", default=0.5, check="fraction"),
+              Value("Mjsw", "", "bulk junction sidewall grading coefficient (MJ is used)", default=0.5,
+                    check="fraction"),
+              Value("Pb", "V", "bulk junction potential", default=0.8, check="positive"),
+              Value("Fc", "", "forward-bias depletion coefficient", default=0.5, check="fraction"),
+              Value("Ad", "m^2", "drain area", default=0.0, check="nonnegative"),
+              Value("As", "m^2", "source area", default=0.0, check="nonnegative"),
+              Value("Pd", "m", "drain perimeter", default=0.0, check="nonnegative"),
+              Value("Ps", "m", "source perimeter", default=0.0, check="nonnegative"),
               Value("Vt", "V", "thermal voltage", default=0.02585, check="positive"),
               Value("Gmin", "S", "conductance across each port (SPICE GMIN)", default=1e-12,
                     check="nonnegative"))
@@ -159,8 +255,8 @@ class MOSFET(Device):
     model_types = ("NMOS", "PMOS")
     # accepted on .model cards, without an effect here: Meyer and junction
     # capacitances, oxide and process parameters, noise, temperature
-    model_ignored = ("LEVEL", "TOX", "CBD", "CBS", "PB", "CJ", "MJ", "CJSW", "MJSW", "FC", "JS", "RSH",
-                     "NSUB", "NSS", "TPG", "UO", "U0", "KF", "AF", "TNOM", "XJ", "NFS", "VMAX", "NEFF",
+    model_ignored = ("LEVEL", "JS", "RSH",
+                     "KF", "AF", "TNOM", "XJ", "NFS", "VMAX", "NEFF",
                      "UCRIT", "UEXP", "UTRA", "DELTA", "THETA", "ETA", "KAPPA", "XQC")
     summary = "MOSFET, n or p (SPICE level 1 Shichman-Hodges: body effect, CLM, bulk diodes, overlap capacitances)"
 
@@ -170,12 +266,14 @@ class MOSFET(Device):
         d, g, s, b = inner["d"], inner["g"], inner["s"], inner["b"]
         sign = 1 if self.n_type else -1
         length = self.value("L") - (2 * self.given("Ld") if self.given("Ld") is not None else 0)
-        beta = self.value("Kp") * self.value("W") / length
+        derived = level1_parameters({k: self.spec.values.get(k) for k in _DERIVED_FROM}, sign,
+                                    lambda e: float(sp.sympify(e).xreplace(self.defaults)))
+        beta = derived["Kp"] * self.value("W") / length
         Is, vt, gmin = self.value("Is"), self.value("Vt"), self.value("Gmin")
         tied = b == s
         vbs = sp.Integer(0) if tied else _VBS
-        ich = shichman_hodges(_VGS, _VDS, vbs, beta=beta, vto=sign * self.value("Vto"), lam=self.value("Lambda"),
-                              gamma=self.value("Gamma"), phi=self.value("Phi"))
+        ich = shichman_hodges(_VGS, _VDS, vbs, beta=beta, vto=sign * derived["Vto"], lam=self.value("Lambda"),
+                              gamma=derived["Gamma"], phi=derived["Phi"])
         ibd = _junction(Is, vbs - _VDS, vt, gmin)
         ports = [("gs", g, s, gmin * _VGS), ("ds", d, s, ich - ibd)]
         if not tied:
@@ -186,7 +284,40 @@ class MOSFET(Device):
             c = self.given(key)
             if c is not None:
                 self.capacitor(out, tag, g, node, c * size)
+        for tag, node, whole, area, perimeter in (("cbd", d, "Cbd", "Ad", "Pd"), ("cbs", s, "Cbs", "As", "Ps")):
+            cap = self.given(whole)
+            bottom, side = self.given("Cj"), self.given("Cjsw")
+            cap = cap if cap is not None else (bottom * self.value(area) if bottom is not None else None)
+            if side is not None:
+                cap = side * self.value(perimeter) + (cap if cap is not None else 0)
+            if cap is not None and node != b:
+                self._bulk_junction(out, tag, b, node, cap, Is, vt, gmin)
+        self._warn()
         return out
+
+    def _warn(self) -> None:
+        notes = []
+        if self.given("Cjsw") is not None and self.value("Mjsw").xreplace(self.defaults) != \
+                self.value("Mj").xreplace(self.defaults):
+            notes.append("its sidewall junction charge is graded with MJ, not MJSW")
+        if self.given("Tox") is not None:
+            notes.append("Meyer's gate capacitances (TOX) are not modelled: not charge-conserving, they store no "
+                         "energy (the overlap capacitances CGSO, CGDO, CGBO are)")
+        if notes:
+            warnings.warn(f"MOSFET {self.name}: " + "; ".join(notes) + " (see docs/spice-compatibility.md)",
+                          NetlistWarning, stacklevel=2)
+
+    def _bulk_junction(self, out: Contribution, tag: str, bulk: str, node: str, cap: sp.Expr, Is: sp.Expr,
+                       vt: sp.Expr, gmin: sp.Expr) -> None:
+        """SPICE's depletion charge of a bulk junction (bottom and sidewall together, grading ``MJ``)."""
+        br = self.branch("storage", P_STORE_EFFORT, nodes=(bulk, node) if self.n_type else (node, bulk),
+                         suffix=f".{tag}")
+        q = sp.Symbol(f"q_{br.name}", real=True)
+        H, law = junction_storage(q, cap, self.value("Pb"), self.value("Mj"), self.value("Fc"), sp.Integer(0), Is,
+                                  vt, gmin, sp.Integer(1), sp.Integer(0))
+        out.branches.append(br)
+        out.storages.append(Storage((br.name,), (q,), H, (br.name,), (EFFORT,), (None,), quadratic=False,
+                                    by_effort=law, stiff=True))
 
 
 @register
@@ -198,7 +329,9 @@ class JFET(Device):
     1) + GMIN v`` each) and drain-source (``NAME.ds``: the channel current
     of :func:`jfet_drain_current` minus the gate-drain junction current).
     A p-channel device (``PJF`` card) has both branches reversed (``v_sg``,
-    ``v_sd``) and the threshold ``-VTO``.  The device receives
+    ``v_sd``) with the same ``VTO`` (SPICE's convention: a depletion JFET
+    has ``VTO < 0`` whatever its channel; a MOSFET's ``VTO`` is mirrored
+    instead).  The device receives
 
         ``P = v_gs i_gs + v_gd i_gd + v_ds i_ch >= 0``
 
@@ -242,9 +375,9 @@ class JFET(Device):
         out = Contribution()
         inner = self.series(out, {"d": "Rd", "s": "Rs"})
         d, g, s = inner["d"], inner["g"], inner["s"]
-        sign = 1 if self.n_type else -1
         Is, vt, gmin = self.value("Is"), self.value("Vt"), self.value("Gmin")
-        ich = jfet_drain_current(_VGS, _VDS, beta=self.value("Beta"), vto=sign * self.value("Vto"),
+        # SPICE's VTO of a p-channel JFET is the n-channel one (depletion: negative), not mirrored
+        ich = jfet_drain_current(_VGS, _VDS, beta=self.value("Beta"), vto=self.value("Vto"),
                                  lam=self.value("Lambda"), b=self.value("B"), pb=self.value("Pb"))
         igd = _junction(Is, _VGS - _VDS, vt, gmin)
         self.multiport(out, [("gs", g, s, _junction(Is, _VGS, vt, gmin) + igd), ("ds", d, s, ich - igd)],

@@ -16,8 +16,9 @@ from .base import EFFORT, P_STORE_EFFORT, Contribution, Storage
 from .component import Choice, Value, register
 from .junction import junction_storage
 from .device import Device
+from .element import DATUM
 
-__all__ = ["BJT", "gummel_poon"]
+__all__ = ["BJT", "gummel_poon", "base_resistance"]
 
 _VBE = sp.Symbol("v_be", real=True)
 _VBC = sp.Symbol("v_bc", real=True)
@@ -70,9 +71,44 @@ def gummel_poon(vbe: sp.Expr, vbc: sp.Expr, *, Is, Bf, Br, Nf, Nr, Vt, Gmin, Vaf
     return ic, ib
 
 
+def base_resistance(i: sp.Expr, vbe: sp.Expr, vbc: sp.Expr, *, Rb, Rbm, Irb=None, Is, Nf, Nr, Vt, Gmin, Vaf=None,
+                    Var=None, Ikf=None, Ikr=None) -> sp.Expr:
+    """SPICE's base resistance of the base current ``i``: ``RBM + (RB - RBM) / q_b`` (the base
+    charge of :func:`gummel_poon`), or with ``IRB`` the current-crowding law ``RBM + 3 (RB -
+    RBM) (tan z - z) / (z tan(z)**2)``, ``z = (sqrt(1 + 144 x / pi**2) - 1) / (24 sqrt(x) / pi**2)``,
+    ``x = max(i / IRB, 1e-9)``.
+
+    Parameters
+    ----------
+    i, vbe, vbc : sympy.Expr
+        Base current (into the base) and the junction voltages.
+    Rb, Rbm, Irb : sympy.Expr
+        Zero-bias and minimum base resistance, the current where it is halfway.
+    Is, Nf, Nr, Vt, Gmin, Vaf, Var, Ikf, Ikr : sympy.Expr
+        As for :func:`gummel_poon`.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> r = base_resistance(sp.Float(1e-12), 0, 0, Rb=100, Rbm=10, Irb=1e-3, Is=1e-16, Nf=1, Nr=1, Vt=0.025, Gmin=0)
+    >>> round(float(r), 6)      # no current: RB
+    100.0
+    """
+    if Irb is not None:
+        x = sp.Max(i / Irb, 1e-9)
+        z = (sp.sqrt(1 + 144 * x / sp.pi ** 2) - 1) / (24 / sp.pi ** 2 * sp.sqrt(x))
+        return Rbm + 3 * (Rb - Rbm) * (sp.tan(z) - z) / (z * sp.tan(z) ** 2)
+    ibe = Is * (sp.exp(vbe / (Nf * Vt)) - 1) + Gmin * vbe
+    ibc = Is * (sp.exp(vbc / (Nr * Vt)) - 1) + Gmin * vbc
+    q1 = 1 / (sp.Integer(1) - (0 if Vaf is None else vbc / Vaf) - (0 if Var is None else vbe / Var))
+    q2 = (0 if Ikf is None else ibe / Ikf) + (0 if Ikr is None else ibc / Ikr)
+    qb = q1 if q2 == 0 else q1 * (1 + sp.sqrt(1 + 4 * q2)) / 2
+    return Rbm + (Rb - Rbm) / qb
+
+
 @register
 class BJT(Device):
-    """Bipolar transistor ``Q c b e [MODEL] [IS=.. BF=.. ...] [polarity=npn|pnp]`` (SPICE Gummel-Poon, level 1).
+    """Bipolar transistor ``Q c b e [s] [MODEL] [IS=.. BF=.. ...] [polarity=npn|pnp]`` (SPICE Gummel-Poon, level 1).
 
     Two dissipative ports of one device, both voltage-controlled: the
     base-emitter junction (branch ``NAME.be``, from base to emitter) and the
@@ -91,8 +127,13 @@ class BJT(Device):
     With ``NF != NR`` it can be slightly negative near ``v_be = v_bc``;
     ``phsym show`` reports the sampled check.
 
-    ``RB``, ``RC``, ``RE`` (given and non-zero) are linear resistors
-    (branches ``NAME.rb`` ...) to internal nodes ``NAME#b`` ....  ``CJE``,
+    ``RB``, ``RC``, ``RE`` (given and non-zero) are resistors (branches
+    ``NAME.rb`` ...) to internal nodes ``NAME#b`` ...; with ``RBM`` or
+    ``IRB`` the base resistance follows :func:`base_resistance` (a passive
+    law of the base current that reads the junction voltages).  ``CJS``
+    (``VJS``, ``MJS``) is the collector-substrate depletion charge (storage
+    ``NAME.cjs``) to the substrate node, the fourth node of ``Q c b e s
+    MODEL`` or the datum.  ``CJE``,
     ``CJC`` (depletion) and ``TF``, ``TR`` (diffusion charge ``TF i_be``,
     ``TR i_bc``) are junction storages ``NAME.cje``, ``NAME.cjc`` with
     energy ``int v dq`` (:mod:`phsym.components.junction`); SPICE divides
@@ -117,13 +158,13 @@ class BJT(Device):
               Value("Br", "", "ideal reverse current gain", default=1.0, check="positive"),
               Value("Nf", "", "forward emission coefficient", default=1.0, check="positive"),
               Value("Nr", "", "reverse emission coefficient", default=1.0, check="positive"),
-              Value("Vaf", "V", "forward Early voltage (infinite when absent)", check="positive",
+              Value("Vaf", "V", "forward Early voltage (infinite when absent or 0, as SPICE)", check="nonnegative",
                     optional=True, aliases=("VA",)),
-              Value("Var", "V", "reverse Early voltage (infinite when absent)", check="positive",
+              Value("Var", "V", "reverse Early voltage (infinite when absent or 0)", check="nonnegative",
                     optional=True, aliases=("VB",)),
-              Value("Ikf", "A", "forward knee current (infinite when absent)", check="positive",
+              Value("Ikf", "A", "forward knee current (infinite when absent or 0)", check="nonnegative",
                     optional=True, aliases=("IK",)),
-              Value("Ikr", "A", "reverse knee current (infinite when absent)", check="positive",
+              Value("Ikr", "A", "reverse knee current (infinite when absent or 0)", check="nonnegative",
                     optional=True),
               Value("Ise", "A", "base-emitter leakage saturation current", check="nonnegative",
                     optional=True, aliases=("C2",)),
@@ -133,7 +174,10 @@ class BJT(Device):
                     optional=True, aliases=("C4",)),
               Value("Nc", "", "base-collector leakage emission coefficient (default 2)", check="positive",
                     optional=True),
-              Value("Rb", "ohm", "base resistance", check="nonnegative", optional=True),
+              Value("Rb", "ohm", "base resistance (at zero current)", check="nonnegative", optional=True),
+              Value("Rbm", "ohm", "minimum base resistance (default RB)", check="nonnegative", optional=True),
+              Value("Irb", "A", "base current where the base resistance is halfway to RBM", check="positive",
+                    optional=True),
               Value("Rc", "ohm", "collector resistance", check="nonnegative", optional=True),
               Value("Re", "ohm", "emitter resistance", check="nonnegative", optional=True),
               Value("Cje", "F", "base-emitter zero-bias depletion capacitance", check="nonnegative",
@@ -150,6 +194,12 @@ class BJT(Device):
                     optional=True, aliases=("MC",)),
               Value("Fc", "", "forward-bias depletion coefficient (default 0.5)", check="fraction",
                     optional=True),
+              Value("Cjs", "F", "collector-substrate zero-bias depletion capacitance", check="nonnegative",
+                    optional=True, aliases=("CCS", "CSUB")),
+              Value("Vjs", "V", "substrate junction built-in potential (default 0.75)", check="positive",
+                    optional=True, aliases=("PS",)),
+              Value("Mjs", "", "substrate junction grading coefficient (default 0)", check="fraction",
+                    optional=True, aliases=("MS",)),
               Value("Tf", "s", "forward transit time", check="nonnegative", optional=True),
               Value("Tr", "s", "reverse transit time", check="nonnegative", optional=True),
               Value("Vt", "V", "thermal voltage", default=0.02585, check="positive"),
@@ -161,7 +211,7 @@ class BJT(Device):
     # accepted on .model cards, without an effect here: current-dependent
     # base resistance, transit-time modulation, substrate junction, excess
     # phase, noise, temperature coefficients
-    model_ignored = ("IRB", "RBM", "XTF", "VTF", "ITF", "PTF", "XCJC", "CJS", "VJS", "MJS", "PS", "MS",
+    model_ignored = ("XTF", "VTF", "ITF", "PTF", "XCJC",
                      "XTB", "EG", "XTI", "KF", "AF", "TNOM", "LEVEL", "NK", "ISS", "NS", "QUASIMOD", "RCO",
                      "VO", "GAMMA", "QCO", "VG", "CN", "D", "MFG", "VCEO", "ICRATING", "IAVE", "VCEMAX",
                      "IB", "TYPE", "BVCBO", "BVBE", "TRE1", "TRE2", "TRB1", "TRB2", "TRC1", "TRC2",
@@ -173,11 +223,15 @@ class BJT(Device):
                      "TLEV", "TLEVC", "NKF", "AREA", "AREAB", "AREAC", "BVBC", "BVCE")
     summary = "bipolar transistor, NPN or PNP (SPICE Gummel-Poon level 1: Early, knee, leakage, RB/RC/RE, junction charge)"
 
+    optional_terminals = ("substrate",)
+
     def contribute(self) -> Contribution:
         out = Contribution()
         inner = self.series(out, {"c": "Rc", "b": "Rb", "e": "Re"})
         val = {k: self.given(k) for k in ("Vaf", "Var", "Ikf", "Ikr", "Ise", "Isc")}
         Is, Nf, Nr, Vt, gmin = (self.value(k) for k in ("Is", "Nf", "Nr", "Vt", "Gmin"))
+        self._modulated_base(out, inner, Is, Nf, Nr, Vt, gmin, val)
+        self._substrate(out, inner["c"])
         ic, ib = gummel_poon(_VBE, _VBC, Is=Is, Bf=self.value("Bf"), Br=self.value("Br"), Nf=Nf, Nr=Nr, Vt=Vt,
                              Gmin=gmin, Ne=self.opt("Ne", 1.5), Nc=self.opt("Nc", 2.0), **val)
         b, c, e = inner["b"], inner["c"], inner["e"]
@@ -186,7 +240,7 @@ class BJT(Device):
         for tag, node, cj, vj, mj, tt, n in (("e", e, "Cje", "Vje", "Mje", "Tf", Nf),
                                              ("c", c, "Cjc", "Vjc", "Mjc", "Tr", Nr)):
             cap, tau = self.given(cj), self.given(tt)
-            if cap is None and tau is None:
+            if (cap is None and tau is None) or node == b:      # a shorted junction stores nothing
                 continue
             br = self.branch("storage", P_STORE_EFFORT, nodes=(b, node) if self.n_type else (node, b),
                              suffix=f".cj{tag}")
@@ -198,3 +252,33 @@ class BJT(Device):
             out.storages.append(Storage((br.name,), (q,), H, (br.name,), (EFFORT,), (None,), quadratic=False,
                                         by_effort=law, stiff=True))
         return out
+
+    def _modulated_base(self, out: Contribution, inner, Is, Nf, Nr, Vt, gmin, val) -> None:
+        """The base resistor's law with ``RBM`` (and ``IRB``): :func:`base_resistance`."""
+        rb, rbm, irb = self.given("Rb"), self.given("Rbm"), self.given("Irb")
+        if rb is None or (rbm is None and irb is None):
+            return
+        d = next(d for d in out.dissipations if d.branch == f"{self.name}.rb")
+        i = d.variable
+        law = base_resistance(i, _VBE, _VBC, Rb=rb, Rbm=rbm if rbm is not None else rb, Irb=irb, Is=Is, Nf=Nf,
+                              Nr=Nr, Vt=Vt, Gmin=gmin, **{k: val[k] for k in ("Vaf", "Var", "Ikf", "Ikr")}) * i
+        b = inner["b"]
+        ports = {_VBE: (f"{self.name}.be", inner["e"]), _VBC: (f"{self.name}.bc", inner["c"])}
+        law = law.xreplace({v: 0 for v, (_name, node) in ports.items() if node == b})
+        d.law, d.linear = law, False
+        d.couples = tuple((v, name) for v, (name, node) in ports.items() if law.has(v))
+
+    def _substrate(self, out: Contribution, collector: str) -> None:
+        """The collector-substrate depletion charge ``CJS`` (substrate: the fourth node, else the datum)."""
+        cap = self.given("Cjs")
+        sub = self.spec.nodes[3] if len(self.spec.nodes) > 3 else DATUM
+        if cap is None or sub == collector:
+            return
+        br = self.branch("storage", P_STORE_EFFORT, nodes=(sub, collector) if self.n_type else (collector, sub),
+                         suffix=".cjs")
+        q = sp.Symbol(f"q_{br.name}", real=True)
+        H, law = junction_storage(q, cap, self.opt("Vjs", 0.75), self.opt("Mjs", 0.0), sp.Integer(0), sp.Integer(0),
+                                  self.value("Is"), self.value("Vt"), self.value("Gmin"), sp.Integer(1), sp.Integer(0))
+        out.branches.append(br)
+        out.storages.append(Storage((br.name,), (q,), H, (br.name,), (EFFORT,), (None,), quadratic=False,
+                                    by_effort=law, stiff=True))

@@ -26,7 +26,8 @@ from typing import Dict, List, Optional
 from ..common.physics import BOLTZMANN_OVER_Q, KELVIN as _KELVIN, thermal_voltage
 from ..errors import NetlistError, NetlistWarning, SimulationInputError
 from .numbers import looks_numeric, parse_number
-from .source import Assign, Statement, Word
+from .analyses import ANALYSIS_CARDS, Analyses, raw_card, read_card
+from .source import Assign, Statement, Word, raw_statement
 
 __all__ = ["Tran", "DeckSettings", "OPTION_CARDS", "USED_OPTIONS", "BOLTZMANN_OVER_Q", "tran_card",
            "options_card", "temp_card", "deck_settings", "warn_ignored"]
@@ -83,11 +84,16 @@ class DeckSettings:
     held : tuple of str
         Storage elements whose initial condition comes from ``.ic``: held
         at it while the DC operating point is solved (as SPICE does).
+    analyses : Analyses
+        The other analysis and output cards (``.op``, ``.ac``, ``.dc``,
+        ``.tf``, ``.four``, ``.meas``, ``.save``, ``.print``, ``.step``, a
+        list of ``.temp`` values).
     """
 
     tran: Optional[Tran] = None
     options: Dict[str, float] = field(default_factory=dict)
     held: tuple = ()
+    analyses: Analyses = field(default_factory=Analyses)
 
     @property
     def x0(self) -> Optional[str]:
@@ -147,7 +153,7 @@ def _number(word, stmt: Statement, what: str) -> float:
     if not isinstance(word, Word) or word.kind != "word" or not looks_numeric(word.text):
         raise NetlistError(f"{what} must be a number", stmt.loc(word),
                            hint="control cards take plain numbers (SPICE suffixes allowed: 10u, 1m)")
-    return parse_number(word.text, stmt.loc(word))
+    return parse_number(word.text, stmt.loc(word), warn=False)
 
 
 def tran_card(stmt: Statement) -> Tran:
@@ -225,8 +231,9 @@ def options_card(stmt: Statement, options: Dict[str, float], ignored: List[str])
                                hint=".options RELTOL=1e-4 ABSTOL=1e-12 TEMP=27")
 
 
-def temp_card(stmt: Statement, options: Dict[str, float]) -> None:
-    """Read ``.temp T`` (degrees Celsius) into ``options['temp']``.
+def temp_card(stmt: Statement, options: Dict[str, float], analyses: Optional[Analyses] = None) -> None:
+    """Read ``.temp T [T2 ...]`` (degrees Celsius): ``options['temp']`` is the first, a list
+    of several goes to ``analyses.temps`` (the deck's analyses run at each).
 
     Parameters
     ----------
@@ -234,13 +241,18 @@ def temp_card(stmt: Statement, options: Dict[str, float]) -> None:
         The card.
     options : dict of str to float
         Updated in place.
+    analyses : Analyses, optional
+        Receives a list of temperatures.
     """
-    if len(stmt.items) != 1:
-        raise NetlistError(".temp takes one temperature", stmt.loc(stmt.head),
-                           hint=".temp 27 (degrees Celsius; phsym runs one temperature)")
-    value = _number(stmt.items[0], stmt, "the temperature")
-    _check_option("temp", value, stmt, stmt.items[0])
-    options["temp"] = value
+    if not stmt.items:
+        raise NetlistError(".temp needs a temperature", stmt.loc(stmt.head),
+                           hint=".temp 27 or .temp 0 27 85 (degrees Celsius)")
+    values = [_number(it, stmt, "the temperature") for it in stmt.items]
+    for it, value in zip(stmt.items, values):
+        _check_option("temp", value, stmt, it)
+    options["temp"] = values[0]
+    if len(values) > 1 and analyses is not None:
+        analyses.temps[:] = values
 
 
 def warn_ignored(options: List[str], skipped: List[str]) -> None:
@@ -257,8 +269,8 @@ def warn_ignored(options: List[str], skipped: List[str]) -> None:
         names = ", ".join(dict.fromkeys(options))
         warnings.warn(f"ignored .options (not used by phsym): {names}", NetlistWarning, stacklevel=3)
     if skipped:
-        warnings.warn("ignored (phsym runs transients only, outputs are chosen when simulating): "
-                      + ", ".join(skipped), NetlistWarning, stacklevel=3)
+        warnings.warn("read and not used by phsym (see docs/spice-compatibility.md): " + ", ".join(skipped),
+                      NetlistWarning, stacklevel=3)
 
 
 def deck_settings(path) -> DeckSettings:
@@ -283,6 +295,7 @@ def deck_settings(path) -> DeckSettings:
         raise NetlistError(f"cannot read netlist '{name}': {exc}") from None
     tran: Optional[Tran] = None
     options: Dict[str, float] = {}
+    analyses = Analyses()
     for line in read_deck_lines(text, name).lines:
         head = line.text.split(None, 1)[0].lower()
         if head == ".tran":
@@ -290,5 +303,7 @@ def deck_settings(path) -> DeckSettings:
         elif head in OPTION_CARDS:
             options_card(parse_statement(line), options, [])
         elif head == ".temp":
-            temp_card(parse_statement(line), options)
-    return DeckSettings(tran, options)
+            temp_card(parse_statement(line), options, analyses)
+        elif head in ANALYSIS_CARDS:
+            read_card(raw_statement(line) if raw_card(line) else parse_statement(line), analyses)
+    return DeckSettings(tran, options, analyses=analyses)

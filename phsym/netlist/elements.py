@@ -11,7 +11,7 @@ allowed.  ``X`` lines are subcircuit instances (:mod:`.subckt`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple, Type, Union
+from typing import Dict, List, Optional, Set, Tuple, Type, Union
 
 import sympy as sp
 
@@ -20,10 +20,11 @@ from ..common.names import NameTable
 from ..errors import Location, NetlistError
 from .numbers import looks_numeric, parse_number
 from .params import ParamTable, word_expr
-from .source import Assign, Call, Statement, Word
-from .waveforms import WAVEFORM_ARITY
+from .source import Assign, Call, Group, Statement, Word
+from .parasitics import parasitic_elements, split_parasitics
+from .sourcespec import source_spec
 
-__all__ = ["ModelCard", "Context", "element_kind", "build_element", "canonical_node", "SUBCKT"]
+__all__ = ["ModelCard", "Context", "element_kind", "build_element", "canonical_node", "node_spellings", "SUBCKT"]
 
 #: Kind of ``X`` lines (subcircuit instances, expanded by :mod:`.subckt`).
 SUBCKT = "subckt"
@@ -58,6 +59,16 @@ class Context:
     seen: Dict[str, Location] = field(default_factory=dict)
     #: Defaults that replace the declared ones, by (kind, value key) (deck temperature -> diode Vt).
     defaults: Dict[Tuple[str, str], float] = field(default_factory=dict)
+    #: Node names are case-insensitive (as in SPICE): lower case -> the first spelling, shared.
+    spelling: Dict[str, str] = field(default_factory=dict)
+    #: The deck's ``.tran`` card (SPICE's default edges of PULSE...).
+    tran: Optional[object] = None
+    #: What was read and is not used, with its position (one warning for the deck), shared.
+    ignored: List[str] = field(default_factory=list)
+    #: ``.global`` nodes (lower case): the same node inside every subcircuit.
+    globals: Set[str] = field(default_factory=set)
+    #: Elements a line adds besides its own (LTspice's ``Rser=``...), taken by the caller.
+    extra: List[ElementSpec] = field(default_factory=list)
 
     def register(self, stmt: Statement) -> None:
         """Record the statement's (prefixed) name; error on a duplicate."""
@@ -72,19 +83,53 @@ class Context:
 
 
 def canonical_node(text: str, ctx: Context) -> str:
-    """Datum -> ``"0"``, subcircuit ports -> outer nodes, internal -> prefixed."""
+    """Datum -> ``"0"``, subcircuit ports -> outer nodes, internal -> prefixed; any case
+    spells the node first written (``OUT`` after ``out`` is ``out``)."""
     if text == "0" or text.lower() == "gnd":
         return DATUM
-    if text in ctx.node_map:
-        return ctx.node_map[text]
-    return ctx.prefix + text
+    port = ctx.node_map.get(text.lower())
+    if port is not None:
+        return port
+    name = text if text.lower() in ctx.globals else ctx.prefix + text
+    return ctx.spelling.setdefault(name.lower(), name)
+
+
+def node_spellings(elements) -> Dict[str, str]:
+    """Every node of ``elements`` (and the datum) by its lower-case name: node names are case-insensitive.
+
+    Parameters
+    ----------
+    elements : iterable of ElementSpec
+        Flattened elements.
+    """
+    out = {"0": DATUM, "gnd": DATUM}
+    for el in elements:
+        for n in el.nodes:
+            out.setdefault(n.lower(), n)
+    return out
 
 
 Kind = Union[Type[Component], str]
 
 
-def element_kind(stmt: Statement) -> Tuple[Kind, Optional[Word]]:
-    """The component class of an element statement (or :data:`SUBCKT`) and its kind keyword."""
+def _form(item) -> str:
+    """The word an item starts with (``POLY`` of ``POLY(2)``, ``VALUE`` of ``VALUE={...}``), lower case."""
+    if isinstance(item, Call):
+        return item.name.text.lower()
+    if isinstance(item, Assign):
+        return item.key.text.lower()
+    return item.text.lower() if isinstance(item, Word) and item.kind == "word" else ""
+
+
+def element_kind(stmt: Statement, subckts=()) -> Tuple[Kind, Optional[Word]]:
+    """The component class of an element statement (or :data:`SUBCKT`) and its kind keyword.
+
+    An ``X`` line naming a defined subcircuit is its instance, even when the
+    subcircuit's name is a kind keyword (``XOP a b c OPAMP``); ``subckts``
+    holds the defined names (lower case)."""
+    words = [it for it in stmt.items if isinstance(it, Word) and it.kind == "word"]
+    if stmt.head.text[:1].lower() == "x" and words and words[-1].text.lower() in subckts:
+        return SUBCKT, None
     for pos, item in enumerate(stmt.items):
         if isinstance(item, Word) and item.kind == "word":
             cls = REGISTRY.by_keyword(item.text)
@@ -92,6 +137,9 @@ def element_kind(stmt: Statement) -> Tuple[Kind, Optional[Word]]:
                 return cls, item
     cls = REGISTRY.by_name(stmt.head.text)
     if cls is not None:
+        forms = getattr(cls, "behavioral", ())       # E1 o 0 POLY(2) ..., G1 o 0 VALUE={...}
+        if forms and any(_form(it) in forms for it in stmt.items[2:3]):
+            return REGISTRY["behavioral"], None
         return cls, None
     if stmt.head.text[:1].lower() == "x":
         return SUBCKT, None
@@ -113,72 +161,19 @@ def _value(word: Word, stmt: Statement, ctx: Context, pname: str) -> sp.Expr:
     return word_expr(word, stmt, ctx.names)
 
 
-def _structural(v, given: Optional[Assign], stmt: Statement, ctx: Context, pname: str) -> sp.Expr:
+def _structural(v, given: Optional[Assign], stmt: Statement, ctx: Context, pname: str,
+                default: Optional[float]) -> sp.Expr:
     """A structural value: a number now (see :class:`~phsym.components.Value`)."""
     if given is None:
-        if v.default is None:
+        if default is None:
             raise NetlistError(f"missing value {v.key}", stmt.loc(stmt.head), hint=f"{v.key}: {v.doc}")
-        return sp.Float(v.default)
+        return sp.Float(default)
     loc = stmt.loc(given)
     number = ctx.table.evaluate(word_expr(given.value, stmt, ctx.names), loc, pname)
     problem = v.problem(number)
     if problem:
         raise NetlistError(f"{pname} {problem}", loc, hint=f"{v.key}: {v.doc}")
     return sp.Float(number)
-
-
-_WAVEFORM_USAGE = {"dc": "DC(value)", "sin": "SIN(offset amplitude freq [delay [damping]])",
-                   "pulse": "PULSE(v1 v2 [delay [rise [fall [width [period]]]]])",
-                   "pwl": "PWL(t1 v1 t2 v2 ...) with pairs"}
-
-
-def _waveform(items: list, stmt: Statement, ctx: Context) -> Optional[Waveform]:
-    if not items:
-        return None
-    first = items[0]
-    for it in items:
-        if isinstance(it, (Word, Call)) and (it.name if isinstance(it, Call) else it).text.lower() == "ac":
-            raise NetlistError("AC source specifications are not supported", stmt.loc(it),
-                               hint="there is no small-signal analysis; linearise the model "
-                                    "with linearize() and use its state-space matrices")
-    if isinstance(first, Call):
-        shape = first.name.text.lower()
-        if shape not in WAVEFORM_ARITY:
-            raise NetlistError(f"unknown waveform '{first.name.text}'", stmt.loc(first.name),
-                               hint="use DC value, SIN(...), PULSE(...) or PWL(...)")
-        args = []
-        for a in first.args:
-            if isinstance(a, Assign):
-                raise NetlistError(f"unexpected '{a.key.text}=' in {shape.upper()}(...)", stmt.loc(a),
-                                   hint="waveform arguments are positional")
-            args.append(word_expr(a, stmt, ctx.names))
-        used, loc = 1, stmt.loc(first)
-    else:
-        if isinstance(first, Assign):
-            raise NetlistError(f"unexpected keyword '{first.key.text}=' on a source",
-                               stmt.loc(first), hint="sources take DC v, SIN(...), PULSE(...) or PWL(...)")
-        shape, loc = "dc", stmt.loc(first)
-        if first.kind == "word" and first.text.lower() == "dc":
-            if len(items) < 2 or not isinstance(items[1], Word):
-                raise NetlistError("DC needs a value", stmt.loc(first), hint="write e.g. DC 5")
-            args, used = [word_expr(items[1], stmt, ctx.names)], 2
-        else:
-            args, used = [word_expr(first, stmt, ctx.names)], 1
-    if len(items) > used:
-        raise NetlistError("unexpected text after the waveform", stmt.loc(items[used]),
-                           hint="a source takes one waveform: DC v, SIN(...), PULSE(...) or PWL(...)")
-    lo, hi = WAVEFORM_ARITY[shape]
-    if len(args) < lo or (hi is not None and len(args) > hi) or (shape == "pwl" and len(args) % 2):
-        raise NetlistError(f"{shape.upper()} has {len(args)} argument(s)", loc,
-                           hint=f"usage: {_WAVEFORM_USAGE[shape]}")
-    if shape == "pwl":
-        times = [ctx.table.evaluate(a, loc, "PWL time") for a in args[0::2]]
-        for k in range(1, len(times)):
-            if times[k] < times[k - 1]:
-                raise NetlistError(f"PWL times must be non-decreasing ({times[k]:g} after "
-                                   f"{times[k - 1]:g})", stmt.loc(first.args[2 * k]),
-                                   hint="list the (time, value) pairs in time order")
-    return Waveform(shape, tuple(args), loc)
 
 
 def _keywords(cls: Type[Component]) -> Dict[str, str]:
@@ -196,9 +191,10 @@ def _split(rest: list, cls: Type[Component], stmt: Statement) -> Tuple[List[Word
     positional: List[Word] = []
     given: Dict[str, Assign] = {}
     for it in rest:
-        if isinstance(it, Call):
-            raise NetlistError(f"unexpected '{it.name.text}(...)' on {cls.kind} '{stmt.head.text}'",
-                               stmt.loc(it), hint=cls.usage())
+        if isinstance(it, (Call, Group)):
+            what = f"'{it.name.text}(...)'" if isinstance(it, Call) else "'(...)'"
+            raise NetlistError(f"unexpected {what} on {cls.kind} '{stmt.head.text}'", stmt.loc(it),
+                               hint=cls.usage())
         if isinstance(it, Word):
             positional.append(it)
             continue
@@ -250,7 +246,16 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         w = _word(items[k], stmt, "node name")
         nodes.append(canonical_node(w.text, ctx))
         arg_locs[f"node{k}"] = stmt.loc(w)
-    rest, chosen = _choices(items[n_nodes + (1 if kw is not None else 0):], cls, stmt, arg_locs)
+    if cls.optional_terminals and len(items) > n_nodes + 1 and all(
+            isinstance(it, Word) and it.kind == "word" for it in items[n_nodes:n_nodes + 2]) \
+            and items[n_nodes + 1].text.lower() in ctx.models:
+        # Q c b e SUBSTRATE MODEL: a node before the model name is the optional terminal
+        nodes.append(canonical_node(items[n_nodes].text, ctx))
+        arg_locs[f"node{n_nodes}"] = stmt.loc(items[n_nodes])
+        n_nodes += 1
+    rest, parasitics, unused = split_parasitics(cls.kind, items[n_nodes + (1 if kw is not None else 0):], stmt)
+    ctx.ignored += unused
+    rest, chosen = _choices(rest, cls, stmt, arg_locs)
     if cls.is_grounded(chosen) and DATUM not in nodes:
         raise NetlistError(f"{cls.kind} '{stmt.head.text}' must have one node at the datum (0)",
                            stmt.loc(stmt.head),
@@ -258,11 +263,16 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
                                 f"write {stmt.head.text} NODE 0 {cls.kind} ..." +
                                 (" (or analogy=impedance)" if any(c.key == "analogy" for c in cls.choices) else ""))
     if cls.source:
-        wf = _waveform(rest, stmt, ctx)
-        if wf is not None:
-            arg_locs["waveform"] = wf.location
-        return ElementSpec(name, cls.kind, tuple(nodes), {}, waveform=wf, location=stmt.loc(stmt.head),
-                           arg_locations=arg_locs, choices=chosen)
+        spec = source_spec(rest, stmt, ctx.names, ctx.table, ctx.tran)
+        if spec.keywords:
+            a = spec.keywords[0]
+            raise NetlistError(f"unexpected keyword '{a.key.text}=' on a source", stmt.loc(a), hint=cls.usage())
+        if spec.waveform is not None:
+            arg_locs["waveform"] = spec.waveform.location
+        ctx.ignored += [f"{w} ({stmt.loc(stmt.head).describe()})" for w in spec.ignored]
+        return _with_parasitics(ElementSpec(name, cls.kind, tuple(nodes), {}, waveform=spec.waveform,
+                                            location=stmt.loc(stmt.head), arg_locations=arg_locs, choices=chosen,
+                                            dc=spec.dc, ac=spec.ac), parasitics, stmt, ctx)
     positional, given = _split(rest, cls, stmt)
     refs: List[str] = []
     for k, ref_kind in enumerate(cls.refs):
@@ -292,7 +302,9 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     for v in cls.values:
         pname = name if v.main else f"{name}.{v.key}"
         if v.structural:
-            values[v.key] = _structural(v, given.get(v.key), stmt, ctx, pname)
+            default = ctx.defaults.get((cls.kind, v.key), v.default)
+            if v.key in given or default is not None or not v.optional:
+                values[v.key] = _structural(v, given.get(v.key), stmt, ctx, pname, default)
             continue
         if v.key in given:
             values[v.key] = _value(given[v.key].value, stmt, ctx, pname)
@@ -309,8 +321,18 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     if "IC" in given:
         ic = word_expr(given["IC"].value, stmt, ctx.names)
         arg_locs["ic"] = stmt.loc(given["IC"])
-    return ElementSpec(name, cls.kind, tuple(nodes), values, law=law, ic=ic, refs=tuple(refs),
-                       location=stmt.loc(stmt.head), arg_locations=arg_locs, choices=chosen)
+    return _with_parasitics(ElementSpec(name, cls.kind, tuple(nodes), values, law=law, ic=ic, refs=tuple(refs),
+                                        location=stmt.loc(stmt.head), arg_locations=arg_locs, choices=chosen),
+                            parasitics, stmt, ctx)
+
+
+def _with_parasitics(spec: ElementSpec, found, stmt: Statement, ctx: Context) -> ElementSpec:
+    """The element; its LTspice parasitics go to :attr:`Context.extra` (expanded after it)."""
+    if not found:
+        return spec
+    main, *extra = parasitic_elements(spec, found, stmt, ctx)
+    ctx.extra += extra
+    return main
 
 
 def _model_card(cls: Type[Component], positional: List[Word], stmt: Statement, ctx: Context,
@@ -318,7 +340,8 @@ def _model_card(cls: Type[Component], positional: List[Word], stmt: Statement, c
     """The ``.model`` card the element names (first positional word), if the kind takes one."""
     if cls.model is None or not positional:
         return None
-    if not looks_numeric(positional[0].text) and positional[0].kind == "word":
+    first = positional[0]
+    if first.kind == "word" and (not looks_numeric(first.text) or first.text.lower() in ctx.models):   # 1N4148
         mw = positional.pop(0)
         card = ctx.models.get(mw.text.lower())
         if card is None:

@@ -5,13 +5,22 @@ tokenises and parses it itself (recursive descent) and only creates sympy
 numbers, the symbols it is given, arithmetic, and a fixed list of functions.
 
 Grammar (``^`` and ``**`` are both power, right associative, binding tighter
-than unary minus, as in Python: ``-2**2 == -4``)::
+than unary minus, as in Python: ``-2**2 == -4``; comparisons and ``c ? a : b``
+as in ngspice's behavioural sources, a comparison worth 1 or 0)::
 
+    top    := or ('?' top ':' top)?
+    or     := and ('||' and)*
+    and    := cmp ('&&' cmp)*
+    cmp    := expr (('<' | '>' | '<=' | '>=' | '==' | '!=') expr)?
     expr   := term (('+' | '-') term)*
     term   := unary (('*' | '/') unary)*
     unary  := ('+' | '-') unary | power
     power  := atom (('**' | '^') unary)?
-    atom   := NUMBER | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
+    atom   := NUMBER | NAME | NAME '(' top (',' top)* ')' | '(' top ')'
+
+A caller that reads circuit quantities (a behavioural source) passes
+``probes``: ``v(...)`` and ``i(...)`` then keep their raw argument text
+(node names such as ``net.1``) and become what ``probes`` returns.
 
 >>> import sympy as sp
 >>> x = sp.Symbol("x", real=True)
@@ -28,7 +37,7 @@ import sympy as sp
 
 from ..errors import Location, NetlistError
 from .numbers import parse_number, split_number
-from .tables import LearnedTable, PwlTable, pwl_function
+from .tables import PwlTable, pwl_function
 
 __all__ = ["parse_expression", "parse_expression_at", "FUNCTIONS"]
 
@@ -41,11 +50,24 @@ FUNCTIONS = {
     "atan2": (sp.atan2, 2, 2), "abs": (sp.Abs, 1, 1), "sign": (sp.sign, 1, 1),
     "min": (sp.Min, 2, 64), "max": (sp.Max, 2, 64),
     "pwl": (pwl_function, 5, 20001),
+    # ngspice's behavioural-source functions
+    "ln": (sp.log, 1, 1), "log10": (lambda x: sp.log(x, 10), 1, 1),
+    "asinh": (sp.asinh, 1, 1), "acosh": (sp.acosh, 1, 1), "atanh": (sp.atanh, 1, 1),
+    "sgn": (sp.sign, 1, 1), "pow": (lambda x, y: x ** y, 2, 2), "pwr": (lambda x, y: sp.Abs(x) ** y, 2, 2),
+    "pwrs": (lambda x, y: sp.sign(x) * sp.Abs(x) ** y, 2, 2),
+    "u": (lambda x: sp.Piecewise((1, x > 0), (0, True)), 1, 1),
+    "uramp": (lambda x: sp.Piecewise((x, x > 0), (0, True)), 1, 1),
+    "limit": (lambda x, a, b: sp.Min(sp.Max(x, a), b), 3, 3),
 }
 _CONSTANTS = {"pi": sp.pi}
 _MAX_DEPTH = 100
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_OPS = ("**", "+", "-", "*", "/", "^", "(", ")", ",")
+_OPS = ("**", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "^", "(", ")", ",", "<", ">", "?", ":")
+_RELATIONS = {"<": sp.StrictLessThan, ">": sp.StrictGreaterThan, "<=": sp.LessThan, ">=": sp.GreaterThan,
+              "==": sp.Eq, "!=": sp.Ne}
+
+#: ``probes(quantity, args, location)``: a circuit quantity ``v(args)`` or ``i(args)`` as an expression
+Probes = Callable[[str, str, Optional[Location]], sp.Expr]
 
 Locator = Callable[[int, int], Optional[Location]]
 
@@ -57,13 +79,22 @@ class _Tok:
         self.kind, self.text, self.pos, self.value = kind, text, pos, value
 
 
-def _tokenize(text: str, locate: Locator, allow_suffixes: bool) -> List[_Tok]:
+_PROBE = re.compile(r"([vViI])\s*\(([^()]*)\)")
+
+
+def _tokenize(text: str, locate: Locator, allow_suffixes: bool, probes: bool = False) -> List[_Tok]:
     toks: List[_Tok] = []
     i, n = 0, len(text)
     while i < n:
         c = text[i]
         if c.isspace():
             i += 1
+            continue
+        m = _PROBE.match(text, i) if probes and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")) \
+            else None
+        if m:       # v(net.1, 0), i(Vsense): raw names, not expressions
+            toks.append(_Tok("probe", m.group(0), i, (m.group(1).lower(), m.group(2), m.start(2))))
+            i = m.end()
             continue
         if c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
             literal, letters, end = split_number(text[i:])
@@ -105,12 +136,31 @@ def _tokenize(text: str, locate: Locator, allow_suffixes: bool) -> List[_Tok]:
     return toks
 
 
+class _Cond:
+    """A comparison: a condition in ``c ? a : b``, 1 or 0 in arithmetic."""
+
+    def __init__(self, rel):
+        self.rel = rel
+
+    def value(self) -> sp.Expr:
+        return sp.Piecewise((sp.Integer(1), self.rel), (sp.Integer(0), True))
+
+
+def _num(v) -> sp.Expr:
+    return v.value() if isinstance(v, _Cond) else v
+
+
+def _cond(v):
+    return v.rel if isinstance(v, _Cond) else sp.Ne(v, 0)
+
+
 class _Parser:
-    def __init__(self, text, symbols, locate, allow_suffixes):
+    def __init__(self, text, symbols, locate, allow_suffixes, probes: Optional[Probes] = None):
         self.text = text
         self.symbols = symbols
         self.locate = locate
-        self.toks = _tokenize(text, locate, allow_suffixes)
+        self.probes = probes
+        self.toks = _tokenize(text, locate, allow_suffixes, probes is not None)
         self.i = 0
         self.depth = 0
 
@@ -138,12 +188,38 @@ class _Parser:
         if self.tok.kind == "end":
             raise NetlistError("empty expression", self.locate(0, max(1, len(self.text))),
                                hint="write a value, e.g. {2*R0}")
-        expr = self.expr()
+        expr = _num(self.top())
         if self.tok.kind != "end":
             raise self.error(f"unexpected '{self.tok.text}' in expression", self.tok,
                              hint="commas are only allowed between function arguments"
                              if self.tok.text == "," else "check the operators and parentheses")
         return expr
+
+    def top(self):
+        cond = self.logic("||")
+        if not self.is_op("?"):
+            return cond
+        self.i += 1
+        a = _num(self.top())
+        self.expect(":")
+        b = _num(self.top())
+        return sp.Piecewise((a, _cond(cond)), (b, True))
+
+    def logic(self, op: str):
+        value = self.logic("&&") if op == "||" else self.compare()
+        while self.is_op(op):
+            self.i += 1
+            rhs = self.logic("&&") if op == "||" else self.compare()
+            value = _Cond((sp.Or if op == "||" else sp.And)(_cond(value), _cond(rhs)))
+        return value
+
+    def compare(self):
+        value = self.expr()
+        if self.tok.kind == "op" and self.tok.text in _RELATIONS:
+            rel = _RELATIONS[self.tok.text]
+            self.i += 1
+            return _Cond(rel(value, self.expr()))
+        return value
 
     def expr(self) -> sp.Expr:
         self.depth += 1
@@ -224,9 +300,13 @@ class _Parser:
             return tok.value
         if tok.kind == "op" and tok.text == "(":
             self.i += 1
-            value = self.expr()
+            value = _num(self.top())
             self.expect(")")
             return value
+        if tok.kind == "probe":
+            self.i += 1
+            quantity, args, start = tok.value
+            return self.probes(quantity, args, self.locate(start, max(1, len(args))))
         if tok.kind == "name":
             self.i += 1
             if self.is_op("("):
@@ -244,7 +324,7 @@ class _Parser:
         except KeyError:
             pass
         else:
-            if isinstance(value, (PwlTable, LearnedTable)):
+            if isinstance(value, PwlTable) or callable(value):
                 raise self.error(f"table '{tok.text}' is a function: write {tok.text}(x)", tok)
             return value
         if tok.text in _CONSTANTS:
@@ -264,7 +344,7 @@ class _Parser:
         table = self.symbols.get(tok.text) if fname not in FUNCTIONS else None
         if isinstance(table, PwlTable):
             func, lo, hi = table, 1, 1
-        elif isinstance(table, LearnedTable):
+        elif callable(table) and hasattr(table, "arity"):        # a learned law, a .func
             func, lo, hi = table, table.arity, table.arity
         elif fname not in FUNCTIONS:
             raise self.error(f"unknown function '{tok.text}'", tok,
@@ -272,10 +352,10 @@ class _Parser:
         else:
             func, lo, hi = FUNCTIONS[fname]
         self.expect("(")
-        args = [self.expr()]
+        args = [_num(self.top())]
         while self.is_op(","):
             self.i += 1
-            args.append(self.expr())
+            args.append(_num(self.top()))
         self.expect(")")
         if not lo <= len(args) <= hi:
             want = str(lo) if lo == hi else f"{lo} or more"
@@ -289,13 +369,14 @@ class _Parser:
 
 
 def parse_expression_at(text: str, symbols: Mapping[str, sp.Symbol], locate: Locator,
-                        allow_suffixes: bool = True) -> sp.Expr:
+                        allow_suffixes: bool = True, probes: Optional[Probes] = None) -> sp.Expr:
     """Parse ``text``; ``locate(offset, length)`` gives the Location of a character range.
 
-    Used by the netlist parser, whose expressions may span continuation lines.
+    Used by the netlist parser, whose expressions may span continuation lines;
+    ``probes`` reads ``v(...)`` and ``i(...)`` (see the module docstring).
     """
     try:
-        return _Parser(text, symbols, locate, allow_suffixes).parse()
+        return _Parser(text, symbols, locate, allow_suffixes, probes).parse()
     except NetlistError:
         raise
     except (ArithmeticError, ValueError, TypeError, RecursionError) as exc:

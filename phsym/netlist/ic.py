@@ -17,6 +17,7 @@ import sympy as sp
 
 from ..components import DATUM, ElementSpec
 from ..errors import NetlistError, NetlistWarning
+from .elements import node_spellings
 from .params import word_expr
 from .source import LogicalLine, Statement, Word
 
@@ -66,19 +67,17 @@ def apply_ic(stmts: List[Statement], elements: List[ElementSpec], names) -> Tupl
     """
     volts: Dict[str, sp.Expr] = {}
     currents: Dict[str, sp.Expr] = {}
-    nodes = {DATUM}
-    for el in elements:
-        nodes.update(el.nodes)
+    nodes = node_spellings(elements)
     by_name = {el.name.lower(): el for el in elements}
     used_nodes: Dict[str, Tuple[Statement, Word]] = {}
     for stmt in stmts:
         for q, name, value in ic_entries(stmt.line):
             expr = word_expr(value, stmt, names)
             if q == "v":
-                node = DATUM if name.text == "0" or name.text.lower() == "gnd" else name.text
-                if node not in nodes:
+                node = nodes.get(name.text.lower())
+                if node is None:
                     raise NetlistError(f".ic refers to unknown node '{name.text}'", stmt.loc(name),
-                                       hint="node names are case-sensitive")
+                                       hint="check the spelling (node names ignore case)")
                 if node == DATUM:
                     raise NetlistError("the datum node is at 0 V by definition", stmt.loc(name), hint=_USAGE)
                 volts[node] = expr

@@ -1,16 +1,19 @@
 """Deck text -> logical lines: ``.include`` / ``.lib`` files read in, skipped cards set aside.
 
 SPICE decks pull model libraries in with ``.include FILE`` and ``.lib FILE
-SECTION`` (a library file holds sections ``.lib NAME`` ... ``.endl``); paths
+SECTION`` (a library file holds sections ``.lib NAME`` ... ``.endl``;
+LTspice's ``.lib FILE`` without a section, when ``FILE`` exists, reads the
+whole file as ``.include`` does); paths
 are relative to the directory of the file that names them (the working
 directory for text without a file).  Each included line keeps its own file,
 line and column, so errors point into the included file.
 
 Output requests and interactive blocks that phsym has no use for
-(``.print``, ``.plot``, ``.save``, ``.meas``, ``.four``, ``.control`` ...
-``.endc``, analyses other than ``.tran``) are removed here, before the
-grammar sees them (their syntax is not phsym's), and listed in
-:attr:`DeckLines.skipped` for one warning.
+(``.plot``, ``.width``, ``.control`` ... ``.endc``, LTspice's
+``.backanno``, the analyses phsym does not run: ``.noise``, ``.sens``,
+``.disto``, ``.pz``) are removed here, before the grammar sees them (their
+syntax is not phsym's), and listed in :attr:`DeckLines.skipped` for one
+warning.
 """
 from __future__ import annotations
 
@@ -23,9 +26,8 @@ from .source import LogicalLine, split_logical_lines
 
 __all__ = ["DeckLines", "read_deck_lines", "SKIPPED_CARDS", "INCLUDE_CARDS"]
 
-#: Cards ignored with one warning: output requests and analyses phsym does not run.
-SKIPPED_CARDS = (".print", ".plot", ".save", ".meas", ".measure", ".four", ".op", ".ac", ".dc",
-                 ".noise", ".tf", ".sens", ".disto", ".pz", ".nodeset", ".width")
+#: Cards ignored with one warning: output requests and analyses phsym has no use for.
+SKIPPED_CARDS = (".plot", ".noise", ".sens", ".disto", ".pz", ".nodeset", ".width", ".backanno")
 #: Cards that read another file.
 INCLUDE_CARDS = (".include", ".inc", ".lib")
 
@@ -116,6 +118,11 @@ def _section(lines: List[LogicalLine], name: str, line: LogicalLine, offset: int
                        hint="sections in that file: " + (", ".join(found) or "none"))
 
 
+def _resolve(base: Path, name: str) -> Path:
+    path = Path(name).expanduser()
+    return (path if path.is_absolute() else base / path).resolve()
+
+
 def _expand(lines: List[LogicalLine], base: Path, stack: List[Tuple[str, str]], out: DeckLines) -> None:
     control: Optional[LogicalLine] = None
     for line in lines:
@@ -142,6 +149,8 @@ def _expand(lines: List[LogicalLine], base: Path, stack: List[Tuple[str, str]], 
             continue
         args = _args(line)
         want = 2 if head == ".lib" else 1
+        if head == ".lib" and len(args) == 1 and _resolve(base, args[0][0]).is_file():
+            head, want = ".include", 1     # LTspice: .lib FILE (no section) reads the whole file
         if len(args) != want:
             usage = ".lib FILE SECTION" if head == ".lib" else f"{head} FILE"
             raise NetlistError(f"{head} takes {want} argument(s), got {len(args)}",
@@ -149,10 +158,7 @@ def _expand(lines: List[LogicalLine], base: Path, stack: List[Tuple[str, str]], 
                                hint=f"usage: {usage}; '.lib NAME' alone starts a section and "
                                     "belongs in a library file" if head == ".lib" else f"usage: {usage}")
         (name, offset) = args[0]
-        path = Path(name).expanduser()
-        if not path.is_absolute():
-            path = base / path
-        path = path.resolve()
+        path = _resolve(base, name)
         section = args[1][0] if head == ".lib" else ""
         key = (str(path), section.lower())
         if key in stack:
@@ -165,6 +171,11 @@ def _expand(lines: List[LogicalLine], base: Path, stack: List[Tuple[str, str]], 
         sub = split_logical_lines(text, str(path))
         if head == ".lib":
             sub = _section(sub, section, line, args[1][1], path)
+        elif _head(line) == ".lib":         # LTspice's .lib FILE: a file of sections needs one named
+            sections = [_args(ln)[0][0] for ln in sub if _head(ln) == ".lib" and len(_args(ln)) == 1]
+            if sections:
+                raise NetlistError(f"library '{path}' has sections: name one", line.locate(offset, len(name)),
+                                   hint=f"write .lib {name} SECTION with SECTION one of {', '.join(sections)}")
         _expand(sub, path.parent, stack + [key], out)
     if control is not None:
         raise NetlistError(".control without .endc", control.locate(0, 8),

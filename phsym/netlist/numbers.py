@@ -16,7 +16,7 @@ suffix   scale       suffix   scale
 
 An uppercase ``M`` alone (``1M``, ``4.7MOhm``) still means milli, but a
 :class:`~phsym.errors.NetlistWarning` is issued because ``1meg`` was probably
-meant.
+meant (not on a line in upper case only, nor for times and control cards).
 
 >>> parse_number("2.2k")
 2200.0
@@ -83,7 +83,7 @@ def _scale(letters: str) -> Tuple[float, bool]:
     return factor, letters[0] == "M"
 
 
-def parse_number(text: str, location: Optional[Location] = None) -> float:
+def parse_number(text: str, location: Optional[Location] = None, warn: bool = True) -> float:
     """Parse a SPICE number with optional scale suffix and unit letters.
 
     Parameters
@@ -92,6 +92,10 @@ def parse_number(text: str, location: Optional[Location] = None) -> float:
         The token, e.g. ``"2.2k"``, ``"10uF"``, ``"-1.5e-3"``, ``"1meg"``.
     location : Location, optional
         Where the token is (used in errors and warnings).
+    warn : bool
+        Warn about an upper-case ``M`` (not for times and control cards,
+        where milli is meant, nor on a line written in upper case only, the
+        style of classic SPICE decks, where ``M`` is milli by habit).
 
     Returns
     -------
@@ -120,7 +124,7 @@ def parse_number(text: str, location: Optional[Location] = None) -> float:
     if not math.isfinite(value):
         raise NetlistError(f"number '{text}' is out of range", location,
                            hint="use a finite value")
-    if suspicious:
+    if suspicious and warn and (location is None or any(c.islower() for c in location.text)):
         where = location.describe() + ": " if location else ""
         warnings.warn(f"{where}'{text}' means {value:g} (M = milli, as in SPICE); "
                       f"did you mean '{literal}meg'?", NetlistWarning, stacklevel=2)

@@ -75,15 +75,16 @@ class ParamTable:
         return value
 
 
-def word_expr(word: Word, stmt: Statement, names: Mapping[str, sp.Expr]) -> sp.Expr:
-    """A value word as a sympy expression: number, parameter name or ``{expression}``."""
+def word_expr(word: Word, stmt: Statement, names: Mapping[str, sp.Expr], warn: bool = True) -> sp.Expr:
+    """A value word as a sympy expression: number, parameter name or ``{expression}``
+    (``warn``: about an upper-case ``M``, see :func:`~phsym.netlist.numbers.parse_number`)."""
     if word.kind == "braced":
         base = word.start + 1
         return parse_expression_at(word.inner, names,
                                    lambda off, n: stmt.line.locate(base + off, n))
     loc = stmt.loc(word)
     if looks_numeric(word.text):
-        return sp.Float(parse_number(word.text, loc))
+        return sp.Float(parse_number(word.text, loc, warn))
     try:
         return names[word.text]
     except KeyError:

@@ -22,12 +22,17 @@ from ..common import budget
 from ..common.names import NameTable
 from ..errors import Location, NetlistError, NetlistWarning
 from ..components import DATUM, REGISTRY, ElementSpec
+from .analyses import ANALYSIS_CARDS, Analyses, read_card
 from .cards import OPTION_CARDS, DeckSettings, options_card, temp_card, tran_card, warn_ignored
-from .elements import Context, ModelCard, element_kind
+from .elements import Context, ModelCard, element_kind, node_spellings
+from .functions import func_card
+from .hysteresis import resolve_hysteresis
+from .models import model_cards
 from .ic import apply_ic
 from .include import read_deck_lines
+from .numbers import looks_numeric
 from .params import ParamTable, resolve_global_params, word_expr
-from .source import Assign, Call, LogicalLine, Statement, Word, parse_statement
+from .source import Assign, Call, LogicalLine, Statement, Word, parse_statement, raw_statement
 from .spec import Netlist, ProbeSpec
 from .subckt import MAX_ELEMENTS, collect_subckts, expand, flattened_count
 from .tables import table_card
@@ -35,85 +40,7 @@ from .tables import table_card
 __all__ = ["parse_netlist", "load_netlist", "DOT_COMMANDS"]
 
 DOT_COMMANDS = (".title", ".param", ".model", ".subckt", ".ends", ".probe", ".tran", ".ic", ".options",
-                ".temp", ".include", ".lib", ".table", ".end")
-
-
-def _models(stmts: List[Statement], table: ParamTable, names: NameTable,
-            defaults: Dict[tuple, float], options: Dict[str, float]) -> Dict[str, ModelCard]:
-    """``.model NAME TYPE(KEY=value ...)`` cards; the types and keys are those the
-    component kinds declare (:attr:`Component.model`, :attr:`Value.model_key`)."""
-    models: Dict[str, ModelCard] = {}
-    ignored: Dict[str, List[str]] = {}
-    types = sorted({t for c in REGISTRY.values() if c.model for t in (c.model_types or (c.model,))})
-    usage = ".model NAME TYPE(KEY=value ...) with TYPE one of " + ", ".join(types)
-    for stmt in stmts:
-        items = list(stmt.items)
-        if not items or not (isinstance(items[0], Word) and items[0].kind == "word"):
-            raise NetlistError(".model needs a name and a type", stmt.loc(stmt.head), hint=usage)
-        name_word = items.pop(0)
-        if not items:
-            raise NetlistError(f".model {name_word.text} needs a type", stmt.loc(name_word), hint=usage)
-        type_item = items.pop(0)
-        if isinstance(type_item, Call):
-            type_word, args = type_item.name, list(type_item.args)
-            if items:
-                raise NetlistError("unexpected text after the model parameters", stmt.loc(items[0]), hint=usage)
-        elif isinstance(type_item, Word) and type_item.kind == "word":
-            type_word, args = type_item, items
-        else:
-            raise NetlistError("expected a model type", stmt.loc(type_item), hint=usage)
-        kinds = REGISTRY.by_model(type_word.text)
-        if not kinds:
-            raise NetlistError(f"unsupported model type '{type_word.text}'", stmt.loc(type_word), hint=usage)
-        key = name_word.text.lower()
-        if key in models:
-            raise NetlistError(f"model '{name_word.text}' is defined twice", stmt.loc(name_word),
-                               hint="give each .model its own name")
-        declared = {k.lower(): v for c in kinds for v in c.values for k in (v.model_key or v.key, *v.aliases)}
-        known = {k.lower() for c in kinds for k in c.model_ignored} - set(declared)
-        thermal = {k.lower() for k in kinds[0].model_temperature}
-        given: Dict[str, Assign] = {}
-        card: Dict[str, float] = {}
-        for a in args:
-            if not isinstance(a, Assign):
-                raise NetlistError("expected KEY=VALUE in .model", stmt.loc(a), hint=usage)
-            if a.key.text.lower() in thermal:
-                loc = stmt.loc(a.value)
-                card[a.key.text.upper()] = table.evaluate(word_expr(a.value, stmt, names), loc, a.key.text)
-                continue
-            v = declared.get(a.key.text.lower())
-            if v is None and a.key.text.lower() in known:
-                ignored.setdefault(name_word.text, []).append(a.key.text.upper())
-                continue
-            if v is None:
-                accepted = ", ".join(dict.fromkeys((v.model_key or v.key).upper() for v in declared.values()))
-                accepted += "".join(", " + k.upper() for k in sorted(thermal))
-                raise NetlistError(f"unknown {kinds[0].kind} model parameter '{a.key.text}'",
-                                   stmt.loc(a), hint=f"accepted: {accepted}; accepted and ignored: "
-                                   + ", ".join(sorted(k.upper() for k in known)))
-            if v.key in given:
-                raise NetlistError(f"model parameter '{a.key.text}' given twice", stmt.loc(a),
-                                   hint="parameter names are case-insensitive; keep one")
-            given[v.key] = a
-        symbols = {}
-        for v in dict.fromkeys(declared.values()):
-            pname = f"{name_word.text}.{v.key}"
-            if v.key in given:
-                expr = word_expr(given[v.key].value, stmt, names)
-                symbols[v.key] = table.add_value(pname, expr, stmt.loc(given[v.key].value))
-            elif v.default is not None:
-                default = defaults.get((kinds[0].kind, v.key), v.default)
-                symbols[v.key] = table.add(pname, default, stmt.loc(name_word))
-        scaled = kinds[0].at_temperature(symbols, card, options.get("temp", 27.0), options.get("tnom", 27.0))
-        for k, expr in scaled.items():      # derived: follows the card's value when it is overridden
-            symbols[k] = table.add_value(f"{name_word.text}.{k}_at_T", expr, stmt.loc(name_word))
-        mtype = next(t for t in (kinds[0].model_types or (kinds[0].model,)) if t.lower() == type_word.text.lower())
-        models[key] = ModelCard(name_word.text, mtype, symbols, stmt.loc(name_word))
-    if ignored:
-        cards = "; ".join(f"{card}: {', '.join(keys)}" for card, keys in ignored.items())
-        warnings.warn(f"SPICE model parameters that phsym does not implement are ignored ({cards}); "
-                      "see docs/spice-compatibility.md", NetlistWarning, stacklevel=4)
-    return models
+                ".temp", ".include", ".lib", ".table", ".func", ".global", ".end") + ANALYSIS_CARDS
 
 
 def _check_elements(elements: List[ElementSpec]) -> None:
@@ -127,19 +54,24 @@ def _check_elements(elements: List[ElementSpec]) -> None:
                                hint=f"'{first.name}' is already defined at line {line}; "
                                     "names are case-insensitive")
         by_name[key] = el
-    for el in elements:
-        kinds = REGISTRY[el.kind].refs
-        senses = REGISTRY[el.kind].senses
+    for el in list(elements):
+        cls = REGISTRY[el.kind]
+        kinds = cls.refs * len(el.refs) if cls.variadic_refs else cls.refs
+        senses = cls.senses
         resolved = []
         for k, (ref, want) in enumerate(zip(el.refs, kinds)):
             target = by_name.get(ref.lower())
             loc = el.arg_locations.get(f"ref{k}", el.location)
-            usage = REGISTRY[el.kind].usage()
+            usage = cls.usage()
             if target is None:
                 raise NetlistError(f"{el.kind} '{el.name}' refers to unknown element '{ref}'", loc, hint=usage)
             if senses is not None and target.kind == want:
                 index = next(i for i, e in enumerate(elements) if e is target)
-                target = elements[index] = by_name[ref.lower()] = _sensed(target, senses, el, loc)
+                source, target = _sensed(target, senses, el, loc)
+                elements[index] = by_name[ref.lower()] = target
+                if source is not None:      # a source of non-zero value keeps its port, in series
+                    elements[index] = source
+                    elements.append(target)
             if target.kind not in (want, senses):
                 raise NetlistError(f"{el.kind} '{el.name}' refers to '{target.name}', which is a "
                                    f"{target.kind}, not {'an' if want[0] in 'aeiou' else 'a'} {want}", loc,
@@ -152,21 +84,76 @@ def _check_elements(elements: List[ElementSpec]) -> None:
             object.__setattr__(el, "refs", tuple(resolved))
 
 
-def _sensed(target: ElementSpec, kind: str, reader: ElementSpec, loc) -> ElementSpec:
-    """The 0 V source ``target`` read by ``reader`` (F, H) as an element of ``kind`` (an ammeter)."""
+def _drop_shorted(elements: List[ElementSpec]) -> List[ElementSpec]:
+    """Two-terminal elements with both terminals on one node, named in one warning and left out.
+
+    SPICE carries such a device: it carries no current and stores nothing
+    (a clamp diode whose subcircuit ports are both tied to ground).  A
+    voltage source of non-zero value across one node has no solution.
+    """
+    kept, shorted = [], []
+    for el in elements:
+        if len(el.nodes) != 2 or el.nodes[0] != el.nodes[1] or REGISTRY[el.kind].grounded:
+            kept.append(el)
+            continue
+        wf = el.waveform
+        if el.kind == "vsource" and wf is not None and not (
+                wf.shape == "dc" and all(sp.sympify(a).is_zero for a in wf.args)):
+            raise NetlistError(f"voltage source '{el.name}' has both terminals on node '{el.nodes[0]}'",
+                               el.location, hint="a source across one node has no solution; connect it "
+                                                 "between two nodes")
+        shorted.append(f"{el.name} ({el.location.describe() if el.location else el.nodes[0]})")
+    if shorted:
+        warnings.warn("elements with both terminals on one node carry no current and store nothing; left out "
+                      "(as SPICE carries them): " + ", ".join(shorted), NetlistWarning, stacklevel=4)
+    return kept
+
+
+def _sensed(target: ElementSpec, kind: str, reader: ElementSpec, loc) -> Tuple[Optional[ElementSpec], ElementSpec]:
+    """The source ``target`` whose current ``reader`` (F, H, B) reads, and the element of ``kind``
+    (an ammeter) that senses it: a 0 V source becomes the ammeter (no source is left); any
+    other source keeps its port and gets the ammeter ``NAME#i`` in series at its ``n+``."""
     wf = target.waveform
-    zero = wf is None or (wf.shape == "dc" and all(sp.sympify(a).is_zero for a in wf.args))
-    if not zero:
-        raise NetlistError(f"{reader.kind} '{reader.name}' reads the current of '{target.name}', which is not "
-                           "a 0 V source", loc,
-                           hint="put a 0 V source in series as the ammeter (Vsense a b 0) and name it here")
-    return dataclasses.replace(target, kind=kind, waveform=None)
+    zero = (wf is None or (wf.shape == "dc" and all(sp.sympify(a).is_zero for a in wf.args))) and target.ac is None
+    if zero:
+        return None, dataclasses.replace(target, kind=kind, waveform=None, dc=None)
+    inner = f"{target.name}#i"
+    source = dataclasses.replace(target, nodes=(inner, target.nodes[1]))
+    meter = ElementSpec(inner, kind, (target.nodes[0], inner), location=target.location)
+    return source, meter
+
+
+def _probe(it: Call, stmt: Statement, nodes: Dict[str, str], by_name: Dict[str, ElementSpec],
+           usage: str) -> ProbeSpec:
+    """The :class:`ProbeSpec` of ``v(...)`` or ``i(...)`` (names checked against the netlist)."""
+    q = it.name.text.lower()
+    args = it.args
+    loc = stmt.loc(it)
+    for a in args:
+        if not (isinstance(a, Word) and a.kind == "word"):
+            raise NetlistError("probe arguments are node or element names", stmt.loc(a), hint=usage)
+    if not args or len(args) > (2 if q == "v" else 1):
+        raise NetlistError(f"{q}(...) takes {'one or two' if q == 'v' else 'one'} "
+                           f"name(s), got {len(args)}", loc, hint=usage)
+    canon = [nodes.get(a.text.lower(), a.text) for a in args]
+    if len(args) == 2:
+        for a in args:
+            if a.text.lower() not in nodes:
+                raise NetlistError(f"probe refers to unknown node '{a.text}'",
+                                   stmt.loc(a), hint="check the spelling (node names ignore case)")
+        return ProbeSpec("v", tuple(canon), None, f"v({canon[0]},{canon[1]})", loc)
+    if q == "v" and args[0].text.lower() in nodes:
+        return ProbeSpec("v", (canon[0],), None, f"v({canon[0]})", loc)
+    el = by_name.get(args[0].text.lower())
+    if el is None:
+        what = "node or element" if q == "v" else "element"
+        raise NetlistError(f"probe refers to unknown {what} '{args[0].text}'", stmt.loc(args[0]),
+                           hint="check the spelling (node and element names ignore case)")
+    return ProbeSpec(q, (), el.name, f"{q}({el.name})", loc)
 
 
 def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSpec]:
-    nodes = {DATUM}
-    for el in elements:
-        nodes.update(el.nodes)
+    nodes = node_spellings(elements)
     by_name = {el.name.lower(): el for el in elements}
     out: List[ProbeSpec] = []
     labels = set()
@@ -177,51 +164,52 @@ def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSp
         for it in stmt.items:
             if not isinstance(it, Call) or it.name.text.lower() not in ("v", "i"):
                 raise NetlistError("expected v(...) or i(...)", stmt.loc(it), hint=usage)
-            q = it.name.text.lower()
-            args = it.args
-            loc = stmt.loc(it)
-            for a in args:
-                if not (isinstance(a, Word) and a.kind == "word"):
-                    raise NetlistError("probe arguments are node or element names",
-                                       stmt.loc(a), hint=usage)
-            if not args or len(args) > (2 if q == "v" else 1):
-                raise NetlistError(f"{q}(...) takes {'one or two' if q == 'v' else 'one'} "
-                                   f"name(s), got {len(args)}", loc, hint=usage)
-            canon = [DATUM if a.text == "0" or a.text.lower() == "gnd" else a.text for a in args]
-            if len(args) == 2:
-                for a, c in zip(args, canon):
-                    if c not in nodes:
-                        raise NetlistError(f"probe refers to unknown node '{a.text}'",
-                                           stmt.loc(a), hint="node names are case-sensitive")
-                probe = ProbeSpec("v", tuple(canon), None, f"v({canon[0]},{canon[1]})", loc)
-            elif q == "v" and canon[0] in nodes:
-                probe = ProbeSpec("v", (canon[0],), None, f"v({canon[0]})", loc)
-            else:
-                el = by_name.get(args[0].text.lower())
-                if el is None:
-                    what = "node or element" if q == "v" else "element"
-                    raise NetlistError(f"probe refers to unknown {what} '{args[0].text}'",
-                                       stmt.loc(args[0]),
-                                       hint="node names are case-sensitive; element names are not")
-                probe = ProbeSpec(q, (), el.name, f"{q}({el.name})", loc)
+            probe = _probe(it, stmt, nodes, by_name, usage)
             if probe.label not in labels:
                 labels.add(probe.label)
                 out.append(probe)
     return out
 
 
+def _item_text(it) -> str:
+    if isinstance(it, Call):
+        return f"{it.name.text}(" + ",".join(a.text for a in it.args if isinstance(a, Word)) + ")"
+    return it.text if isinstance(it, Word) else "?"
+
+
+def _saves(stmts: List[Statement], elements: List[ElementSpec]) -> Tuple[Tuple[str, ...], bool, List[str]]:
+    """``.save`` and ``.print tran`` vectors: their labels, whether ``all`` is asked, and what phsym
+    cannot record (``@m1[id]``, ``vdb(5)`` of a transient), for the deck's one warning."""
+    nodes = node_spellings(elements)
+    by_name = {el.name.lower(): el for el in elements}
+    usage = ".save all | v(NODE) v(N1,N2) i(VSOURCE) ...; .print tran v(NODE) ..."
+    labels: List[str] = []
+    every, unused = False, []
+    for stmt in stmts:
+        items = list(stmt.items)
+        if stmt.head.text.lower() == ".print":
+            kind = items[0].text.lower() if items and isinstance(items[0], Word) else ""
+            if kind in ("dc", "ac", "op", "tf"):
+                continue                    # another analysis' table
+            items = items[1:] if kind == "tran" else items
+        for it in items:
+            if isinstance(it, Word) and it.text.lower() == "all":
+                every = True
+            elif isinstance(it, Call) and it.name.text.lower() in ("v", "i"):
+                label = _probe(it, stmt, nodes, by_name, usage).label
+                labels += [label] if label not in labels else []
+            else:
+                unused.append(f"{stmt.head.text} {_item_text(it)} ({stmt.loc(it).describe()})")
+    return tuple(labels), every or not labels, unused
+
+
 def _statements(lines: List[LogicalLine]) -> List[Statement]:
-    """Lark statements; ``.title`` and ``.ic`` keep their raw text (their syntax is their own)."""
-    out = []
-    for line in lines:
-        head = line.text.split(None, 1)[0]
-        if head.lower() in (".title", ".ic"):
-            stmt = Statement(Word("word", head, 0), [], line)
-            stmt.rest = line.text[len(head):].strip()
-            out.append(stmt)
-        else:
-            out.append(parse_statement(line))
-    return out
+    """Lark statements; ``.title``, ``.ic``, ``.meas`` and ``.func`` keep their raw text (their syntax is their own)."""
+    return [raw_statement(line) if line.text.split(None, 1)[0].lower() in _RAW else parse_statement(line)
+            for line in lines]
+
+
+_RAW = (".title", ".ic", ".meas", ".measure", ".func")
 
 
 def _title_candidate(lines: List[LogicalLine], file: Optional[str]) -> Optional[LogicalLine]:
@@ -241,12 +229,17 @@ def _check_size(element_stmts: List[Statement], subckts, file: Optional[str]) ->
                  hint="check the nesting of X instances; split the circuit or use a machine with more memory")
 
 
-def _build(statements: List[Statement], title: str, file: Optional[str], skipped: List[str]) -> Netlist:
+def _build(statements: List[Statement], title: str, file: Optional[str], skipped: List[str],
+           overrides: Optional[Dict[str, float]] = None) -> Netlist:
     top, subckts, hoisted = collect_subckts(statements)
     param_defs, model_stmts, probe_stmts, element_stmts, ic_stmts, tables = [], list(hoisted), [], [], [], []
     tran = None
     options: Dict[str, float] = {}
     ignored: List[str] = []
+    analyses = Analyses()
+    funcs: List[Statement] = []
+    save_stmts: List[Statement] = []
+    globals_: List[str] = []
     for stmt in top:
         head = stmt.head.text.lower()
         if head == ".title":
@@ -274,6 +267,9 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
             model_stmts.append(stmt)
         elif head == ".probe":
             probe_stmts.append(stmt)
+        elif head in (".save", ".print"):
+            save_stmts.append(stmt)
+            read_card(stmt, analyses)
         elif head == ".tran":
             if tran is not None:
                 raise NetlistError("a second .tran card", stmt.loc(stmt.head),
@@ -282,57 +278,78 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
         elif head in OPTION_CARDS:
             options_card(stmt, options, ignored)
         elif head == ".temp":
-            temp_card(stmt, options)
+            temp_card(stmt, options, analyses)
+        elif head in ANALYSIS_CARDS:
+            read_card(stmt, analyses)
         elif head == ".ic":
             ic_stmts.append(stmt)
         elif head == ".table":
             tables.append(stmt)
+        elif head == ".func":
+            funcs.append(stmt)
+        elif head == ".global":
+            globals_ += [it.text for it in stmt.items if isinstance(it, Word)]
         elif head.startswith("."):
             raise NetlistError(f"unknown dot-command '{stmt.head.text}'", stmt.loc(stmt.head),
                                hint="supported: " + " ".join(DOT_COMMANDS) +
                                     " (see docs/spice-compatibility.md)")
         else:
             element_stmts.append(stmt)
+    options.update(overrides or {})      # a run at another temperature (.dc TEMP, .step TEMP, .temp lists)
     settings = DeckSettings(tran, options)
     table = ParamTable()
     names: NameTable = NameTable(what="parameter")
+    for stmt in funcs:          # before the parameters: a .param may call a .func
+        fn = func_card(stmt.rest, stmt.loc(stmt.head), names)
+        if fn.name in names:
+            raise NetlistError(f".func {fn.name} is defined twice", stmt.loc(stmt.head), hint="keep one definition")
+        names.set(fn.name, fn)
     resolve_global_params(param_defs, table, names)
     for stmt in tables:
         table_card(stmt, names, stmt.line.file)     # a file table is relative to the file of its card
     defaults = {}
-    if settings.thermal_voltage is not None:
-        defaults[("diode", "Vt")] = settings.thermal_voltage
-    if "gmin" in options:
-        defaults[("diode", "Gmin")] = options["gmin"]
-    models = _models(model_stmts, table, names, defaults, options)
+    for cls in REGISTRY.values():      # diodes, transistors: every kind with a thermal voltage or a GMIN
+        keys = {v.key for v in cls.values}
+        if settings.thermal_voltage is not None and "Vt" in keys:
+            defaults[(cls.kind, "Vt")] = settings.thermal_voltage
+        if "gmin" in options and "Gmin" in keys:
+            defaults[(cls.kind, "Gmin")] = options["gmin"]
+    if tran is not None:
+        defaults[("tline", "Tstep")] = tran.step       # a line's default sections resolve this step
+    models = model_cards(model_stmts, table, names, defaults, options)
     _check_size(element_stmts, subckts, file)
     elements: List[ElementSpec] = []
-    expand(element_stmts, Context(table, names, models, defaults=defaults), names, subckts, [], elements)
+    ctx = Context(table, names, models, defaults=defaults, tran=tran, globals={g.lower() for g in globals_})
+    expand(element_stmts, ctx, names, subckts, [], elements)
     if not elements:
         raise NetlistError("the netlist has no elements", Location(file, 1, 1, "", 0),
                            hint="add elements, one per line, e.g. 'V1 in 0 SIN(0 1 1k)' and 'R1 in 0 1k'")
+    elements = resolve_hysteresis(_drop_shorted(elements), table.defaults, tran)
     _check_elements(elements)
     held: Tuple[str, ...] = ()
     if ic_stmts:
         elements, held = apply_ic(ic_stmts, elements, names)
     probes = _probes(probe_stmts, elements)
+    saves, save_all, unused = _saves(save_stmts, elements)
+    skipped = skipped + [f"{u}: not a signal phsym records" for u in unused]
     parameters = {p.name: p for p in table.params.values()}
-    warn_ignored(ignored, skipped)
-    return Netlist(elements, parameters, probes, title, file, DeckSettings(tran, options, held))
+    warn_ignored(ignored, skipped + ctx.ignored)
+    return Netlist(elements, parameters, probes, title, file, DeckSettings(tran, options, held, analyses),
+                   saves=saves, save_all=save_all and not probe_stmts)
 
 
 def _as_title(exc: NetlistError, rest: List[Statement], title: str, file: Optional[str],
-              skipped: List[str]) -> Netlist:
+              skipped: List[str], overrides=None) -> Netlist:
     """The netlist without line 1 (its title); ``exc`` (line 1's own error) if nothing else is left."""
     try:
-        return _build(rest, title, file, skipped)
+        return _build(rest, title, file, skipped, overrides)
     except NetlistError as again:
         if again.message.startswith("the netlist has no elements"):
             raise exc from None        # line 1 was meant as an element
         raise
 
 
-def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
+def parse_netlist(text: str, file: Optional[str] = None, options: Optional[Dict[str, float]] = None) -> Netlist:
     """Parse netlist text (a SPICE deck) into a flattened :class:`Netlist`.
 
     The first line is the title, as in SPICE, unless it is a comment, a dot
@@ -345,6 +362,9 @@ def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
     file : str, optional
         File name used in error messages and stored in :attr:`Netlist.file`;
         ``.include`` paths are relative to its directory.
+    options : dict of str to float, optional
+        ``.options`` values that win over the deck's (``{"temp": 85}``: the
+        deck at 85 degrees Celsius).
 
     Raises
     ------
@@ -365,22 +385,22 @@ def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
     lines = deck.lines
     first = _title_candidate(lines, file)
     if first is None:
-        return _build(_statements(lines), "", file, deck.skipped)
+        return _build(_statements(lines), "", file, deck.skipped, options)
     title = first.text.strip()
     rest = _statements(lines[1:])
     try:
         stmt = parse_statement(first)
         element_kind(stmt)
     except NetlistError as exc:
-        return _as_title(exc, rest, title, file, deck.skipped)     # not an element: the title
+        return _as_title(exc, rest, title, file, deck.skipped, options)     # not an element: the title
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            netlist = _build([stmt] + rest, "", file, deck.skipped)
+            netlist = _build([stmt] + rest, "", file, deck.skipped, options)
     except NetlistError as exc:
         if exc.file != file or exc.line != 1:
             raise
-        netlist = _as_title(exc, rest, title, file, deck.skipped)
+        netlist = _as_title(exc, rest, title, file, deck.skipped, options)
         if any(ch.isdigit() for ch in stmt.head.text):
             warnings.warn(f"{first.locate(0).describe()}: line 1 '{title}' is read as the title: as an element "
                           f"line it is invalid ({exc.message}); start the deck with a title line or "
@@ -391,8 +411,8 @@ def parse_netlist(text: str, file: Optional[str] = None) -> Netlist:
     return netlist
 
 
-def load_netlist(path) -> Netlist:
-    """Read the netlist file at ``path`` (UTF-8) and parse it."""
+def load_netlist(path, options: Optional[Dict[str, float]] = None) -> Netlist:
+    """Read the netlist file at ``path`` (UTF-8) and parse it (``options``: see :func:`parse_netlist`)."""
     name = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8-sig")     # tolerate a byte-order mark
@@ -400,4 +420,4 @@ def load_netlist(path) -> Netlist:
         raise NetlistError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise NetlistError(f"cannot read netlist '{name}': {exc.strerror or exc}") from None
-    return parse_netlist(text, file=name)
+    return parse_netlist(text, file=name, options=options)

@@ -44,7 +44,7 @@ def evaluate_shape(shape: str, a: np.ndarray, t) -> np.ndarray:
     Parameters
     ----------
     shape : str
-        ``"dc"``, ``"sin"``, ``"pulse"`` or ``"pwl"`` (arity already checked).
+        ``"dc"``, ``"sin"``, ``"pulse"``, ``"pwl"``, ``"exp"`` or ``"sffm"`` (arity already checked).
     a : ndarray
         Arguments (see :mod:`phsym.netlist.waveforms` for their meaning).
     t : array_like
@@ -60,12 +60,20 @@ def evaluate_shape(shape: str, a: np.ndarray, t) -> np.ndarray:
     if shape == "dc":
         return np.full(t.shape, a[0], dtype=np.float64)
     if shape == "sin":
-        off, amp, freq = a[:3]
-        delay = a[3] if len(a) > 3 else 0.0
-        damp = a[4] if len(a) > 4 else 0.0
+        off, amp = a[:2]
+        freq, delay, damp, phase = (list(a[2:]) + [0.0, 0.0, 0.0, 0.0])[:4]
+        phi = np.radians(phase)
         tau = t - delay
-        wave = off + amp * np.sin(2 * np.pi * freq * tau) * np.exp(-damp * np.maximum(tau, 0.0))
-        return np.where(tau >= 0, wave, off).astype(np.float64)
+        wave = off + amp * np.sin(2 * np.pi * freq * tau + phi) * np.exp(-damp * np.maximum(tau, 0.0))
+        return np.where(tau >= 0, wave, off + amp * np.sin(phi)).astype(np.float64)
+    if shape == "exp":
+        v1, v2, td1, tau1, td2, tau2 = (list(a) + [0.0] * 4)[:6]
+        rise = np.where(t > td1, (v2 - v1) * -np.expm1(-(t - td1) / tau1), 0.0)
+        fall = np.where(t > td2, (v1 - v2) * -np.expm1(-(t - td2) / tau2), 0.0)
+        return (v1 + rise + fall).astype(np.float64)
+    if shape == "sffm":
+        off, amp, fc, mdi, fsig = (list(a) + [0.0] * 3)[:5]
+        return (off + amp * np.sin(2 * np.pi * fc * t + mdi * np.sin(2 * np.pi * fsig * t))).astype(np.float64)
     if shape == "pulse":
         return _pulse(a, t.ravel()).reshape(t.shape)
     if shape == "pwl":

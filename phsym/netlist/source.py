@@ -1,6 +1,6 @@
 """Netlist text -> logical lines -> statements (lark), keeping original positions.
 
-Comment lines (``*``), end-of-line comments (``;``), blank lines and ``+``
+Comment lines (``*``), end-of-line comments (``;``, and ``$`` or ``//`` after a blank), blank lines and ``+``
 continuations are handled here; each logical line remembers, for every one of
 its characters, the line and column it came from, so every error points into
 the original text.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -21,7 +22,7 @@ from ..common.guard import discard
 from ..common.paths import atomic_write, cache_dir
 from ..errors import Location, NetlistError
 
-__all__ = ["LogicalLine", "Word", "Assign", "Call", "Statement", "split_logical_lines",
+__all__ = ["LogicalLine", "Word", "Assign", "Call", "Group", "Statement", "split_logical_lines", "prepare_line", "raw_statement",
            "parse_statement", "read_statements"]
 
 
@@ -74,7 +75,16 @@ class Call:
     end: int
 
 
-Item = Union[Word, Assign, Call]
+@dataclass
+class Group:
+    """A parenthesised list not attached to a word: ``(3,0)`` of ``POLY(2) (3,0) (4,0)``."""
+
+    args: List[Union[Word, Assign]]
+    start: int
+    end: int
+
+
+Item = Union[Word, Assign, Call, Group]
 
 
 @dataclass
@@ -91,14 +101,21 @@ class Statement:
             return self.line.locate(item.key.start, len(item.key.text))
         if isinstance(item, Call):
             return self.line.locate(item.name.start, item.end - item.name.start)
+        if isinstance(item, Group):
+            return self.line.locate(item.start, item.end - item.start)
         if isinstance(item, Word):
             return self.line.locate(item.start, len(item.text) if length is None else length)
         return self.line.locate(int(item), length or 1)
 
 
+#: end-of-line comments as ngspice reads them: ``;`` anywhere, ``$`` and ``//`` at the
+#: start or after a blank (``1k$x`` is no comment there either)
+_COMMENT = re.compile(r";|(?:^|(?<=\s))(?:\$|//)")
+
+
 def _strip_comment(line: str) -> str:
-    cut = line.find(";")
-    return line if cut < 0 else line[:cut]
+    m = _COMMENT.search(line)
+    return line if m is None else line[:m.start()]
 
 
 def split_logical_lines(text: str, file: Optional[str] = None) -> List[LogicalLine]:
@@ -188,6 +205,9 @@ def _convert(node) -> Item:
             name = node.children[0]
             args = [_convert(c) for c in node.children[1:] if c is not None]
             return Call(Word("word", str(name), name.start_pos), args, node.meta.end_pos)
+        if node.data == "group":
+            return Group([_convert(c) for c in node.children if c is not None], node.meta.start_pos,
+                         node.meta.end_pos)
     raise NetlistError(f"internal error: unexpected parse node {node!r}")  # pragma: no cover
 
 
@@ -195,8 +215,68 @@ _TOKEN_NAMES = {"EQUAL": "'='", "LPAR": "'('", "RPAR": "')'", "COMMA": "','",
                 "WORD": "a word", "BRACED": "a {expression}", "$END": "end of line"}
 
 
+_B_LINE = re.compile(r"^(\s*[bB]\S*\s+\S+\s+\S+\s+)([vViI])\s*=\s*")
+_VALUE_LINE = re.compile(r"^(\s*[eEgG]\S*\s+\S+\s+\S+\s+)(value|table)\b\s*=?\s*", re.IGNORECASE)
+
+
+def _edit(line: LogicalLine, start: int, end: int, text: str) -> LogicalLine:
+    """``line`` with ``line.text[start:end]`` replaced by ``text`` (its characters located at ``start``)."""
+    pos = line.positions[min(start, len(line.positions) - 1)] if line.positions else (1, 1)
+    return LogicalLine(line.text[:start] + text + line.text[end:],
+                       line.positions[:start] + [pos] * len(text) + line.positions[end:], line.lines, line.file)
+
+
+def _braced(line: LogicalLine, start: int, end: int) -> LogicalLine:
+    """The expression ``line.text[start:end]`` as one ``{...}`` (inner braces dropped, positions kept)."""
+    keep = [k for k in range(start, end) if line.text[k] not in "{}"]
+    while keep and line.text[keep[-1]].isspace():
+        keep.pop()
+    text = "".join(line.text[k] for k in keep)
+    here = line.positions[start] if start < len(line.positions) else (line.positions[-1] if line.positions else (1, 1))
+    return LogicalLine(line.text[:start] + "{" + text + "}" + line.text[end:],
+                       line.positions[:start] + [here] + [line.positions[k] for k in keep] + [here]
+                       + line.positions[end:], line.lines, line.file)
+
+
+def prepare_line(line: LogicalLine) -> LogicalLine:
+    """Braces for the expression of a ``B`` line or an ``E``/``G`` ``VALUE`` or ``TABLE``.
+
+    ``B1 o 0 V=V(a)*2`` -> ``B1 o 0 V={V(a)*2}``; ``E1 o 0 VALUE = {V(a)}``
+    -> ``E1 o 0 VALUE={V(a)}``; ``E1 o 0 TABLE {V(a)} = (0,0) (1,2)`` ->
+    ``E1 o 0 TABLE {V(a)} (0,0) (1,2)``.  Other lines are returned as they are.
+
+    Parameters
+    ----------
+    line : LogicalLine
+        A statement's text.
+    """
+    m = _B_LINE.match(line.text)
+    if m:
+        return _braced(line, m.end(), len(line.text))
+    m = _VALUE_LINE.match(line.text)
+    if not m:
+        return line
+    if m.group(2).lower() == "value":
+        line = _edit(line, m.start(2), m.end(), m.group(2) + "=")
+        start = m.start(2) + len(m.group(2)) + 1
+        return _braced(line, start, len(line.text))
+    start = m.end()         # TABLE: the expression runs to its closing brace, or to '='
+    if line.text[start:start + 1] == "{":
+        close = line.text.find("}", start)
+        end = len(line.text) if close < 0 else close + 1
+    else:
+        eq = line.text.find("=", start)
+        end = len(line.text) if eq < 0 else eq
+    rest = line.text[end:]
+    eq = len(rest) - len(rest.lstrip())
+    if rest[eq:eq + 1] == "=":
+        line = _edit(line, end + eq, end + eq + 1, " ")
+    return _braced(line, start, end)
+
+
 def parse_statement(line: LogicalLine) -> Statement:
-    """Parse one logical line with the lark grammar."""
+    """Parse one logical line with the lark grammar (after :func:`prepare_line`)."""
+    line = prepare_line(line)
     try:
         tree = _lark().parse(line.text)
     except lark.exceptions.UnexpectedCharacters as exc:
@@ -229,6 +309,14 @@ def parse_statement(line: LogicalLine) -> Statement:
     return stmt
 
 
+def raw_statement(line: LogicalLine) -> Statement:
+    """A card whose syntax is its own (``.title``, ``.ic``, ``.meas``): no items, its text in ``rest``."""
+    head = line.text.split(None, 1)[0]
+    stmt = Statement(Word("word", head, 0), [], line)
+    stmt.rest = line.text[len(head):].strip()
+    return stmt
+
+
 def read_statements(text: str, file: Optional[str] = None) -> List[Statement]:
     """Split ``text`` into logical lines and parse each into a :class:`Statement`.
 
@@ -238,10 +326,5 @@ def read_statements(text: str, file: Optional[str] = None) -> List[Statement]:
     out = []
     for line in split_logical_lines(text, file):
         head = line.text.split(None, 1)[0]
-        if head.lower() == ".title":
-            stmt = Statement(Word("word", head, 0), [], line)
-            stmt.rest = line.text[len(head):].strip()
-            out.append(stmt)
-            continue
-        out.append(parse_statement(line))
+        out.append(raw_statement(line) if head.lower() in (".title", ".meas", ".measure") else parse_statement(line))
     return out

@@ -9,7 +9,7 @@ physical value can be varied and fitted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import sympy as sp
 
@@ -98,7 +98,13 @@ class Netlist:
     file : str or None
         Source path.
     deck : DeckSettings
-        The control cards (``.tran``, ``.options``, ``.temp``, ``.ic``).
+        The control cards (``.tran``, ``.options``, ``.temp``, ``.ic``, the analyses).
+    saves : tuple of str
+        Signals ``.save`` and ``.print tran`` ask for (labels as probes spell them).
+    save_all : bool
+        No ``.probe``, ``.save`` or ``.print`` selects signals (or ``.save all``
+        does): a run records every node voltage and voltage-source current,
+        as SPICE saves everything (:meth:`outputs`).
     """
 
     elements: list
@@ -107,6 +113,20 @@ class Netlist:
     title: str = ""
     file: Optional[str] = None
     deck: DeckSettings = field(default_factory=DeckSettings)
+    saves: Tuple[str, ...] = ()
+    save_all: bool = True
+
+    def outputs(self) -> List[str]:
+        """The signals a run writes besides its states, inputs and powers: the probes and the
+        ``.save``/``.print tran`` selection, and with :attr:`save_all` every node's voltage
+        ``v(node)`` (subcircuits' too, not phsym's internal ones) and every voltage source's current
+        ``i(V1)``, in netlist order."""
+        out = [p.label for p in self.probes] + [s for s in self.saves]
+        if self.save_all:
+            for el in self.elements:
+                out += [f"v({n})" for n in el.nodes if n != "0" and "#" not in n]
+            out += [f"i({el.name})" for el in self.elements if el.kind in ("vsource", "ammeter") and "#" not in el.name]
+        return list(dict.fromkeys(out))
 
     def element(self, name: str) -> ElementSpec:
         """Return the element called ``name`` (case-insensitive).

@@ -12,6 +12,8 @@ from typing import Dict, List, Optional, Tuple
 
 from ..common.names import NameTable
 from ..errors import NetlistError
+from ..components import REGISTRY
+from .behavioral import build_behavioral
 from .elements import SUBCKT, Context, build_element, canonical_node, element_kind
 from .params import word_expr
 from .source import Assign, Statement, Word
@@ -68,7 +70,7 @@ def _definition(stmt: Statement) -> Subckt:
         if it.text == "0" or it.text.lower() == "gnd":
             raise NetlistError("the datum node cannot be a subcircuit port", stmt.loc(it),
                                hint="the datum 0 is global; use it inside the subcircuit directly")
-        if it.text in ports:
+        if it.text.lower() in (p.lower() for p in ports):
             raise NetlistError(f"port '{it.text}' listed twice", stmt.loc(it),
                                hint="each port node appears once in the .subckt line")
         ports.append(it.text)
@@ -160,7 +162,7 @@ def _instance(stmt: Statement, ctx: Context, global_names: NameTable, subckts: D
                            f"({' '.join(sub.ports)}), instance gives {len(node_words)}",
                            stmt.loc(stmt.head), hint="connect one node per port")
     prefix = ctx.prefix + stmt.head.text + "."
-    node_map = {p: canonical_node(w.text, ctx) for p, w in zip(sub.ports, node_words)}
+    node_map = {p.lower(): canonical_node(w.text, ctx) for p, w in zip(sub.ports, node_words)}
     declared = {k.text.lower(): (k, v) for k, v in sub.params}
     given: Dict[str, Assign] = {}
     for a in overrides:
@@ -184,7 +186,8 @@ def _instance(stmt: Statement, ctx: Context, global_names: NameTable, subckts: D
             expr = word_expr(default, sub.stmt, names)
             loc = sub.stmt.loc(default)
         names.set(key_word.text, ctx.table.add_value(pname, expr, loc))
-    inner = Context(ctx.table, names, ctx.models, prefix, node_map, ctx.seen, ctx.defaults)
+    inner = Context(ctx.table, names, ctx.models, prefix, node_map, ctx.seen, ctx.defaults, ctx.spelling, ctx.tran,
+                    ctx.ignored, ctx.globals)
     expand(sub.body, inner, global_names, subckts, stack + [sub.name.lower()], out)
 
 
@@ -207,7 +210,7 @@ def flattened_count(statements: List[Statement], subckts: Dict[str, Subckt]) -> 
         total = 0
         for stmt in body:
             try:
-                kind, _ = element_kind(stmt)
+                kind, _ = element_kind(stmt, subckts)
             except NetlistError:
                 total += 1
                 continue
@@ -231,12 +234,18 @@ def expand(statements: List[Statement], ctx: Context, global_names: NameTable,
            subckts: Dict[str, Subckt], stack: List[str], out: list) -> None:
     """Append the flattened elements of ``statements`` to ``out``."""
     for stmt in statements:
-        kind, kw = element_kind(stmt)
+        kind, kw = element_kind(stmt, subckts)
         ctx.register(stmt)
         if kind == SUBCKT:
             _instance(stmt, ctx, global_names, subckts, stack, out)
+        elif kind is REGISTRY["behavioral"]:
+            out.append(build_behavioral(stmt, ctx))
+            out += ctx.extra
+            ctx.extra.clear()
         else:
             out.append(build_element(stmt, kind, kw, ctx))
+            out += ctx.extra
+            ctx.extra.clear()
         if len(out) > MAX_ELEMENTS:
             raise NetlistError(f"more than {MAX_ELEMENTS} elements after flattening subcircuits",
                                stmt.loc(stmt.head), hint="check for runaway nesting")

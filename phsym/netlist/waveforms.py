@@ -12,6 +12,14 @@
   infinite.  A zero rise or fall time is replaced by :data:`PULSE_EDGE` too.
 * ``pwl``: ``(t1, v1, t2, v2, ...)`` -- linear interpolation, constant before
   the first and after the last point.
+* ``sin`` takes a sixth argument, the phase in degrees (ngspice):
+  ``offset + amplitude*sin(2*pi*freq*(t - delay) + phase)``... and
+  ``offset + amplitude*sin(phase)`` before the delay.
+* ``exp``: ``(v1, v2, delay1, tau1, delay2, tau2)`` -- ``v1`` until
+  ``delay1``, then ``v1 + (v2 - v1)(1 - exp(-(t - delay1)/tau1))``, and from
+  ``delay2`` on the decay back to ``v1`` with ``tau2`` added.
+* ``sffm``: ``(offset, amplitude, carrier, index, signal)`` --
+  ``offset + amplitude*sin(2*pi*carrier*t + index*sin(2*pi*signal*t))``.
 
 >>> import numpy as np, sympy as sp
 >>> from phsym.components import Waveform
@@ -32,7 +40,7 @@ from ..components.element import Waveform
 __all__ = ["evaluate_waveform", "waveform_arguments", "PULSE_EDGE", "WAVEFORM_ARITY"]
 
 #: Accepted number of arguments per shape: (min, max); pwl: pairs, max unbounded.
-WAVEFORM_ARITY = {"dc": (1, 1), "sin": (3, 5), "pulse": (2, 7), "pwl": (2, None)}
+WAVEFORM_ARITY = {"dc": (1, 1), "sin": (2, 6), "pulse": (2, 7), "pwl": (2, None), "exp": (2, 6), "sffm": (2, 5)}
 
 
 def waveform_arguments(waveform: Waveform,

@@ -197,8 +197,10 @@ def dc_operating_point(S: Structure, values: Mapping[sp.Symbol, float], u0: np.n
 
 def dc_solution(S: Structure, values: Mapping[sp.Symbol, float], u0: np.ndarray,
                 x_guess: Optional[np.ndarray] = None,
-                held: Sequence[int] = ()) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(x, w, lambda)`` of the DC operating point for constant input ``u0``.
+                held: Sequence[int] = (), guess: Optional[np.ndarray] = None
+                ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, w, lambda)`` of the DC operating point for constant input ``u0`` (Newton starts from
+    ``x_guess`` and ``guess``, the ports and multipliers of a nearby point: a sweep's last).
 
     Solves ``(J e)_x = 0`` (no state changes) with the dissipative and
     algebraic rows, unknowns ``(x, w, lambda)``: Newton with junction
@@ -222,8 +224,19 @@ def dc_solution(S: Structure, values: Mapping[sp.Symbol, float], u0: np.ndarray,
         names = [v.name for v in S.variables[nx:nx + nw]]
         for j, name in enumerate(names):
             z0[nf + j] = start.get(name, 0.0)
+    if guess is not None:
+        z0[nf:] = guess
     from .dcsolve import DCProblem, solve_dc
-    z, _ = solve_dc(DCProblem(S, values, u0, x_fix, free, sc), z0)
+    # one problem per parameter set, kept on the structure: a DC sweep solves it at many inputs
+    key = (tuple(sorted((str(k), float(v)) for k, v in values.items())), tuple(free.tolist()))
+    memo = S.__dict__.get("_dc_problem")
+    if memo is not None and memo[0] == key:
+        problem = memo[1]
+        problem.u0, problem.x_fix = u0, x_fix
+    else:
+        problem = DCProblem(S, values, u0, x_fix, free, sc)
+        S.__dict__["_dc_problem"] = (key, problem)
+    z, _ = solve_dc(problem, z0)
     if z is not None:
         x = x_fix.copy()
         x[free] = z[:nf] * sc[free]

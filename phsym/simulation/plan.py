@@ -12,7 +12,7 @@ arrays of the symbolic run it replaces.  Nothing here imports sympy or scipy.
 from __future__ import annotations
 
 import functools
-from typing import Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import warnings
 
@@ -24,9 +24,10 @@ from .engines.arrays import RECORD_LIMIT, check_run
 from .engines.generated import NewtonLoop
 from .engines.linear.loops import DenseLinearLoop, SparseLinearLoop
 from .result import SimulationResult
+from .summary import ModelSummary
 from .signals import check_align, check_positive, check_steps, grid_points, initial_state, input_array
 
-__all__ = ["RunPlan", "ModelSummary", "FORMAT"]
+__all__ = ["RunPlan", "FORMAT"]
 
 #: Version of the plan's serialised layout (:meth:`RunPlan.to_arrays`).
 FORMAT = 2
@@ -46,56 +47,6 @@ def _portstart():
     """:mod:`.portstart` (sympy: imported on first use, not on the warm-start path; once, not per plan)."""
     from . import portstart
     return portstart
-
-
-class _Probe(NamedTuple):
-    label: str
-
-
-class ModelSummary:
-    """The names of a model without the model: ``result.model`` after a warm start.
-
-    Parameters
-    ----------
-    name : str
-        Model name.
-    states, inputs, outputs : list of str
-        Names as in :class:`~phsym.model.Model`.
-    probes : list of str
-        Declared probe labels.
-    path : str or None
-        Netlist file (for :meth:`full_model`).
-    active : list of str
-        Branches of the controlled sources' outputs (their power is
-        ``SimulationResult.P_active``).
-    controls : list of str
-        Parameters a run can drive with signals (``.param pos=0.5 control``).
-    positive : mapping of str to str
-        Inputs that must stay above zero (a temperature bath), name -> unit.
-    """
-
-    def __init__(self, name: str, states: Sequence[str], inputs: Sequence[str], outputs: Sequence[str],
-                 probes: Sequence[str], path: Optional[str], active: Sequence[str] = (),
-                 controls: Sequence[str] = (), positive: Optional[Mapping[str, str]] = None):
-        self.name, self.states, self.inputs, self.outputs = name, list(states), list(inputs), list(outputs)
-        self.probes = [_Probe(p) for p in probes]
-        self.path = path
-        self.active = list(active)
-        self.controls = list(controls)
-        self.positive = dict(positive or {})
-        self._model = None
-
-    def full_model(self):
-        """The :class:`~phsym.model.Model` of the netlist (built on first call)."""
-        if self._model is None:
-            if self.path is None:
-                raise SignalError(f"{self.name}: no netlist file to build the model from")
-            from ..model import load       # sympy: only when a signal needs the model
-            self._model = load(self.path)
-        return self._model
-
-    def __repr__(self) -> str:
-        return f"<ModelSummary {self.name!r} (warm start of {self.path})>"
 
 
 class RunPlan:
@@ -148,6 +99,7 @@ class RunPlan:
         self.resolver = resolver
         self.model = summary if model is None else model
         self.port_start_needed: Optional[bool] = None
+        self.x_start: Optional[Dict[str, float]] = None      # Newton's first start from x_ic (a stored DC start)
 
     # ----------------------------------------------------------------- inputs
     def _waveform(self, i: int, t: np.ndarray) -> Optional[np.ndarray]:
@@ -318,6 +270,7 @@ class RunPlan:
         n_e = getattr(self.loop, "n_e", 0)
         rec = self.record_efforts
         rec = bool(N * n_e <= RECORD_LIMIT if rec == "auto" else rec)
+        start = self.x_start if start is None and x0 is None else start     # a stored DC start's Newton start
         if start is None:
             start = self.newton_start(x, U[0, :len(self.summary.inputs)])
         try:
@@ -329,7 +282,8 @@ class RunPlan:
         out = {"h": self.h, "fs": self.fs, "scheme": self.scheme, "engine": self.loop.KIND,
                "x0": x0_desc or desc, "values": dict(self.values), "key": self.loop.key,
                "compiled": self.loop.compiled, "wall_time": wall, "compile_time": self.loop.compile_time,
-               "failed_steps": int(np.count_nonzero(A.FL)) if not self.loop.KIND.startswith("linear") else 0, "align": align}
+               "failed_steps": int(np.count_nonzero(A.FL)) if not self.loop.KIND.startswith("linear") else 0,
+               "align": align, "newton_start": dict(start) if start else None}
         if self.summary.active:
             out["active"] = list(self.summary.active)
         if getattr(self.loop, "stiff", None):
@@ -407,13 +361,16 @@ class RunPlan:
                 "positive": s.positive,
                 "states": s.states,
                 "inputs": s.inputs,
-                "outputs": s.outputs, "probes": [p.label for p in s.probes], "fs": self.fs,
+                "outputs": s.outputs, "probes": [p.label for p in s.probes], "saved": s.saved, "fs": self.fs,
                 "scheme": self.scheme, "x_ic_desc": self.x_ic_desc, "values": self.values,
                 "record_efforts": self.record_efforts, "loop": loop_meta, "port_start": self.needs_port_start(),
+                "x_start": {k: float(v) for k, v in (self.x_start or {}).items()},
                 "waveforms": [None if w is None else [w[0], np.asarray(w[1], float).tolist()]
                               for w in self.waveforms]}
         arrays = {"x_ic": self.x_ic, **{f"loop_{k}": v for k, v in loop_arrays.items()}}
-        for i, p in enumerate(meta["probes"]):
+        # the probes, and the saved signals whose vectors were made (a large model's are made when asked)
+        meta["vectors"] = [p.label for p in s.probes] + [k for k in s.saved if k in self.vectors]
+        for i, p in enumerate(meta["vectors"]):
             arrays[f"probe_{i}"] = self.probe_vector(p)
         return meta, arrays
 
@@ -435,10 +392,13 @@ class RunPlan:
             loop_meta, {k[5:]: v for k, v in arrays.items() if k.startswith("loop_")})
         probes: List[str] = list(meta["probes"])
         summary = ModelSummary(meta["name"], meta["states"], meta["inputs"], meta["outputs"], probes, meta["path"],
-                               meta.get("active", ()), meta.get("controls", ()), meta.get("positive"))
+                               meta.get("active", ()), meta.get("controls", ()), meta.get("positive"),
+                               meta.get("saved", ()))
+        probes = list(meta.get("vectors", probes))
         waves = [None if w is None else (w[0], np.asarray(w[1], float)) for w in meta["waveforms"]]
         plan = cls(summary, meta["fs"], meta["scheme"], loop, waves, arrays["x_ic"], meta["x_ic_desc"],
                    meta["values"], meta["record_efforts"],
                    {p: arrays[f"probe_{i}"] for i, p in enumerate(probes)})
         plan.port_start_needed = bool(meta.get("port_start", False))
+        plan.x_start = dict(meta.get("x_start") or {}) or None
         return plan

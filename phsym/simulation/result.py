@@ -51,7 +51,8 @@ class SimulationResult:
         Scheme, engine, initial-state description (``x0``), wall time of the
         stepping (``wall_time``; compiling or loading the loop is
         ``compile_time``), how the loop was compiled (``compiled``), cache
-        key, parameter ``values`` by name, ``warm_start`` after a warm start,
+        key, parameter ``values`` by name, Newton's start of the first step
+        (``newton_start``: port variables by name, or None), ``warm_start`` after a warm start,
         and ``subdivided`` (``{step: number of sub-steps}``) when Newton
         took some steps in sub-steps (:mod:`phsym.simulation.engines.substeps`).
 
@@ -59,7 +60,7 @@ class SimulationResult:
     ----------
     model : Model, LinearPHS or ModelSummary
         The simulated model (after a warm start a
-        :class:`~phsym.simulation.plan.ModelSummary`).
+        :class:`~phsym.simulation.summary.ModelSummary`).
     names : ModelSummary
         Names of states, inputs, outputs and declared probes.
     t, x, u, y, H, P_diss, P_supplied, iterations, flags, efforts : ndarray
@@ -194,7 +195,7 @@ class SimulationResult:
         """Names accepted by ``res[...]`` (any signal label is accepted too)."""
         n = self.names
         return list(n.states) + list(n.inputs) + list(self.controls) + list(n.outputs) + \
-            [p.label for p in n.probes] + ["H", "P_diss", "P_supplied", "balance"] + \
+            [p.label for p in n.probes] + list(getattr(n, "saved", ())) + ["H", "P_diss", "P_supplied", "balance"] + \
             (["P_control"] if self.controls else []) + (["P_num"] if self._P_num is not None else [])
 
     def _probe(self, label: str) -> np.ndarray:
@@ -232,6 +233,12 @@ class SimulationResult:
         """The netlist's ``.probe`` outputs (step grid)."""
         return {p.label: self[p.label] for p in self.names.probes}
 
+    @property
+    def saved(self) -> Dict[str, np.ndarray]:
+        """The probes and the signals the netlist saves (step grid): every node voltage and
+        voltage-source current, or its ``.save``/``.print`` selection; what files hold."""
+        return {**self.probes, **{k: self[k] for k in getattr(self.names, "saved", ())}}
+
     # ----------------------------------------------------------- export
     def to_numpy(self) -> Dict[str, np.ndarray]:
         """Dict of arrays (state grid and step grid) keyed by label."""
@@ -249,7 +256,7 @@ class SimulationResult:
         if self._P_num is not None:
             d["P_num"] = self.P_num
         if self.efforts is not None:
-            d.update(self.probes)
+            d.update(self.saved)
         return d
 
     def _step_table(self) -> Dict[str, np.ndarray]:
@@ -267,7 +274,7 @@ class SimulationResult:
         for i, s in enumerate(self.names.outputs):
             cols[s] = pad(self.y[:, i])
         if self.efforts is not None:
-            cols.update({k: pad(v) for k, v in self.probes.items()})
+            cols.update({k: pad(v) for k, v in self.saved.items()})
         cols["H"] = self.H
         cols["P_diss"] = pad(self.P_diss)
         cols["P_supplied"] = pad(self.P_supplied)
@@ -286,7 +293,7 @@ class SimulationResult:
             raise SimulationError("to_pandas needs pandas (pip install pandas)") from exc
         return pd.DataFrame(self._step_table()).set_index("t")
 
-    def save(self, path: Union[str, Path]) -> Path:
+    def save(self, path: Union[str, Path], signals: Optional[Sequence[str]] = None) -> Path:
         """Write ``.csv`` (step grid table) or ``.npz`` (all arrays).
 
         Parameters
@@ -294,6 +301,9 @@ class SimulationResult:
         path : str or pathlib.Path
             Destination; the suffix (``.csv`` or ``.npz``; ``.wav`` calls
             :meth:`to_wav`) selects the format.
+        signals : sequence of str, optional
+            Write ``t`` and these signals only (any label ``res[...]`` takes),
+            instead of states, inputs, outputs, saved signals and powers.
 
         Returns
         -------
@@ -301,10 +311,12 @@ class SimulationResult:
         """
         path = Path(path)
         suf = path.suffix.lower()
+        pad = lambda a: a if a.shape[0] == self.t.shape[0] else np.concatenate([[np.nan], a])  # noqa: E731
+        chosen = None if signals is None else {"t": self.t, **{k: pad(np.asarray(self[k])) for k in signals}}
         if suf == ".npz":
-            np.savez(path, **self.to_numpy())
+            np.savez(path, **(chosen or self.to_numpy()))
         elif suf == ".csv":
-            cols = self._step_table()
+            cols = chosen or self._step_table()
             names = list(cols)
             data = np.column_stack([cols[n] for n in names])
             with open(path, "w", newline="") as fh:

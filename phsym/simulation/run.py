@@ -18,6 +18,7 @@ from .warm import load_plan, save_plan, snapshot_key
 __all__ = ["simulate"]
 
 _INCLUDES = re.compile(rb"^[ \t]*\.(inc|lib)", re.IGNORECASE | re.MULTILINE)
+_MEASURES = re.compile(rb"^[ \t]*\.(meas|four)", re.IGNORECASE | re.MULTILINE)
 
 
 def _with_includes(path, text: bytes) -> bytes:
@@ -27,6 +28,21 @@ def _with_includes(path, text: bytes) -> bytes:
     from ..netlist.include import read_deck_lines
     deck = read_deck_lines(text.decode("utf-8-sig"), str(path))
     return b"\0".join([text] + [Path(f).read_bytes() for f in deck.files])
+
+
+def _measured(res: SimulationResult, source) -> SimulationResult:
+    """``res`` with a deck's ``.meas tran`` and ``.four`` results in ``res.info`` (``measures``, ``fourier``)."""
+    if isinstance(source, (str, os.PathLike)) and Path(source).suffix.lower() != ".json":
+        try:
+            text = Path(source).read_bytes()
+        except OSError:
+            return res
+        if not (_MEASURES.search(text) or _INCLUDES.search(text)):
+            return res      # no card to read: a warm start imports no parser (lark)
+        from ..netlist.cards import deck_settings
+        from .measure import after_transient
+        res.info.update(after_transient(res, deck_settings(source).analyses))
+    return res
 
 
 def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float] = None, x0=None,
@@ -103,12 +119,13 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
             plan = load_plan(key)
             if plan is not None:
                 try:
-                    return plan.run(u, duration, None if dc else x0, progress, info={"warm_start": True},
-                                    align=align)
+                    return _measured(plan.run(u, duration, None if dc else x0, progress,
+                                              info={"warm_start": True}, align=align), model)
                 except ImportError:     # its generated module left the cache: rebuild below
                     pass
     from ..model import load            # the symbolic path: sympy, scipy (a warm start needs neither)
     from .simulator import Simulator
+    source = model
     if is_file:
         model = load(model)
     sim = Simulator(model, fs, method, **options)
@@ -118,6 +135,7 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
         if dc:      # the snapshot starts where this run started
             plan = copy.copy(plan)
             plan.x_ic, plan.x_ic_desc = np.array(res.x[0], dtype=float), res.info["x0"]
+            plan.x_start = res.info.get("newton_start")
         if plan.serialisable:
             try:
                 save_plan(plan, key)
@@ -126,4 +144,4 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
             else:
                 if plan.loop.key:      # Newton loop or unrolled linear loop
                     aot.start_background(plan.loop.key)
-    return res
+    return _measured(res, source)

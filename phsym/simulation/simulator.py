@@ -21,7 +21,8 @@ from .engines.choice import GENERATED_LIMIT, check_generated_budget, choose, mar
 from .engines.generated import NewtonLoop
 from .engines.linear.plans import LinearPlanning
 from .engines.numeric.planner import NumericPlanner
-from .plan import ModelSummary, RunPlan
+from .plan import RunPlan
+from .summary import ModelSummary
 from .plancache import FixedParts
 from .result import SimulationResult
 from .signals import sample_rate
@@ -192,14 +193,12 @@ class Simulator(LinearPlanning):
         else:
             loop = self._linear_loop(values, Jn, fixed.J_constant)
         if self._summary is None:       # names only: the same for every parameter set
-            self._summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
-                                         [p.label for p in model.probes], model.netlist.file,
-                                         [S.branches[d.branch].name for d in S.dissipative if d.active],
-                                         self._gen.controls if self._gen else (), model.positive_inputs)
+            self._summary = ModelSummary.of(model, [S.branches[d.branch].name for d in S.dissipative if d.active],
+                                            self._gen.controls if self._gen else ())
         summary = self._summary
         resolver = lambda label: fixed.probe(label, values, Jn)      # noqa: E731
         return RunPlan(summary, self.fs, self.scheme, loop, waves, x_ic, desc, by_name, self.record_efforts,
-                     {p.label: resolver(p.label) for p in model.probes}, resolver, model)
+                     {lab: resolver(lab) for lab in summary.labels()}, resolver, model)
 
     def set_parts(self, values) -> Tuple[np.ndarray, str, list]:
         """``(x_ic, x_ic_desc, waveforms)`` of a plan at the parameter values ``values`` (by symbol):

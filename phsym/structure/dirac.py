@@ -390,8 +390,10 @@ class Structure:
         node : str
             Node name.
         """
-        if node == DATUM:
+        if node == DATUM or node.lower() == "gnd":
             return {}
+        if node not in self.graph:      # node names ignore case, as in SPICE
+            node = next((n for n in self.graph if str(n).lower() == node.lower()), node)
         if node not in self.graph:
             raise StructureError(f"unknown node {node!r}")
         path = tree_path(self.graph, node, DATUM)

@@ -1,11 +1,13 @@
 """Small-signal frequency response at the DC operating point (SPICE's ``.ac``).
 
-The model is linearised at its DC operating point
-(:meth:`phsym.Model.linearize`: descriptor form ``E xi' = (J - R) Q xi + B u``
-in deviations) and every requested signal is read off the efforts
-``(Q xi, u)`` with the same probe vectors the simulator records, so
+The model's small-signal form at its DC operating point
+(:func:`phsym.structure.smallsignal.small_signal`: ``E xi' = A xi + B u`` in
+deviations, every law linearised, transistors and controlled sources
+included) is solved at each frequency, and every requested signal is read
+off the efforts with the same probe vectors the simulator records, so
 ``v(node)``, ``v(a,b)``, ``i(R1)``, ``v(C1)`` all work.  The excitation is
-one input (a source) with unit amplitude, as ``AC 1`` on one source in SPICE.
+SPICE's: every source with an ``AC mag [phase]`` specification, superposed;
+without any, one source with unit amplitude.
 """
 from __future__ import annotations
 
@@ -15,9 +17,11 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
+import sympy as sp
+
 from ...errors import SignalError, SimulationError
 
-__all__ = ["AcResult", "ac_analysis", "frequency_grid"]
+__all__ = ["AcResult", "ac_analysis", "frequency_grid", "excitation"]
 
 
 def frequency_grid(sweep: str, points: int, fstart: float, fstop: float) -> np.ndarray:
@@ -56,11 +60,32 @@ class AcResult:
         The excited input.
     response : dict of str to ndarray
         Complex response of each signal per unit of the source.
+    measures : dict of str to float
+        ``.meas ac`` results (:meth:`measure`).
     """
 
     f: np.ndarray
     source: str
     response: Dict[str, np.ndarray] = field(default_factory=dict)
+    measures: Dict[str, float] = field(default_factory=dict)
+
+    def measure(self, cards) -> Dict[str, float]:
+        """Evaluate a deck's ``.meas ac`` cards on this response (kept in :attr:`measures`).
+
+        Parameters
+        ----------
+        cards : sequence of phsym.netlist.analyses.Measure
+            The deck's cards (others than ``ac`` are left out).
+        """
+        from ..measure import measure_cards
+        table = {k.lower(): v for k, v in self.response.items()}
+
+        def signal(label: str) -> np.ndarray:
+            if label.lower().replace(" ", "") not in table:
+                raise SignalError(f"{label!r} is not in the response (signals: {', '.join(self.response)})")
+            return table[label.lower().replace(" ", "")]
+        self.measures.update(measure_cards(cards, "ac", self.f, signal))
+        return self.measures
 
     def save(self, path) -> None:
         """Write a CSV table: ``f``, then per signal magnitude [dB] and phase [deg].
@@ -86,11 +111,8 @@ class AcResult:
         signals : sequence of str, optional
             Signals to draw (default: all).
         """
-        from ...errors import MissingDependencyError
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError:
-            raise MissingDependencyError("the Bode plot needs matplotlib (pip install matplotlib)") from None
+        from ...clitools import pyplot
+        plt = pyplot("the Bode plot")
         fig, (a1, a2) = plt.subplots(2, 1, sharex=True)
         for k in signals or list(self.response):
             h = self.response[k]
@@ -106,18 +128,54 @@ class AcResult:
         return fig
 
 
-def _inputs_at_zero(model, values) -> np.ndarray:
-    from ...netlist.waveforms import evaluate_waveform
-    u0 = []
-    for name in model.inputs:
-        wf = model.netlist.element(str(name)).waveform
-        u0.append(0.0 if wf is None else float(evaluate_waveform(wf, np.array([0.0]), values)[0]))
-    return np.array(u0)
+def excitation(model, values, source: Optional[str] = None) -> tuple:
+    """``(du, description)``: the inputs' complex amplitudes of an AC analysis.
+
+    SPICE excites every source with an ``AC mag [phase]`` specification at
+    once (superposed); ``source`` names one to excite alone with unit
+    amplitude; a deck without AC specifications excites its first source.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+    source : str, optional
+        The one source to excite.
+
+    Raises
+    ------
+    SignalError
+        An unknown source, or a model without sources.
+    """
+    names = [str(u) for u in model.inputs]
+    if not names:
+        raise SignalError("the model has no source to excite")
+    du = np.zeros(len(names), dtype=complex)
+    lower = [n.lower() for n in names]
+    if source is None:
+        for j, name in enumerate(names):
+            spec = model.netlist.element(name).ac
+            if spec is not None:
+                mag, phase = (float(sp.sympify(a).xreplace(values)) for a in spec)
+                du[j] = mag * np.exp(1j * np.radians(phase))
+        if np.any(du):
+            return du, ", ".join(f"{n} (AC)" for n, d in zip(names, du) if d != 0)
+        source = names[0]
+    if source.lower() not in lower:
+        raise SignalError(f"unknown source {source!r}; inputs: {', '.join(names)}")
+    du[lower.index(source.lower())] = 1.0
+    return du, names[lower.index(source.lower())]
 
 
 def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[str]] = None,
                 params: Optional[Mapping[str, float]] = None) -> AcResult:
-    """Small-signal response at the DC operating point.
+    """Small-signal response at the DC operating point (SPICE's ``.ac``).
+
+    The point is SPICE's (sources at their DC values, :mod:`.point`); the
+    small-signal model (:func:`phsym.structure.smallsignal.small_signal`)
+    holds every law, transistors and controlled sources included.
 
     Parameters
     ----------
@@ -126,9 +184,10 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
     f : array_like
         Frequencies in Hz (see :func:`frequency_grid`).
     source : str, optional
-        The excited input (a source name); default: the first input.
+        The one source excited with unit amplitude; default: every source
+        with an ``AC`` specification, superposed (SPICE), else the first input.
     signals : list of str, optional
-        Signal labels (default: every node of the netlist, ``v(node)``).
+        Signal labels (default: every node voltage and voltage-source current).
     params : mapping of str to float, optional
         Parameter overrides by name.
 
@@ -144,39 +203,27 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
         When the DC problem has no solution.
     """
     from ...model import load
-    from ..probes import probe_vector
-    from .op import dc_state
+    from ...structure.smallsignal import small_signal
+    from .point import dc_inputs, dc_point, default_signals, signal_vectors
     if isinstance(model, (str, Path)):
         model = load(model)
-    names = [str(u) for u in model.inputs]
-    if not names:
-        raise SignalError("the model has no source to excite")
-    src = source if source is not None else names[0]
-    lower = [n.lower() for n in names]
-    if src.lower() not in lower:
-        raise SignalError(f"unknown source {src!r}; inputs: {', '.join(names)}")
-    j = lower.index(src.lower())
     values = model.parameter_values(params)
-    u0 = _inputs_at_zero(model, values)
-    x0 = dc_state(model, u0, params)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        # a Piecewise law (a diode's junction charge) is evaluated on every
-        # branch by numpy; only the selected one is used
-        lin = model.linearize(x0=x0, u0=u0, params=params)
-    S = model.structure
-    if signals is None:
-        signals = []
-        for el in model.netlist.elements:
-            signals += [f"v({n})" for n in el.nodes if n != "0" and f"v({n})" not in signals]
-    Jn = S.J_numeric(values)
-    vecs = {k: probe_vector(S, k, values, Jn) for k in signals}
-    n = lin.n_states
+    du, what = excitation(model, values, source)
+    pt = dc_point(model, values, dc_inputs(model, values))
+    ss = small_signal(model.structure, values, pt.x, pt.w, pt.lam, pt.u)
+    signals = list(signals) if signals is not None else default_signals(model)
+    vecs = signal_vectors(model, values, signals)
+    n = ss.A.shape[0]
     f = np.asarray(f, dtype=float)
     out = {k: np.empty(f.size, dtype=complex) for k in signals}
-    Q = np.asarray(lin.Q)
+    b = ss.B @ du
     for i, fk in enumerate(f):
-        xi = np.linalg.solve(2j * np.pi * fk * lin.E - lin.A, lin.B[:, j])
-        e = np.concatenate([Q @ xi, np.eye(len(names))[j]])
+        try:
+            xi = np.linalg.solve(2j * np.pi * fk * ss.E - ss.A, b)
+        except np.linalg.LinAlgError:
+            raise SimulationError(f"the small-signal system is singular at {fk:g} Hz (a node without a DC path?)",
+                                  step=i, time=0.0) from None
+        e = ss.M @ xi
         for k, c in vecs.items():
-            out[k][i] = c[:n] @ e[:n] + c[n:] @ e[n:]
-    return AcResult(f=f, source=names[j], response=out)
+            out[k][i] = c[:n] @ e + c[n:] @ du
+    return AcResult(f=f, source=what, response=out)

@@ -1,11 +1,10 @@
 """DC operating point of a netlist (SPICE's ``.op``): node potentials, branch
 currents and the power of every element.
 
-The state comes from the simulator's DC solver
-(:meth:`~phsym.simulation.Simulator.dc_state`, the one ``x0="dc"`` uses);
-one backward-Euler step with the inputs held at their first sample then
-evaluates every probe at that state (the step changes nothing at an
-equilibrium: ``dx = 0``).
+The sources take SPICE's DC values and the state, ports and multipliers
+come from the structure's DC solver (:mod:`.point`: limited Newton, gmin
+and source stepping, the one a transient's DC start uses); every probe is
+read from the effort vector there, without compiling a step.
 """
 from __future__ import annotations
 
@@ -13,15 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
 
-import numpy as np
-
 from ...errors import SimulationError
 from ...graph import DOMAIN_UNITS
 
 __all__ = ["OperatingPoint", "operating_point", "dc_state"]
 
 
-def dc_state(model, u0: np.ndarray, params: Optional[Mapping[str, float]] = None) -> np.ndarray:
+def dc_state(model, u0, params: Optional[Mapping[str, float]] = None):
     """Storage state of a model's DC operating point for the inputs ``u0``, nothing held.
 
     Unlike a transient's DC start (``x0="dc"``), ``.ic`` values are not
@@ -36,10 +33,8 @@ def dc_state(model, u0: np.ndarray, params: Optional[Mapping[str, float]] = None
     params : mapping of str to float, optional
         Parameter overrides by name.
     """
-    from ..initial import dc_operating_point, initial_from_ic
-    values = model.parameter_values(params)
-    x_ic, _ = initial_from_ic(model.structure, values)
-    return dc_operating_point(model.structure, values, np.asarray(u0, float), x_ic, ())
+    from .point import dc_point
+    return dc_point(model, model.parameter_values(params), u0).x
 
 
 @dataclass
@@ -104,8 +99,9 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
     Parameters
     ----------
     model : Model, str or pathlib.Path
-        A model or a netlist file.  Sources take their value at ``t = 0``
-        (``SIN`` its offset, ``PULSE`` its first level), as SPICE's ``.op``;
+        A model or a netlist file.  Sources take their DC value (``DC v``),
+        else their value at ``t = 0`` (``SIN`` its offset, ``PULSE`` its
+        first level), as SPICE's ``.op``;
         ``.ic`` values are not held (as in SPICE's ``.op``).
     params : mapping of str to float, optional
         Parameter overrides by name.
@@ -120,23 +116,22 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
         When the DC problem has no solution or Newton fails on it.
     """
     from ...model import load
-    from ..simulator import Simulator
+    from ..probes import probe_vector
+    from .point import dc_inputs, dc_point, efforts
     if isinstance(model, (str, Path)):
         model = load(model)
     if getattr(model, "netlist", None) is None:
         raise SimulationError("an operating point needs a model built from a netlist", step=0, time=0.0)
-    sim = Simulator(model, 1.0, method="backward_euler")
-    n_u = len(model.inputs)
-    u0 = sim.plan(params).inputs(None, 1.0)[0] if n_u else np.zeros(0)
-    x0, start = sim.dc_solution(u0, params, hold_ic=False)
-    u = np.tile(np.asarray(u0, float), (2, 1)) if n_u else None
-    res = sim.plan(params).run(u, None if n_u else 1.0, x0, start=start)
-    drift = np.max(np.abs(res.x[1] - res.x[0]) / (np.abs(res.x[0]) + 1e-30), initial=0.0)
-    if drift > 1e-6 and np.max(np.abs(res.x[1] - res.x[0]), initial=0.0) > 1e-15:
-        raise SimulationError(f"the DC solution is not an equilibrium (relative drift {drift:.2g})",
-                              step=1, time=1.0)
+    values = model.parameter_values(params)
+    pt = dc_point(model, values, dc_inputs(model, values))     # SPICE: the DC value, else the waveform at 0
+    e = efforts(model, values, pt)
+    S = model.structure
+    Jn = S.J_numeric(values)
+
+    def signal(label: str) -> float:
+        return float(probe_vector(S, label, values, Jn) @ e)
     op = OperatingPoint(title=model.netlist.title,
-                        state={str(s): float(v) for s, v in zip(model.states, res.x[0])})
+                        state={str(s): float(v) for s, v in zip(model.states, pt.x)})
     nodes = []
     for el in model.netlist.elements:
         for n in el.nodes:
@@ -145,20 +140,20 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
     for n in model.structure.graph.nodes:        # internal nodes (a diode's series resistance)
         if n != "0" and n not in nodes:
             nodes.append(n)
-    op.nodes = {n: float(res[f"v({n})"][0]) for n in nodes}
+    op.nodes = {n: signal(f"v({n})") for n in nodes}
     graph = model.structure.graph
     op.domains = {n: graph.nodes[n].get("domain", "electrical") for n in nodes if n in graph.nodes}
     branch_domain = {b.name: b.domain for b in model.structure.branches}
     multi = {el.name for el in model.netlist.elements if len(el.nodes) > 2}
     for b in model.structure.branches:      # transistors, tubes, controlled sources: each port
         if b.element in multi:
-            i, v = float(res[f"i({b.name})"][0]), float(res[f"v({b.name})"][0])
+            i, v = signal(f"i({b.name})"), signal(f"v({b.name})")
             op.currents[b.name], op.voltages[b.name], op.power[b.name] = i, v, v * i
             op.domains[b.name] = _domain(b.domain, (b.node_from, b.node_to), op.domains)
     for el in model.netlist.elements:
         if len(el.nodes) != 2:
             continue              # couplings and four-terminal two-ports: their inductors/ports are listed
-        i = float(res[f"i({el.name})"][0])
+        i = signal(f"i({el.name})")
         # terminal voltage: a diode's v(D1) is its junction voltage, without RS
         v = op.nodes.get(el.nodes[0], 0.0) - op.nodes.get(el.nodes[1], 0.0)
         op.currents[el.name], op.voltages[el.name], op.power[el.name] = i, v, v * i

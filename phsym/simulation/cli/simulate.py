@@ -55,8 +55,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                               "the initial conditions (default: 'dc' for a .tran card "
                                               "without UIC, else 'ic')")
     p.add_argument("--out", help="write the result (.csv, .npz or .wav)")
-    p.add_argument("--signal", help="signal(s) written to .wav, comma-separated for several channels "
-                                    "(default: first probe or output)")
+    p.add_argument("--signals", "--signal", dest="signal",
+                   help="signals written, comma-separated: the columns of .csv/.npz besides t (default: states, "
+                        "inputs, outputs, every node voltage v(node) and voltage-source current i(V1), or the "
+                        "deck's .save/.print/.probe selection, and the powers), the channels of .wav (default: "
+                        "first probe or output)")
     p.add_argument("--normalize", action="store_true",
                    help="scale the .wav output to a peak of 1 (default: physical levels)")
     p.add_argument("--wav-format", default="float32", choices=sorted(WAV_FORMATS),
@@ -188,6 +191,25 @@ def _check_outputs(args: argparse.Namespace) -> None:
             raise SimulationError(f"{opt} {path}: directory {p.parent} does not exist")
 
 
+def _stepped(args: argparse.Namespace, deck, fs: float, duration, x0) -> int:
+    """A deck with ``.step`` cards or a ``.temp`` list: one run and one table (``OUT.stepK.csv``) per step."""
+    from ..analyses.steps import run_steps
+    if args.out and Path(args.out).suffix.lower() != ".csv":
+        raise SimulationError(f"--out {args.out}: a stepped deck writes one .csv table per step")
+    runs = run_steps(args.file, deck.analyses, fs, duration, None if x0 is None else x0, method=args.method,
+                     **deck.simulator_options())
+    for k, r in enumerate(runs, start=1):
+        where = ""
+        if args.out:
+            out = Path(args.out)
+            path = out.with_name(f"{out.stem}.step{k}{out.suffix}")
+            r.save(path)
+            where = f" -> {path}"
+        values = ", ".join(f"{n}={v:g}" for n, v in r.values.items())
+        print(f"step {k} ({values}): max power-balance residual {r.balance:.3g} (relative){where}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym simulate``; returns the exit status."""
     from ..run import simulate
@@ -206,6 +228,8 @@ def run(args: argparse.Namespace) -> int:
         sampled = True          # a file control is a sampled signal, as a file input is
     controls = {k: input_source(v, fs) for k, v in cspecs.items()}
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
+    if (deck.analyses.steps or deck.analyses.temps) and not (u or controls or params):
+        return _stepped(args, deck, fs, duration, x0)
     steps = int(round(duration * fs)) if duration else None
     bar = None
     if not args.quiet and steps is not None and steps >= PROGRESS_STEPS:
@@ -225,8 +249,12 @@ def run(args: argparse.Namespace) -> int:
             signals = [x.strip() for x in args.signal.split(",")] if args.signal else None
             res.to_wav(args.out, signals, normalize=args.normalize, format=args.wav_format)
         else:
-            res.save(args.out)
+            res.save(args.out, [x.strip() for x in args.signal.split(",")] if args.signal else None)
     if args.plot:
         res.plot(path=args.plot)
     print(res.summary())
+    for name, value in res.info.get("measures", {}).items():       # as ngspice prints .meas
+        print(f"{name:<20} = {value:.6e}")
+    for label, four in res.info.get("fourier", {}).items():
+        print(four.to_text(label))
     return 0

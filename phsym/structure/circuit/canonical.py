@@ -129,7 +129,11 @@ class _Walker:
         if e in self.varmap:
             return self.varmap[e]
         if not self.has_var(e):
-            return self.placeholder(e) if _valued(e) else e
+            if _valued(e):
+                return self.placeholder(e)
+            if e.args and not isinstance(e, sp.Expr):      # a Piecewise's (1/ROFF, True): values inside
+                return e.func(*[self.walk(a) for a in e.args])
+            return e
         if e.is_Add or e.is_Mul:
             const = [a for a in e.args if not self.has_var(a)]
             vary = [self.walk(a) for a in e.args if self.has_var(a)]

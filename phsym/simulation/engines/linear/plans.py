@@ -17,7 +17,8 @@ from ....common.schemes import get_scheme
 from ....errors import PhsymError, SimulationInputError
 from ....structure.linear import LinearPHS
 from ....structure.linearize import descriptor_matrices
-from ...plan import ModelSummary, RunPlan
+from ...plan import RunPlan
+from ...summary import ModelSummary
 from .engine import DENSE_LIMIT, INPUT_CODE, LinearEngine
 from .template import linear_template
 

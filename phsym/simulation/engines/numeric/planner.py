@@ -16,7 +16,8 @@ from typing import Dict, Mapping, Optional, Tuple
 import numpy as np
 
 from ....errors import SimulationInputError
-from ...plan import ModelSummary, RunPlan
+from ...plan import RunPlan
+from ...summary import ModelSummary
 from .layout import STATE
 from .loop import NumericLoop
 from .operating import dc_point, frozen_start
@@ -77,13 +78,11 @@ class NumericPlanner:
         loop.starter = lambda x, u0: self.start(x, u0, values, loop)
         if self._summary is None:
             active = [c.branches[d.branch].name for d in c.dissipations if d.active]
-            self._summary = ModelSummary(model.name, model.states, model.inputs, model.outputs,
-                                         [p.label for p in model.probes], model.netlist.file, active, (),
-                                         model.positive_inputs)
+            self._summary = ModelSummary.of(model, active, ())     # probes and the signals the netlist saves
         n_nodes = S.L.n_nodes
         resolver = lambda label: self.parts.probe(label, n_nodes)      # noqa: E731
         return RunPlan(self._summary, self.fs, self.scheme, loop, self.parts.waveforms(values), x_ic, desc, by_name,
-                       self.record_efforts, {p.label: resolver(p.label) for p in model.probes}, resolver, model)
+                       self.record_efforts, {lab: resolver(lab) for lab in self._summary.labels()}, resolver, model)
 
     def initial(self, values) -> Tuple[np.ndarray, str]:
         """``(x_ic, description)`` from the netlist's ICs."""
