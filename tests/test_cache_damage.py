@@ -38,7 +38,7 @@ print(json.dumps({{"warm": bool(r.info.get("warm_start")),
 
 def _env(work: Path, bytecode: bool = True):
     env = dict(os.environ, PHSYM_CACHE_DIR=str(work / "phsym"), NUMBA_CACHE_DIR=str(work / "numba"),
-               PHSYM_AOT="0")
+               PHSYM_AOT="0", PHSYM_ENGINE="generated")      # the entries of the generated loop's runs
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env

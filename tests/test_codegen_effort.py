@@ -112,7 +112,7 @@ def test_generated_loop_solves_junction_charges_through_their_voltage():
     m = phsym.parse(DECK)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sim = phsym.Simulator(m, fs=48000)
+        sim = phsym.Simulator(m, fs=48000, engine="generated")
         r = sim.run(duration=3e-3)
     assert "v_D1.cj" in sim._gen.unknowns
     resjac = sim._gen.source[sim._gen.source.index("def resjac("):sim._gen.source.index("def junc(")]
@@ -121,7 +121,7 @@ def test_generated_loop_solves_junction_charges_through_their_voltage():
     assert np.all(np.isfinite(r.x))
     # backward Euler's gradient is the end voltage itself; the midpoint's would invert the charge law
     for scheme in ("backward_euler", "midpoint"):
-        s = phsym.Simulator(m, fs=48000, method=scheme, stiff="scheme")
+        s = phsym.Simulator(m, fs=48000, method=scheme, stiff="scheme", engine="generated")
         assert ("v_D1.cj" in s._gen.unknowns) == (scheme == "backward_euler")
 
 
@@ -133,7 +133,7 @@ def test_carried_junction_voltage_steps_like_one_call():
     u = 2 * np.sin(2 * np.pi * 1e3 * np.arange(96) / 48000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sim = phsym.Simulator(m, fs=48000)
+        sim = phsym.Simulator(m, fs=48000, engine="generated")
         one = sim.run(duration=2e-3)
         chunked = sim.run(duration=2e-3, chunk=7)
         whole = sim.stream(signals=["v(a)"]).process(u)
@@ -164,9 +164,9 @@ def test_a_control_of_the_junction_law_inverts_at_every_step():
     m = phsym.parse(deck)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sim = phsym.Simulator(m, fs=48000)
+        sim = phsym.Simulator(m, fs=48000, engine="generated")
         r = sim.run(duration=2e-3, controls={"tt": lambda t: 20e-9 * (1 + 0.5 * np.sin(2e3 * t))})
-    assert "ve[0]" not in sim._gen.source and "ve[0]" in phsym.Simulator(phsym.parse(DECK), fs=48000)._gen.source
+    assert "ve[0]" not in sim._gen.source and "ve[0]" in phsym.Simulator(phsym.parse(DECK), fs=48000, engine="generated")._gen.source
     assert r.max_balance_error < 1e-9 and np.any(r.P_control != 0)
 
 
@@ -178,11 +178,11 @@ def test_limiter_skips_its_trial_point_when_no_junction_moves_beyond_two_vt(monk
     monkeypatch.setattr(newton, "_MEMO", None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fast = phsym.Simulator(phsym.parse(DECK), fs=48000)
+        fast = phsym.Simulator(phsym.parse(DECK), fs=48000, engine="generated")
         a = fast.run(duration=3e-3)
         monkeypatch.setattr(newton, "linear_slopes", lambda exprs, V: None)
         monkeypatch.setattr(newton, "_MEMO", None)
-        slow = phsym.Simulator(phsym.parse(DECK), fs=48000)
+        slow = phsym.Simulator(phsym.parse(DECK), fs=48000, engine="generated")
         b = slow.run(duration=3e-3)
     assert "* d[" in fast._gen.source and "> 2.0 * jvt0:" in fast._gen.source
     assert "if abs(jd0" not in slow._gen.source
@@ -200,11 +200,11 @@ def test_transistor_ports_across_their_junction_charges_are_not_unknowns(monkeyp
     monkeypatch.setattr(newton, "_MEMO", None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sim = phsym.Simulator(phsym.load(deck), fs=48000)
+        sim = phsym.Simulator(phsym.load(deck), fs=48000, engine="generated")
         a = sim.run(duration=5e-3, x0="dc")
         monkeypatch.setattr(steps, "_pinned_multiports", lambda *args: [])
         monkeypatch.setattr(newton, "_MEMO", None)
-        ref = phsym.Simulator(phsym.load(deck), fs=48000)
+        ref = phsym.Simulator(phsym.load(deck), fs=48000, engine="generated")
         b = ref.run(duration=5e-3, x0="dc")
     assert "w_Q1.be" in ref._gen.unknowns and "w_Q1.be" not in sim._gen.unknowns
     assert len(sim._gen.unknowns) == len(ref._gen.unknowns) - 2
@@ -233,7 +233,7 @@ def test_settled_junction_voltages_are_extrapolated(monkeypatch):
     tolerance), fewer iterations; stepped by the scheme it restarts from no change."""
     from phsym.codegen import steps
     from phsym.codegen.newton import module as newton
-    fast = phsym.Simulator(phsym.parse(DECK), 48000.0)
+    fast = phsym.Simulator(phsym.parse(DECK), 48000.0, engine="generated")
     eq = steps.step_equations(phsym.parse(DECK).structure, "discrete_gradient", {}, by_effort=True,
                               stiff="backward_euler")
     assert eq.settled == eq.by_effort and len(eq.settled) == 1
@@ -247,7 +247,7 @@ def test_settled_junction_voltages_are_extrapolated(monkeypatch):
         return out
     monkeypatch.setattr(newton, "step_equations", unsettled)
     monkeypatch.setattr(newton, "_MEMO", None)
-    slow = phsym.Simulator(phsym.parse(DECK), 48000.0)
+    slow = phsym.Simulator(phsym.parse(DECK), 48000.0, engine="generated")
     i = eq.by_effort[0]
     assert f"vh{i} = vold[{i}]" in fast._gen.source and f"vh{i} = vold[{i}]" not in slow._gen.source
     a, b = fast.run(duration=0.005), slow.run(duration=0.005)
@@ -262,7 +262,7 @@ def test_settled_voltages_take_the_extrapolation_with_the_smaller_record():
     keeps the smaller error record (carried in ve, phsym.codegen.newton.carried), and the predictor takes it
     (phsym.codegen.newton.predictor): 2.10 iterations per step where always the half change took 2.32."""
     from phsym.codegen.newton import carried
-    sim = phsym.Simulator(phsym.parse(DECK), 48000.0)       # the module of the tests above
+    sim = phsym.Simulator(phsym.parse(DECK), 48000.0, engine="generated")       # the module of the tests above
     i = sim._gen.unknowns.index("v_D1.cj")
     assert f"d[{i}] = pf{i} if ve[" in sim._gen.source
     u = 0.3 * np.sin(2 * np.pi * 1e3 * np.arange(241) / 48000)

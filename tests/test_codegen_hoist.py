@@ -37,7 +37,7 @@ def test_step_constants_are_maximal_expensive_and_free_of_unknowns():
 def test_hoisted_module_runs_the_same_steps(monkeypatch, tmp_path):
     monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
     model = phsym.load(DECK)
-    sim = phsym.Simulator(model, 1e10)
+    sim = phsym.Simulator(model, 1e10, engine="generated")
     source = sim._gen.source
     assert "kc = (" in source
     resjac = source[source.index("def resjac("):source.index("def junc(")]
@@ -50,7 +50,7 @@ def test_hoisted_module_runs_the_same_steps(monkeypatch, tmp_path):
     monkeypatch.setattr(printing, "_share_inversions", lambda e: e)
     monkeypatch.setattr(newton, "known_variables", lambda terms, n_e: "")
     monkeypatch.setattr(newton, "_MEMO", None)
-    plain = phsym.Simulator(phsym.load(DECK), 1e10)
+    plain = phsym.Simulator(phsym.load(DECK), 1e10, engine="generated")
     # unhoisted: kc holds only the junction's start voltage, carried from the step before
     assert "kc = (kc_0, )" in plain._gen.source and "kc_0 = se_" in plain._gen.source
     plain_resjac = plain._gen.source[plain._gen.source.index("def resjac("):plain._gen.source.index("def junc(")]
@@ -92,7 +92,7 @@ def test_parts_fixed_for_the_call_are_computed_once():
     assert any("p_1**0.5" in ln or "math.sqrt(p_1)" in ln for ln in step) and step[-1].strip() == "kc = (kc_0, kc_1, )"
     # in a generated loop: the diode's grading powers before `for k`, the pot's control inside it
     src = phsym.Simulator(phsym.load(Path(__file__).resolve().parents[1] / "netlists" / "overdrive.cir"),
-                          48000.0)._gen.source
+                          48000.0, engine="generated")._gen.source
     run = src[src.index("def run("):src.index("def run_many(")]
     loop = run.index("for k in range(k0, k1):")
     assert 0 < run.index("rc_0 = ") < loop and "81.0**p_0" in run[loop:]

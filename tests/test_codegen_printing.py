@@ -66,11 +66,11 @@ def test_uses_under_different_conditions_or_none_are_not_guarded():
 def test_guarded_loop_steps_exactly_as_the_plain_one(monkeypatch):
     """The diode deck with depletion and diffusion charge: the same floats, so the same steps."""
     mark = re.compile(r"^\s+_c\d+ = \(.*\) if .+ else 0\.0$", re.M)
-    guarded = phsym.Simulator(phsym.parse(DECK), 48000.0)
+    guarded = phsym.Simulator(phsym.parse(DECK), 48000.0, engine="generated")
     assert mark.search(guarded._gen.source)
     monkeypatch.setattr(printing, "_guarded", lambda reps, red: [(s, printing.pr(e)) for s, e in reps])
     monkeypatch.setattr(newton, "_MEMO", None)
-    plain = phsym.Simulator(phsym.parse(DECK), 48000.0)
+    plain = phsym.Simulator(phsym.parse(DECK), 48000.0, engine="generated")
     assert not mark.search(plain._gen.source)
     r1, r2 = guarded.run(duration=0.003), plain.run(duration=0.003)
     assert np.array_equal(r1.x, r2.x) and np.array_equal(r1.iterations, r2.iterations)

@@ -73,7 +73,7 @@ def test_split_of_the_common_emitter_stage():
     """Seven unknowns: the three charge increments and two resistor currents have constant columns,
     the two junction voltages vary; the generated loop writes the direction out."""
     model = phsym.parse(CE)
-    sim = phsym.Simulator(model, 48000.0)
+    sim = phsym.Simulator(model, 48000.0, engine="generated")
     src = sim._gen.source
     assert "SL = np.array([0, 1, 2, 3, 6]" in src and "SN = np.array([4, 5]" in src
     assert "schur_setup(Jm, 7, SL, piv)" in src and "sdet = " in src and "lu_factor" not in src
@@ -84,12 +84,12 @@ def test_generated_loop_steps_like_the_full_factorisation(monkeypatch, variant):
     """The same step equations solved by an LU of the whole Jacobian (no constant columns used) and by
     the kernel's loops (no written-out direction) give the written-out loop's trajectory to round-off;
     the discrete energy balance holds step by step."""
-    fast = phsym.Simulator(phsym.parse(CE), 48000.0).run(duration=0.01)
+    fast = phsym.Simulator(phsym.parse(CE), 48000.0, engine="generated").run(duration=0.01)
     if variant == "lu":
         monkeypatch.setattr(newton, "split", lambda *a, **k: None)
     else:
         monkeypatch.setattr(schur, "WRITTEN", 0)
-    other_sim = phsym.Simulator(phsym.parse(CE), 48000.0)
+    other_sim = phsym.Simulator(phsym.parse(CE), 48000.0, engine="generated")
     src = other_sim._gen.source
     assert ("lu_factor" in src) == (variant == "lu") and ("schur_direction(Jm" in src) == (variant == "kernel")
     other = other_sim.run(duration=0.01)
@@ -174,11 +174,11 @@ def test_held_columns_are_rotated_once_per_step_and_step_like_the_small_system(m
     where they changed, then Cramer's rule on the diodes' two columns and the triangle for the pot's;
     the same steps as the pot's columns in the pivoted small system at every iteration, held still and
     swept at every step."""
-    held = phsym.Simulator(phsym.parse(POT), 48000.0)
+    held = phsym.Simulator(phsym.parse(POT), 48000.0, engine="generated")
     src = held._gen.source
     assert "held_ok = " in src and "math.hypot(" in src and "small_solve(Jm, " not in src
     monkeypatch.setattr(schur, "holds", lambda *a: False)
-    every = phsym.Simulator(phsym.parse(POT), 48000.0)
+    every = phsym.Simulator(phsym.parse(POT), 48000.0, engine="generated")
     assert "held_ok" not in every._gen.source and "small_solve(Jm, " in every._gen.source
     for controls in (None, {"pos": lambda t: 0.05 + 200 * t}):
         a, b = held.run(duration=0.004, controls=controls), every.run(duration=0.004, controls=controls)
@@ -191,12 +191,12 @@ def test_held_columns_are_rotated_once_per_step_and_step_like_the_small_system(m
 def test_three_varying_columns_are_written_out_and_step_like_the_kernel(monkeypatch):
     """More than two varying unknowns: the products written out and the small system solved by
     ``small_solve`` give the kernel's trajectory (its loops over whole rows) to round-off."""
-    written = phsym.Simulator(phsym.parse(LADDER), 48000.0)
+    written = phsym.Simulator(phsym.parse(LADDER), 48000.0, engine="generated")
     src = written._gen.source
     assert "SN = np.array([" in src and "small_solve(Jm, " in src and "schur_direction(Jm" not in src
     assert src.count("sz_2_2 = ") == 1
     monkeypatch.setattr(schur, "WRITTEN", 0)
-    kernel = phsym.Simulator(phsym.parse(LADDER), 48000.0)
+    kernel = phsym.Simulator(phsym.parse(LADDER), 48000.0, engine="generated")
     assert "schur_direction(Jm" in kernel._gen.source
     a, b = written.run(duration=0.004), kernel.run(duration=0.004)
     for name in a.names.states:
@@ -288,7 +288,7 @@ def test_held_columns_step_alike_in_chunks():
     """The held rotation is redone at the first step of every call (its triangle lives in the call):
     a run in chunks of 7 steps is the single call's, bit for bit, with the pot still, stepped once
     and swept at every step."""
-    sim = phsym.Simulator(phsym.parse(POT), 48000.0)
+    sim = phsym.Simulator(phsym.parse(POT), 48000.0, engine="generated")
     for controls in (None, {"pos": lambda t: np.where(t < 0.001, 0.3, 0.7)}, {"pos": lambda t: 0.05 + 200 * t}):
         one = sim.run(duration=0.002, controls=controls)
         chunked = sim.run(duration=0.002, controls=controls, chunk=7)

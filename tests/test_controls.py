@@ -69,7 +69,7 @@ def test_potentiometer_swept_matches_scipy_with_second_order():
     errs = []
     for fs in (48e3, 96e3, 192e3):
         sim = phsym.Simulator(m, fs)
-        assert sim.engine == "newton"       # controls run the Newton loop even for a linear circuit
+        assert sim.engine == "generated"    # controls run the generated loop even for a linear circuit
         res = sim.run(duration=5e-3, controls={"pos": pos_of})
         assert np.allclose(res.controls["pos"], pos_of(res.t))
         assert res.max_balance_error < 1e-12

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import phsym
-from phsym.simulation import simulator as simmod
+from phsym.simulation.engines.linear import plans as simmod
 from phsym.simulation.engines.linear.template import linear_template
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -83,6 +83,7 @@ def test_cache_info_and_clear(tmp_path, monkeypatch, capsys):
 
 def test_simulate_twice_is_warm_and_identical(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PHSYM_ENGINE", "generated")     # warm starts store the generated loop's plans
     net = tmp_path / "clip.cir"
     net.write_text((NET / "diode_clipper.cir").read_text())
     outs = [tmp_path / "a.csv", tmp_path / "b.csv"]

@@ -24,7 +24,7 @@ CLIPPER = Path(__file__).parent / "decks" / "opamp_diode_clipper.cir"
 def _run(model, stiff, duration, fs=48000, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return phsym.Simulator(model, fs=fs, stiff=stiff, record_efforts=True).run(duration=duration, **kw)
+        return phsym.Simulator(model, fs=fs, stiff=stiff, record_efforts=True, engine="generated").run(duration=duration, **kw)
 
 
 def test_numerical_dissipation_is_the_integral_of_the_charge_over_the_step():
@@ -60,7 +60,7 @@ def test_carried_start_voltages_and_constants_are_those_recomputed(monkeypatch):
     # cold: ve's states voided before every call of one step, so each step inverts v(Q) and computes
     # its constants itself.  Two junctions, and a step limit that makes Newton fail and subdivide
     m = phsym.load(CLIPPER)
-    sim = phsym.Simulator(m, fs=48000, stiff="backward_euler", record_efforts=True, maxit=6)
+    sim = phsym.Simulator(m, fs=48000, stiff="backward_euler", record_efforts=True, maxit=6, engine="generated")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         hot = sim.run(duration=2e-3)
@@ -111,14 +111,14 @@ def test_junction_charges_stepped_to_the_end_settle_instead_of_ringing():
 def test_stiff_option_is_checked_and_reaches_the_scheme():
     m = phsym.parse(DECK)
     with pytest.raises(SimulationInputError, match="stiff"):
-        phsym.Simulator(m, fs=48000, stiff="trapezoidal")
+        phsym.Simulator(m, fs=48000, stiff="trapezoidal", engine="generated")
     # midpoint: the charge stepped to the end is solved through its voltage too; as the scheme, through the charge
-    assert "v_D1.cj" in phsym.Simulator(m, fs=48000, method="midpoint")._gen.unknowns
-    assert "q_D1.cj" in phsym.Simulator(m, fs=48000, method="midpoint", stiff="scheme")._gen.unknowns
+    assert "v_D1.cj" in phsym.Simulator(m, fs=48000, method="midpoint", engine="generated")._gen.unknowns
+    assert "q_D1.cj" in phsym.Simulator(m, fs=48000, method="midpoint", stiff="scheme", engine="generated")._gen.unknowns
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = phsym.Simulator(m, fs=48000, method="midpoint").run(duration=2e-3)
-        be = phsym.Simulator(m, fs=48000, method="backward_euler").run(duration=2e-3)
+        r = phsym.Simulator(m, fs=48000, method="midpoint", engine="generated").run(duration=2e-3)
+        be = phsym.Simulator(m, fs=48000, method="backward_euler", engine="generated").run(duration=2e-3)
     # the midpoint rule (not exact for a non-quadratic H) is exact here: the only non-quadratic
     # storage steps to the end and books its dissipation
     assert r.max_balance_error < 1e-10 and np.all(r.P_num >= 0) and r.P_num.max() > 0

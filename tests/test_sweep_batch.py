@@ -330,7 +330,7 @@ def test_set_numbers_are_the_plans_numbers(path, tol):
     holds: initial state, waveforms, loop numbers, probe vectors; the reference plan is the plan."""
     from phsym.simulation.sweeps.sets import SetNumbers, batch_sets, reference_plan
     model = phsym.load(path)
-    sim = phsym.Simulator(model, FS)
+    sim = phsym.Simulator(model, FS, engine="generated" if path == CLIPPER else "auto")   # the batch's loops
     params = phsym.sampling(model, 20, tol, seed=8)
     rows = [{k: float(v[i]) for k, v in params.items()} for i in range(20)]
     sets = batch_sets(sim, rows)
@@ -339,7 +339,7 @@ def test_set_numbers_are_the_plans_numbers(path, tol):
         plan = sim._model_plan(row)
         assert np.array_equal(s.x_ic, plan.x_ic) and s.x_ic_desc == plan.x_ic_desc
         assert s.waveforms == plan.waveforms
-        if sim.engine == "newton":
+        if sim.engine == "generated":
             assert np.array_equal(s.loop[0], plan.loop.p) and np.array_equal(s.loop[1], plan.loop.xs)
         else:
             arrays, j, _ = s.loop
@@ -367,11 +367,12 @@ def test_a_sweep_compiles_no_second_step():
     from phsym.codegen.kernels.sweep import run_summary
     for path, tol in ((CLIPPER, {"Rs": 0.2}), (RLC, {"R": 0.2})):
         model = phsym.load(path)
-        sim = phsym.Simulator(model, FS)
+        engine = "generated" if path == CLIPPER else "auto"
+        sim = phsym.Simulator(model, FS, engine=engine)
         sim.run(duration=DUR)
         params = phsym.sampling(model, 20, tol, seed=3)
-        phsym.sweep(model, FS, params, duration=DUR, executor="serial")
-        if sim.engine == "newton":
+        phsym.sweep(model, FS, params, duration=DUR, executor="serial", engine=engine)
+        if sim.engine == "generated":
             run = sim._gen.module.run
         else:
             loop = sim.plan().loop
@@ -396,7 +397,7 @@ def test_port_start_check_of_a_set_is_its_plans():
     decided as its plan decides it."""
     from phsym.simulation.sweeps.sets import batch_sets
     model = phsym.parse(".param k=1\nV1 a 0 SIN(0 1 1k)\nR1 a w 1k\nC1 w 0 10n\nR2 w 0 I={1m*v**k}\n")
-    sim = phsym.Simulator(model, FS)
+    sim = phsym.Simulator(model, FS, engine="generated")
     rows = [{"k": k} for k in (1.0, 3.0, -1.0)]
     got = [s.needs_port_start(sim) for s in batch_sets(sim, rows)]
     assert got == [sim.plan(row).needs_port_start() for row in rows] and got[-1]

@@ -178,7 +178,7 @@ def test_entropy_divided_difference_keeps_its_digits():
     the plain difference loses nine digits."""
     import mpmath
     import sympy as sp
-    from phsym.codegen.steps import _divided_difference
+    from phsym.codegen.gradients import _divided_difference
     s, X, V, XS, C, T = sp.symbols("s X V XS C T")
     dd = sp.lambdify((X, V, XS, C, T), _divided_difference(C * T * (sp.exp(s / C) - 1), s, X, V, XS), "math")
     mpmath.mp.dps = 50

@@ -12,7 +12,7 @@ vectors, ``.step [LIN|DEC|OCT] PARAM NAME ...`` / ``.step PARAM NAME LIST
 >>> a = Analyses()
 >>> for s in read_statements(".dc VDS 0 10 .5 VGS 0 5 1\\n.tf V(5) VIN\\n"):
 ...     read_card(s, a)
->>> [(w.name, w.values()[-1]) for w in a.dc], a.tf
+>>> [(w.name, float(w.values()[-1])) for w in a.dc], a.tf
 ([('VDS', 10.0), ('VGS', 5.0)], Tf(output='v(5)', source='VIN'))
 """
 from __future__ import annotations

@@ -38,7 +38,9 @@ def split_parasitics(kind: str, items: list, stmt: Statement) -> Tuple[list, Dic
         key = it.key.text.lower() if isinstance(it, Assign) else ""
         if key in PARASITICS[kind]:
             found[key] = it
-        elif key in _IGNORED and key not in ("ic",):
+        elif key in _IGNORED and key not in ("ic",) and it.value.kind != "braced":
+            # LTspice's ratings take numbers (V=50: a capacitor's voltage rating); a braced value
+            # is phsym's law (V={q/C0 + q**3}) and stays
             ignored.append(f"{it.key.text}= ({stmt.loc(it).describe()})")
         else:
             kept.append(it)

@@ -47,6 +47,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "FILE.csv:COLUMN, sampled as the inputs are")
     p.add_argument("--method", default="auto",
                    help="auto, discrete_gradient, midpoint or backward_euler (default auto)")
+    p.add_argument("--engine", default="auto", choices=("auto", "generated", "numeric", "linear"),
+                   help="auto (default: the generated loop where this machine has compiled it and the circuit is "
+                        "small, the numeric engine otherwise; docs/simulation.md), generated, numeric or linear")
     p.add_argument("--stiff", default="auto", choices=STIFF,
                    help="how junction charges step: backward_euler (their gradient at the step's end, "
                         "L-stable; the energy this dissipates is P_num, part of P_diss), scheme (as "
@@ -238,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         res = simulate(args.file, fs, u=u or None, duration=duration, x0=x0, params=params or None,
                        method=args.method, progress=bar, align="samples" if sampled else "grid",
-                       stiff=args.stiff,
+                       stiff=args.stiff, **({"engine": args.engine} if args.engine != "auto" else {}),
                        controls=controls or None,
                        **deck.simulator_options())
     finally:

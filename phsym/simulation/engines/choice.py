@@ -20,7 +20,9 @@ numeric engine does not step yet
 small circuit from a netlist file it starts the generated loop's build in a
 background process (as the ahead-of-time builds, ``PHSYM_AOT=0`` turns it
 off), so the next run of the same netlist gets it.  Small linear models keep
-the linear fast path.  The limits are measured (docs/benchmarks.md).
+the linear fast path.  ``PHSYM_ENGINE=generated`` (or ``numeric``, ``linear``)
+makes ``auto`` stand for that engine in every call (a whole test suite or
+benchmark on one engine).  The limits are measured (docs/benchmarks.md).
 """
 from __future__ import annotations
 
@@ -36,11 +38,14 @@ from ...common.paths import atomic_write, cache_dir
 from ...errors import SimulationInputError
 from ...version import __version__
 
-__all__ = ["ENGINES", "GENERATED_LIMIT", "LINEAR_LIMIT", "choose", "fingerprint", "generated_ready",
+__all__ = ["ENGINES", "ENGINE_ENV", "GENERATED_LIMIT", "LINEAR_LIMIT", "choose", "fingerprint", "generated_ready",
            "mark_ready", "start_generated_build", "check_generated_budget"]
 
 #: Engine names (``"newton"`` is the generated loop's former name).
 ENGINES = ("auto", "generated", "numeric", "linear")
+
+#: Environment variable naming the engine ``"auto"`` stands for (unset: the rule below).
+ENGINE_ENV = "PHSYM_ENGINE"
 
 #: Branches above which ``auto`` never builds the generated loop (its build time and memory grow
 #: much faster than the circuit; measured in docs/benchmarks.md).
@@ -184,6 +189,9 @@ def choose(model, engine: str, scheme: str, stiff: str) -> str:
         Scheme and resolved stiff rule.
     """
     e = str(engine).strip().lower()
+    if e == "auto" and os.environ.get(ENGINE_ENV, "").strip():
+        e = os.environ[ENGINE_ENV].strip().lower()
+        engine = f"{ENGINE_ENV}={e}"
     e = "generated" if e == "newton" else e
     if e not in ENGINES:
         raise SimulationInputError(f"unknown engine {engine!r}: use auto, generated, numeric or linear")

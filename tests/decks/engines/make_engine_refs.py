@@ -51,12 +51,14 @@ def settings(path: Path):
     return deck.tran.fs, (None if deck.x0 == "ic" else deck.x0), deck.simulator_options()
 
 
-def run(path: Path, engine: str):
-    """The reference run of ``path`` on ``engine``."""
+def run(path: Path, engine: str, x0=None, simulator: bool = False):
+    """The reference run of ``path`` on ``engine`` (from ``x0`` instead of the deck's start when given;
+    ``(result, Simulator)`` with ``simulator``)."""
     import phsym
-    fs, x0, options = settings(path)
+    fs, deck_x0, options = settings(path)
     sim = phsym.Simulator(phsym.load(path), fs, engine=engine, **options)
-    return sim.run(duration=STEPS / fs, x0=x0)
+    res = sim.run(duration=STEPS / fs, x0=deck_x0 if x0 is None else x0)
+    return (res, sim) if simulator else res
 
 
 def main(names) -> None:

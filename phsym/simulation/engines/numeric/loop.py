@@ -81,6 +81,7 @@ class NumericLoop:
         self.numerical = S.stiff_end.shape[0] > 0
         self.states: List[str] = list(c.states)
         self.unknowns: List[str] = list(L.names)
+        self._circuit = c
         self.n_u = len(c.ports)
         self.n_e = L.n_nodes + len(c.branches) + self.n_u
         self.subdivided: Dict[int, int] = {}
@@ -142,7 +143,7 @@ class NumericLoop:
         return (np.zeros(L.n_k), np.ones(nz), np.zeros(max(S.groups.n_in, 1)), np.zeros(max(S.groups.n_in, 1)),
                 np.zeros(max(S.groups.n_out, 1)), np.zeros(nz), np.zeros(S.J.nnz), np.zeros(nz),
                 np.zeros(max(S.energies.n_in, 1)), np.zeros(S.energies.n_out), np.zeros(S.energies.n_out),
-                np.zeros(nb), np.zeros(nb), np.zeros(S.circuit.n_x), np.zeros(self.n_u), np.zeros(nz))
+                np.zeros(nb), np.zeros(nb), np.zeros(S.circuit.n_x), np.zeros(self.n_u), np.zeros(2 * nz))
 
     # ------------------------------------------------------------------ carry
     def carry(self, start: Optional[Mapping[str, float]] = None) -> dict:
@@ -244,12 +245,29 @@ class NumericLoop:
             st, qi = int(info[1]), int(info[2])
             names = self.states if st == 4 else self.unknowns
             quantity = names[qi] if 0 <= qi < len(names) else None
-            return SimulationError(f"{STATUS.get(st, 'step failed')}" + (f" at {quantity}" if quantity else "")
-                                   + f", also in {2 ** MAX_LEVELS} sub-steps", step=bad, time=(bad + 1) * h,
-                                   quantity=quantity)
+            at = ""
+            if quantity:
+                owners = self._owners(quantity)
+                at = f" at {quantity}" + (f" (element{'s' if len(owners) > 1 else ''} {', '.join(owners)})"
+                                          if owners else "")
+            return SimulationError(f"{STATUS.get(st, 'step failed')}{at}, also in {2 ** MAX_LEVELS} sub-steps",
+                                   step=bad, time=(bad + 1) * h, quantity=quantity)
         steps(0, 0)
         self.compile_time = time.perf_counter() - t0
         return A, stepping(steps, N, h, progress, chunk, failure)
+
+    def _owners(self, quantity: str, most: int = 6) -> List[str]:
+        """The elements an unknown belongs to: those at a node ``v(n)``, the element of a state or
+        current (for a failure's message)."""
+        c = self._circuit
+        if quantity.startswith("v(") and quantity[2:-1] in c.nodes:
+            node = quantity[2:-1]
+            found = list(dict.fromkeys(b.element for b in c.branches if node in (b.node_from, b.node_to)))
+        else:
+            found = [s.element for s in c.storages if any(c.states[i] == quantity for i in s.states)]
+            if not found and quantity[1:2] == "(":
+                found = [quantity[2:-1]]
+        return found[:most] + (["..."] if len(found) > most else [])
 
     def _restart(self, cr: dict, x_at, x: np.ndarray, scale: float) -> None:
         """Back to the last converged step (``x_at``; ``None``: only rescale), state increments scaled."""

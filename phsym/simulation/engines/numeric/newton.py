@@ -29,6 +29,12 @@ __all__ = ["evaluate", "solve", "csr_add", "STATUS", "FLOOR"]
 #: the step is accepted (the generated loop, whose unknowns are the state increments, sees the same
 #: noise divided by ``R / h`` and reaches its tolerance).
 FLOOR = 1e-10
+#: Backward error above which small Newton steps are not taken for convergence (a saturated law's
+#: Jacobian makes its steps small far from the solution).
+ACCEPT = 1e-6
+#: Newton steps (scaled as in the convergence test) below this are taken whole: near the solution
+#: the residual is rounding, and comparing roundings would halve good steps.
+DAMP_ABOVE = 1e-6
 
 #: Status codes of a solve (0: converged).
 STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular Newton Jacobian",
@@ -135,16 +141,19 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
 @njit(cache=True, error_model="numpy")
 def factor(lu, Jx, fresh):
     """Factor the Jacobian values ``Jx`` (pattern in ``lu``): refactor unless ``fresh`` or a pivot
-    became too small; returns 0, 3 (singular) or 5 (the factors need more room)."""
+    became too small; returns ``(status, column)``: status 0, 3 (singular: ``column`` is the unknown
+    with no pivot) or 5 (the factors need more room), column -1 unless singular."""
     Jp, Ji, q, Lp, Li, Lx, Up, Ui, Ux, pinv, xw, xi, mark, yw, tol = lu
     n = Jp.shape[0] - 1
     if not fresh:
         if lu_refactor(n, Jp, Ji, Jx, q, tol, Lp, Li, Lx, Up, Ui, Ux, pinv, xw) == 0:
-            return 0
+            return 0, -1
     st = lu_factor(n, Jp, Ji, Jx, q, tol, Lp, Li, Lx, Up, Ui, Ux, pinv, xw, xi, mark)
     if st == -(n + 2):
-        return 5
-    return 0 if st == 0 else 3
+        return 5, -1
+    if st == 0:
+        return 0, -1
+    return 3, q[-1 - st]
 
 
 @njit(cache=True, error_model="numpy")
@@ -175,14 +184,40 @@ def _backward_error(F, Jx, Jp, Ji, z, w):
 
 
 @njit(cache=True, error_model="numpy")
-def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT, F, Jx, d, w):
+def _weights(Jx, Jp, Ji, z, w, n):
+    """``w[n + r] = 1 / sum_c |J_rc| (|z_c| + 1)``: each equation scaled by its own terms at the step's start."""
+    for r in range(n):
+        w[n + r] = 0.0
+    for c in range(n):
+        a = abs(z[c]) + 1.0
+        for k in range(Jp[c], Jp[c + 1]):
+            w[n + Ji[k]] += abs(Jx[k]) * a
+    for r in range(n):
+        w[n + r] = 1.0 / w[n + r] if w[n + r] > 0.0 else 1.0
+
+
+@njit(cache=True, error_model="numpy")
+def _merit(F, w, n):
+    """The weighted residual norm ``sum_r (F_r w_r)^2`` (weights of :func:`_weights`)."""
+    out = 0.0
+    for r in range(n):
+        e = F[r] * w[n + r]
+        out += e * e
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT, F, Jx, d, w, damp):
     """Newton on the step equations from ``z`` (updated in place).
 
-    A step whose residual is not finite is halved (up to ten times); otherwise
-    the junction limits alone keep the iterates out of the exponentials, as in
-    SPICE (a merit-function line search fights them: each limited evaluation
-    moves the point the residual is linearised at).  A step that does not
-    converge is subdivided by the caller.
+    A step whose residual is not finite is halved (up to ten times).  Where a
+    junction limit acted, the limits alone keep the iterates out of the
+    exponentials, as in SPICE (a merit-function line search fights them: each
+    limited evaluation moves the point the residual is linearised at).  With
+    ``damp`` (the caller's retry of a step that failed without), a large step
+    that raises the weighted residual where no limit acted is halved until it
+    does not (saturating laws).  A step that does not converge is subdivided
+    by the caller.
 
     Parameters
     ----------
@@ -203,7 +238,9 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
     linear : bool
         Every equation is linear (one solve is the solution).
     IN, INa, OUT, F, Jx, d, w : ndarray
-        Work arrays.
+        Work arrays (``w`` of length ``2 n``).
+    damp : bool
+        Halve large steps that raise the weighted residual (see above).
 
     Returns
     -------
@@ -227,13 +264,17 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
             state[2] = it
             return 2
         if not (linear and state[0] == 2):
-            st = factor(lu, Jx, state[0] == 0)
+            st, col = factor(lu, Jx, state[0] == 0)
             if st != 0:
                 state[0] = 0
-                state[1] = -1
+                state[1] = col
                 state[2] = it
                 return st
             state[0] = 2 if linear else 1
+        # the merit of the start when no junction limit moved it (see the line search below)
+        if it == 0 and damp and not linear:
+            _weights(Jx, lu[0], lu[1], z, w, n)
+        f0 = -1.0 if (limited or linear or not damp) else _merit(F, w, n)
         for i in range(n):
             d[i] = -F[i]
         lu_solve(n, lu[2], lu[3], lu[4], lu[5], lu[6], lu[7], lu[8], lu[9], d, lu[13])
@@ -270,9 +311,28 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
         limited = evaluate(z, K, net, lim, wold, not conv, IN, INa, OUT, F, Jx)
         if not conv and stall >= 2 and not limited and _backward_error(F, Jx, lu[0], lu[1], z, w) <= FLOOR:
             conv = True
+        elif conv and not limited and not _backward_error(F, Jx, lu[0], lu[1], z, w) <= ACCEPT:
+            conv = False        # small steps far from a solution: a flat law's Jacobian, not convergence
         if conv and not limited:
             state[2] = it
             return 0
+        # damped (the retry of a step that failed undamped): a large full step that raised the weighted
+        # residual, where no junction limit acted, is halved (a saturating law, an op-amp's tanh at a
+        # gain of 1e4, throws a full Newton step far into its flat part and back); limited iterations
+        # are left alone, as in SPICE
+        if damp and f0 >= 0.0 and not limited and worst > DAMP_ABOVE:
+            f1 = _merit(F, w, n)
+            lam = 1.0
+            while not (f1 <= f0) and lam > 1e-3:
+                lam *= 0.5
+                for i in range(n):
+                    z[i] -= lam * d[i]
+                limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
+                if limited or not _finite(F):
+                    break
+                f1 = _merit(F, w, n)
+            if lam < 1.0:
+                rprev = 1e300
         lam = 1.0
         while not _finite(F) and lam > 1e-3:
             lam *= 0.5

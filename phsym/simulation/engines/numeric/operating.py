@@ -117,7 +117,7 @@ class _Solver:
         for _ in range(4):
             st = solve(z, K, self.sc, self.net(g), self.lim, wold, lu, state, tol, maxit, len(S.groups) == 0,
                        np.zeros(nin), np.zeros(nin), np.zeros(nout), np.zeros(n), np.zeros(S.J.nnz), np.zeros(n),
-                       np.zeros(n))
+                       np.zeros(2 * n), False)
             if st != 5:
                 break
             self.cap *= 2

@@ -95,13 +95,17 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
             for i in range(nz):
                 z[i] = zh[0, i]
         wstart[:] = wold
-        status = solve(z, K, sc, net, lim, wold, lu, lustate, tol, maxit, linear, IN, INa, OUT, F, Jx, d, wr)
+        status = solve(z, K, sc, net, lim, wold, lu, lustate, tol, maxit, linear, IN, INa, OUT, F, Jx, d, wr,
+                       False)
         it0 = lustate[2]
-        if status == 2 and cnt[0] >= 1:     # the predictor overshot into an exponential: from the last step
+        # the predictor overshot into an exponential, or Newton wandered on a flat law: again from the
+        # last step, damped (the undamped path is the generated loop's and SPICE's, kept where it works)
+        if (status == 1 or status == 2) and cnt[0] >= 1:
             for i in range(nz):
                 z[i] = zh[0, i]
             wold[:] = wstart
-            status = solve(z, K, sc, net, lim, wold, lu, lustate, tol, maxit, linear, IN, INa, OUT, F, Jx, d, wr)
+            status = solve(z, K, sc, net, lim, wold, lu, lustate, tol, maxit, linear, IN, INa, OUT, F, Jx, d, wr,
+                           True)
             lustate[2] += it0
         IT[k] = lustate[2]
         if status != 0:
