@@ -3,16 +3,17 @@
 Run from the repository root (needs ngspice on PATH unless ``--no-ngspice``)::
 
     PYTHONPATH=. python benchmarks/bench_scale.py [--family ttl,rc_mesh] [--sizes 1,2,5 | --sizes ttl=1,2 ...] [--quick]
-        [--engine auto] [--steps N] [--timeout 300] [--memory 8] [--markdown] [--json out.json]
+        [--engine auto] [--kernels warm|cold] [--steps N] [--timeout 300] [--memory 8] [--markdown]
+        [--json out.json]
 
 The families are :data:`phsym.benchmarks.FAMILIES` (TTL NAND chains, RTL
 chains, RC meshes, diode ladders; the decks ngspice and phsym both read).
 For each size, one deck file and two guarded child processes, one after
 the other:
 
-* **phsym** (``CHILD`` below): a fresh interpreter with empty
-  ``PHSYM_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` (and ``PHSYM_AOT=0``: no
-  background build) runs ``phsym.load(deck)``,
+* **phsym** (``CHILD`` below): a fresh interpreter with the caches of
+  ``--kernels`` (below; and ``PHSYM_AOT=0``: no background build) runs
+  ``phsym.load(deck)``,
   ``phsym.simulation.Simulator(model, 1/h, engine=ENGINE, **options)``
   (the deck's ``.options`` as ``phsym simulate`` reads them) and
   ``sim.run(duration=h, x0=...)`` (the DC operating point unless ``UIC``):
@@ -29,6 +30,30 @@ the other:
   whole process timed, its ``ru_maxrss``; *ngspice steps/s* is ``T / h``
   over that time, so *phsym / ngspice* compares phsym's stepping with
   ngspice's whole run.
+
+Kernels (``--kernels``, recorded in the JSON and the Markdown):
+
+* ``warm`` (default), what a user of an installed phsym sees on a circuit
+  new to phsym: before any measurement, one *primer* child per family
+  chosen (``CHILD`` again, under the same guards, with ``--engine``'s engine
+  and, when that is not ``numeric``, once more with ``engine="numeric"``)
+  runs a different small circuit of the family's device kinds,
+  :func:`primer_deck`: the family's deck built with another size and other
+  values (:data:`PRIMERS`: TTL: 2 gates with 2.2 pF loads; RTL: 2 gates
+  with 3.3 pF loads; RC mesh: 4 x 4 of 2.2 k and 0.47 nF; diode ladder: 4
+  diodes at 3 V; 40 steps each).  All primers fill one shared ``PHSYM_CACHE_DIR`` and
+  ``NUMBA_CACHE_DIR``: the numeric engine (compiled once per machine) and
+  the law kernels of those device models (once per law form).  The filled
+  caches are then set aside, and each measured child gets a fresh copy of
+  them restored at the same paths (numba keys its cache by the source
+  file's path, and the law kernels' modules live in ``PHSYM_CACHE_DIR``):
+  no child sees another child's compiled circuit, and the measured deck is
+  new to phsym (the generated loop is ``auto``'s choice only for a circuit
+  it has compiled before, never here).  *cache files written* counts the
+  files a measured child added to its copy (0: it compiled nothing).
+* ``cold``: empty ``PHSYM_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` for every
+  child, so each one compiles the numeric engine (minutes) besides its law
+  kernels: a first run on a new machine, not a new circuit.
 
 Guards: each child runs under ``RLIMIT_AS`` (``--memory`` GB, default 8)
 and is killed with its process group after ``--timeout`` seconds (default
@@ -59,6 +84,7 @@ import os
 import platform
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -183,15 +209,46 @@ def _phases(stdout: str) -> Dict[str, dict]:
     return phases
 
 
-def measure_phsym(deck: Path, engine: str, timeout: float, memory_gb: float) -> dict:
-    """One cold phsym child on ``deck`` (fresh caches in its own folder); see the module docstring."""
+def _files(folder: Path) -> set:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()} if folder.is_dir() else set()
+
+
+def child_env(caches: Path) -> Dict[str, str]:
+    """The environment of a phsym child whose caches are under ``caches``."""
+    return dict(os.environ, PHSYM_CACHE_DIR=str(caches / "phsym_cache"), NUMBA_CACHE_DIR=str(caches / "numba_cache"),
+                PHSYM_AOT="0",
+                PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+
+def restore(primed: Path, caches: Path) -> None:
+    """A fresh copy of the primed caches at ``caches`` (whatever a previous child left there is removed)."""
+    if caches.exists():
+        shutil.rmtree(caches)
+    shutil.copytree(primed, caches)                 # copy2: numba's index compares the sources' stamps
+
+
+def measure_phsym(deck: Path, engine: str, timeout: float, memory_gb: float,
+                  kernels: Optional[Path] = None) -> dict:
+    """One phsym child on ``deck``; see the module docstring.
+
+    ``kernels``: ``None`` for empty caches in the child's own folder (``--kernels cold``), else a
+    pair ``(primed, caches)`` of folders: the primed caches are copied to ``caches`` first
+    (``--kernels warm``).
+    """
     work = Path(tempfile.mkdtemp(prefix="phsym_", dir=deck.parent))
-    env = dict(os.environ, PHSYM_CACHE_DIR=str(work / "phsym_cache"), NUMBA_CACHE_DIR=str(work / "numba_cache"),
-               PHSYM_AOT="0", PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    run = guarded([sys.executable, "-c", CHILD, repr(time.time()), str(deck), engine], cwd=work, env=env,
-                  timeout=timeout, memory_gb=memory_gb)
+    if kernels is None:
+        caches = work
+    else:
+        primed, caches = kernels
+        restore(primed, caches)
+    before = {d: _files(caches / d) for d in ("phsym_cache", "numba_cache")}
+    run = guarded([sys.executable, "-c", CHILD, repr(time.time()), str(deck), engine], cwd=work,
+                  env=child_env(caches), timeout=timeout, memory_gb=memory_gb)
     ph = _phases(run["stdout"])
     rec = dict(status=run["status"], wall=run["wall"], maxrss=run["maxrss"], reached=list(ph)[-1] if ph else "start")
+    new = {d: sorted(_files(caches / d) - before[d]) for d in before}
+    rec["cache_written"] = {d: len(v) for d, v in new.items()}
+    rec["numba_compiled"] = sorted({Path(f).name.split(".")[0] for f in new["numba_cache"] if f.endswith(".nbc")})[:40]
     if "refused" in ph:
         rec.update(status="refused", message=ph["refused"]["message"])
     elif run["status"] in ("failed", "memory"):
@@ -208,6 +265,56 @@ def measure_phsym(deck: Path, engine: str, timeout: float, memory_gb: float) -> 
                    run_call=r["t"] - ph["first"]["t"],
                    balance=r["balance"], iterations=r["iterations"], failed_steps=r["failed"])
     return rec
+
+
+#: each family's primer (``--kernels warm``): size, builder options, what it is in words
+PRIMERS = {"ttl": (2, dict(cload=2.2e-12), "TTL: 2 gates with 2.2 pF loads"),
+           "rtl": (2, dict(cload=3.3e-12), "RTL: 2 gates with 3.3 pF loads"),
+           "rc_mesh": (4, dict(r=2.2e3, c=0.47e-9), "RC mesh: 4 x 4 of 2.2 k and 0.47 nF"),
+           "diode_ladder": (4, dict(amplitude=3.0), "diode ladder: 4 diodes at 3 V")}
+
+
+def primer_deck(family: str) -> str:
+    """The small circuit that primes the kernels of ``family`` (``--kernels warm``): the family's
+    device models in a deck of another size and other values than any the benchmark measures by
+    default (:data:`PRIMERS`), 40 steps."""
+    size, options, _ = PRIMERS[family]
+    return FAMILIES[family].build(size, steps=40, **options)
+
+
+def prime(names: Sequence[str], engine: str, tmp: Path, timeout: float, memory_gb: float) -> dict:
+    """Fill one shared pair of caches with the primers of ``names`` and set it aside (``--kernels warm``).
+
+    Returns
+    -------
+    dict
+        ``primed`` (the folder set aside), ``caches`` (where each child gets its copy), ``runs``
+        (each primer child: family, engine, status, wall time, peak memory, message), ``files``
+        and ``bytes`` of the primed caches.
+    """
+    caches, primed = tmp / "kernels", tmp / "primed"
+    runs = []
+    for fam in names:
+        deck = tmp / f"primer_{fam}.cir"
+        deck.write_text(primer_deck(fam))
+        for eng in dict.fromkeys([engine, "numeric"]):
+            work = Path(tempfile.mkdtemp(prefix="primer_", dir=tmp))
+            run = guarded([sys.executable, "-c", CHILD, repr(time.time()), str(deck), eng], cwd=work,
+                          env=child_env(caches), timeout=timeout, memory_gb=memory_gb)
+            ph = _phases(run["stdout"])
+            rec = dict(family=fam, engine=eng, status=run["status"], wall=round(run["wall"], 2),
+                       maxrss=run["maxrss"], ran=ph.get("first", {}).get("engine"))
+            if "refused" in ph:
+                rec.update(status="refused", message=ph["refused"]["message"])
+            elif run["status"] != "ok":
+                tail = [ln for ln in run["stderr"].strip().splitlines() if ln.strip()]
+                rec["message"] = tail[-1][:300] if tail else f"exit code {run['code']}"
+            runs.append(rec)
+            print(json.dumps(dict(primer=rec)), file=sys.stderr, flush=True)
+    caches.mkdir(exist_ok=True)
+    shutil.copytree(caches, primed)
+    files = [p for p in primed.rglob("*") if p.is_file()]
+    return dict(primed=primed, caches=caches, runs=runs, files=len(files), bytes=sum(p.stat().st_size for p in files))
 
 
 def measure_ngspice(deck: Path, timeout: float, memory_gb: float) -> dict:
@@ -286,13 +393,15 @@ def row(r: dict, timeout: float, memory_gb: float) -> str:
                   "-" if guard else _g(r["steps_deck"] / n["wall"], ".3g")]
     ratio = p and n and p.get("rate") and n["status"] == "ok" and p["rate"] / (r["steps_deck"] / n["wall"])
     cells.append(_g(ratio or None, ".2g"))
+    written = (p or {}).get("cache_written")
+    cells.append("-" if written is None else str(sum(written.values())))
     return "| " + " | ".join(cells) + " |"
 
 
-HEADER = ("| family | size | elements | nodes | steps | phsym loaded [s] | phsym first sample, cold [s] | "
+HEADER = ("| family | size | elements | nodes | steps | phsym loaded [s] | phsym first sample [s] | "
           "phsym long run, whole call [s] | phsym peak memory [GB] | phsym steps/s | engine | balance | "
-          "Newton it./step | ngspice whole run [s] | ngspice peak [MB] | ngspice steps/s | phsym / ngspice |\n"
-          + "|" + " --- |" * 17)
+          "Newton it./step | ngspice whole run [s] | ngspice peak [MB] | ngspice steps/s | phsym / ngspice | "
+          "cache files written |\n" + "|" + " --- |" * 18)
 
 
 def exponents(rows: List[dict]) -> List[str]:
@@ -340,6 +449,9 @@ def parser() -> argparse.ArgumentParser:
                          "default: each family's sizes)")
     ap.add_argument("--quick", action="store_true", help="the quick sizes and at most 300 steps a run")
     ap.add_argument("--engine", default="auto", help="Simulator(..., engine=ENGINE) (default auto)")
+    ap.add_argument("--kernels", choices=("warm", "cold"), default="warm",
+                    help="warm (default): every phsym child gets a copy of caches primed on another small circuit "
+                         "of the same device kinds; cold: empty caches (each child compiles the numeric engine)")
     ap.add_argument("--steps", type=int, help="steps of each run (default: the deck's duration)")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a child may run (default 300)")
     ap.add_argument("--memory", type=float, default=8.0, help="address space of a child in GB (default 8)")
@@ -358,9 +470,27 @@ def report(saved: dict, markdown: bool = True) -> str:
     lines = []
     if markdown:
         command = "PYTHONPATH=. python benchmarks/bench_scale.py " + " ".join(shlex.quote(a) for a in saved["argv"])
-        lines += [f"Command: `{command}`, started {saved['started']} (engine `{args.engine}`, guards "
-                  f"{args.timeout:g} s and {args.memory:g} GB a child).", "",
+        kernels = saved.get("kernels", "cold")          # runs saved before --kernels had empty caches
+        lines += [f"Command: `{command}`, started {saved['started']} (engine `{args.engine}`, kernels "
+                  f"`{kernels}`, guards {args.timeout:g} s and {args.memory:g} GB a child).", "",
                   f"Machine: {saved['machine']} at the start; {saved.get('end_load', '?')} at the end.", ""]
+        if kernels == "warm":
+            p = saved.get("primer", {})
+            runs = "; ".join(f"{r['family']} ({r['engine']}{'' if r.get('ran') in (None, r['engine']) else ' -> ' + r['ran']}"
+                             f"): {r['status']}, {r['wall']:.1f} s"
+                             + (f", {r['message']}" if r.get("message") else "") for r in p.get("runs", []))
+            lines += [f"Kernels `warm`: before the measurements, primer children ({runs}) compiled the numeric "
+                      f"engine and the law kernels of each family's device models on other small circuits "
+                      f"(`primer_deck`, 40 steps each: "
+                      f"{'; '.join(PRIMERS[f][2] for f in dict.fromkeys(r['family'] for r in p.get('runs', [])))}) "
+                      f"into one pair of caches "
+                      f"({p.get('files', '?')} files, {p.get('bytes', 0) / 2**20:.1f} MB); each measured phsym "
+                      f"child started from a fresh copy of them, so its deck was a new circuit of known device "
+                      f"kinds.  *cache files written*: what the child added to its copy (0: it compiled "
+                      f"nothing).", ""]
+        else:
+            lines += ["Kernels `cold`: every phsym child started with empty `PHSYM_CACHE_DIR` and "
+                      "`NUMBA_CACHE_DIR`, so it compiled the numeric engine and its law kernels.", ""]
     lines += [HEADER] + [row(r, args.timeout, args.memory) for r in saved["rows"]]
     lines += ["", "Growth exponents (least squares of log quantity against log elements; what a guard cut short "
                   "is left out):"] + exponents(saved["rows"])
@@ -387,8 +517,14 @@ def main(argv=None) -> None:
         ap.error(f"unknown family {', '.join(unknown)}: one of {', '.join(FAMILIES)}")
     if not args.no_ngspice and not ngspice_version():
         raise SystemExit("ngspice is not on PATH (apt-get install ngspice), or run with --no-ngspice")
-    saved = dict(started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine=machine(), argv=argv, rows=[])
+    saved = dict(started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine=machine(), argv=argv,
+                 kernels=args.kernels, rows=[])
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
+        kernels = None
+        if args.kernels == "warm" and not args.no_phsym:
+            p = prime(names, args.engine, Path(tmp), args.timeout, args.memory)
+            kernels = (p.pop("primed"), p.pop("caches"))
+            saved["primer"] = p
         for fam in names:
             family = FAMILIES[fam]
             sizes = chosen.get(fam, chosen.get("", list(family.quick if args.quick else family.sizes)))
@@ -406,7 +542,7 @@ def main(argv=None) -> None:
                     if guarded_at is not None and not args.keep_going:
                         r["phsym"] = dict(status="skipped", maxrss=0, wall=0.0)
                     else:
-                        r["phsym"] = measure_phsym(deck, args.engine, args.timeout, args.memory)
+                        r["phsym"] = measure_phsym(deck, args.engine, args.timeout, args.memory, kernels)
                         if r["phsym"]["status"] in ("timeout", "memory"):
                             guarded_at = size
                 if not args.no_ngspice:
