@@ -161,3 +161,27 @@ def test_sweep_on_the_numeric_engine():
     assert res.info.get("engine", "numeric") == "numeric" and res.ok.all()
     one = phsym.Simulator(m, 48000, engine="numeric").run(duration=2e-3, params={"Rs": 2.2e3})
     np.testing.assert_allclose(res["v(out)"][1][1:], one["v(out)"], rtol=0, atol=1e-12)    # (grid: t0 is NaN)
+
+
+def test_a_known_law_form_is_loaded_without_deriving_its_formulas(monkeypatch, tmp_path):
+    """The disk index maps a kernel's tag to its compiled module: a new process loads a junction's
+    step kernel without sympy deriving its divided differences again (seconds per form)."""
+    from phsym.codegen.laws import build
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
+    m = phsym.parse(".model DX D(IS=1e-14 CJO=2p TT=1n)\nV1 a 0 1\nR1 a b 1k\nD1 b 0 DX\n")
+    st = next(s for s in m.circuit.storages if not s.linear)
+    first = build.step_kernel(st.form, 1, "discrete_gradient")
+    assert list(tmp_path.glob(build.INDEX_PREFIX + "*.json"))
+    monkeypatch.setattr(build, "_SPECS", {})           # as in a new process
+    monkeypatch.setattr(build, "kernel_source", lambda *a: pytest.fail("formulas derived again"))
+    again = build.step_kernel(st.form, 1, "discrete_gradient")
+    assert again.key == first.key and again.address == first.address
+    assert (again.n_var, again.n_const, again.n_out, again.width) == (first.n_var, first.n_const, first.n_out,
+                                                                      first.width)
+    for f in tmp_path.glob(build.INDEX_PREFIX + "*.json"):     # a damaged index entry: derived again
+        f.write_text("{not json")
+    monkeypatch.setattr(build, "_SPECS", {})
+    monkeypatch.undo()
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(build, "_SPECS", {})
+    assert build.step_kernel(st.form, 1, "discrete_gradient").key == first.key

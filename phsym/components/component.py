@@ -268,6 +268,7 @@ class Registry(Mapping[str, Type[Component]]):
     def __init__(self) -> None:
         self._kinds: Dict[str, Type[Component]] = {}
         self._keywords: Dict[str, Type[Component]] = {}      # parsing asks per word of every line
+        self._letters: Dict[str, Type[Component]] = {}       # ... and per element name
 
     def __getitem__(self, kind: str) -> Type[Component]:
         return self._kinds[kind]
@@ -295,6 +296,7 @@ class Registry(Mapping[str, Type[Component]]):
                 raise StructureError(f"{cls.__name__} reuses {sorted(clash)} of {other.__name__}")
         self._kinds[cls.kind] = cls
         self._keywords.update((k.lower(), cls) for k in cls.keywords)
+        self._letters.update((k.lower(), cls) for k in cls.letters)
 
     def remove(self, kind: str) -> None:
         """Unregister ``kind`` (for toy components in tests).
@@ -308,6 +310,8 @@ class Registry(Mapping[str, Type[Component]]):
         if cls is not None:
             for k in cls.keywords:
                 self._keywords.pop(k.lower(), None)
+            for k in cls.letters:
+                self._letters.pop(k.lower(), None)
 
     def by_keyword(self, word: str) -> Optional[Type[Component]]:
         """The kind whose kind keyword is ``word`` (case-insensitive).
@@ -328,13 +332,11 @@ class Registry(Mapping[str, Type[Component]]):
             Element name as written.
         """
         low = name.lower()
-        best: Optional[Type[Component]] = None
-        size = 0
-        for c in self._kinds.values():
-            for letters in c.letters:
-                if low.startswith(letters.lower()) and len(letters) > size:
-                    best, size = c, len(letters)
-        return best
+        for size in range(min(len(low), max(map(len, self._letters), default=0)), 0, -1):
+            found = self._letters.get(low[:size])
+            if found is not None:
+                return found
+        return None
 
     def by_model(self, model_type: str) -> List[Type[Component]]:
         """Kinds accepting SPICE ``.model`` cards of ``model_type``.

@@ -12,7 +12,10 @@ the DC operating point and the state scales.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Dict, Tuple
 
@@ -20,7 +23,8 @@ import sympy as sp
 
 from ...components.base import EffortLaw
 from ...structure.circuit.canonical import Form
-from ..cache import cache_key, load_module
+from ...common.paths import atomic_write, cache_dir
+from ..cache import cache_key, import_generated, load_module
 from ..gradients import effort_step, storage_gradients
 from .source import KernelSpec, kernel_source
 
@@ -74,10 +78,49 @@ def _load(spec: KernelSpec, source: str) -> Kernel:
 _SPECS: Dict[tuple, Kernel] = {}
 
 
+#: File-name prefix of the index from a kernel's tag (kind, form key, scheme...) to its module.
+INDEX_PREFIX = "phsym_law_"
+_GENERATORS = ("source.py", "build.py", "abi.py", "../gradients.py", "../steps.py")
+_FINGERPRINT = []
+
+
+def _index_file(tag: tuple) -> Path:
+    """Where the module key of ``tag`` is remembered: the tag, phsym's version, the kernels' files
+    (:func:`~phsym.codegen.cache.cache_key`) and the generators' sources make its name."""
+    if not _FINGERPRINT:
+        here = Path(__file__).resolve().parent
+        h = hashlib.sha256()
+        for f in _GENERATORS:
+            h.update((here / f).read_bytes())
+        _FINGERPRINT.append(h.hexdigest())
+    return cache_dir() / f"{INDEX_PREFIX}{cache_key(repr(tag), 'law-index', _FINGERPRINT[0])}.json"
+
+
+def _indexed(tag: tuple):
+    """The kernel of ``tag`` from a module compiled before, without deriving its formulas again
+    (deriving a junction's effort step takes sympy seconds); ``None`` if not there or damaged."""
+    try:
+        meta = json.loads(_index_file(tag).read_text())
+        mod = import_generated(meta["key"])
+        return Kernel(meta["key"], int(mod.kernel.address), int(meta["n_var"]), int(meta["n_const"]),
+                      int(meta["n_out"]), bool(meta["derivatives"]), int(meta["width"]), mod)
+    except (OSError, ValueError, KeyError, TypeError, ImportError, AttributeError):
+        return None
+
+
 def _memo(tag: tuple, make, source: str) -> Kernel:
     hit = _SPECS.get(tag)
     if hit is None:
-        hit = _SPECS[tag] = _load(make(), source)
+        hit = _indexed(tag)
+        if hit is None:
+            hit = _load(make(), source)
+            meta = dict(key=hit.key, n_var=hit.n_var, n_const=hit.n_const, n_out=hit.n_out,
+                        derivatives=hit.derivatives, width=hit.width)
+            try:
+                atomic_write(_index_file(tag), lambda fh: fh.write(json.dumps(meta).encode()))
+            except OSError:
+                pass        # a read-only cache: the formulas are derived again next time
+        _SPECS[tag] = hit
     return hit
 
 
