@@ -8,6 +8,9 @@ import scipy.sparse as sps
 import sympy as sp
 
 import phsym
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 from phsym.simulation.engines.numeric.sparse import PIVOT_TOL, column_order, lu_factor, lu_refactor, lu_solve
 from phsym.structure.circuit.canonical import canonical, placeholder_values
 
@@ -185,3 +188,28 @@ def test_a_known_law_form_is_loaded_without_deriving_its_formulas(monkeypatch, t
     monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(build, "_SPECS", {})
     assert build.step_kernel(st.form, 1, "discrete_gradient").key == first.key
+
+
+def test_auto_takes_a_small_circuits_own_loop_until_the_engine_is_compiled(monkeypatch, tmp_path):
+    """A first run on a machine compiles the clipper's loop in seconds rather than the engine in a
+    minute (and the engine then in a detached process); from then on new circuits run numeric."""
+    from phsym.simulation.engines import choice
+    from phsym.simulation import simulator
+    started = []
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))       # the clipper's own loop not compiled here
+    monkeypatch.setattr(simulator, "start_numeric_warmup", lambda: started.append(True))
+    m = phsym.load(ROOT / "netlists" / "diode_clipper.cir")
+    monkeypatch.setattr(choice, "numeric_ready", lambda: False)
+    monkeypatch.setattr(simulator, "numeric_ready", lambda: False)
+    assert phsym.Simulator(m, 48000).engine == "generated" and started == [True]
+    assert phsym.Simulator(m, 48000, engine="numeric").engine == "numeric" and started == [True]
+    monkeypatch.setattr(choice, "numeric_ready", lambda: True)
+    monkeypatch.setattr(simulator, "numeric_ready", lambda: True)
+    assert phsym.Simulator(m, 48000).engine == "numeric" and started == [True]
+
+
+def test_cache_build_without_a_netlist_compiles_the_engine(capsys):
+    from phsym.cli import main
+    from phsym.simulation.engines.choice import numeric_ready
+    assert main(["cache", "build"]) == 0
+    assert "numeric engine compiled" in capsys.readouterr().out and numeric_ready()

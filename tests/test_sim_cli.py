@@ -109,8 +109,8 @@ def test_cache_build_compiles_ahead_of_time(tmp_path, capsys, monkeypatch):
     assert _run(cli_cache, ["cache", "info"]) == 0
     out = capsys.readouterr().out
     assert "warm-start snapshots: 2" in out and "ahead-of-time extensions: 1" in out   # chain: sparse plan
-    with pytest.raises(Exception, match="needs a netlist"):
-        _run(cli_cache, ["cache", "build"])
+    assert _run(cli_cache, ["cache", "build"]) == 0          # without a netlist: the numeric engine
+    assert "numeric engine compiled" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("dtype,scale,tol", [(np.uint8, None, 1 / 127), (np.int16, 32768, 1 / 32768),

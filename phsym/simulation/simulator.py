@@ -17,7 +17,8 @@ from ..errors import PhsymError, SimulationError, SimulationInputError
 from ..netlist.params import expand_derived
 from ..structure.linear import LinearPHS
 from .initial import dc_solution, initial_from_ic, state_scales
-from .engines.choice import GENERATED_LIMIT, check_generated_budget, choose, mark_ready, start_generated_build
+from .engines.choice import (GENERATED_LIMIT, check_generated_budget, choose, mark_ready, numeric_ready,
+                             start_generated_build, start_numeric_warmup)
 from .engines.generated import NewtonLoop
 from .engines.linear.plans import LinearPlanning
 from .engines.numeric.planner import NumericPlanner
@@ -104,7 +105,11 @@ class Simulator(LinearPlanning):
             engine = "linear"
         else:
             scheme = get_scheme(method, LINEAR_SCHEMES).name
+            asked = engine
             engine = choose(model, engine, scheme, self.stiff)
+            if engine == "generated" and str(asked).strip().lower() == "auto" and not model.controls \
+                    and not numeric_ready():
+                start_numeric_warmup()      # later circuits then find the engine compiled
         if engine == "linear" and not linear:
             raise SimulationInputError("the linear engine needs quadratic H and linear dissipation")
         self.scheme = get_scheme(method, LINEAR_SCHEMES if engine == "linear" else NEWTON_SCHEMES).name

@@ -15,7 +15,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "extensions live in $PHSYM_CACHE_DIR (default ~/.cache/phsym) with numba's "
                     "compiled code.  'build FILE' simulates one step of a netlist and compiles its "
                     "loop ahead of time now, so that the next 'phsym simulate FILE' with the same "
-                    "--fs and --method starts without numba.")
+                    "--fs and --method starts without numba; 'build' without a FILE compiles the "
+                    "numeric engine (once per machine: every later circuit of known device kinds "
+                    "then compiles nothing).")
     p.add_argument("action", choices=["info", "clear", "build"])
     p.add_argument("file", nargs="?", help="netlist (for build)")
     p.add_argument("--fs", default="48k", help="sample rate for build (default 48k)")
@@ -46,9 +48,13 @@ def _build(args: argparse.Namespace) -> int:
     import os
     from ...errors import PhsymError
     from ...netlist.numbers import parse_number
-    if not args.file:
-        raise PhsymError("phsym cache build needs a netlist FILE")
     os.environ["PHSYM_AOT"] = "0"       # build here, not in the background
+    if not args.file:
+        from ..engines.numeric.warmup import warm
+        if not warm():
+            raise PhsymError("the numeric engine did not compile into numba's cache (a read-only cache?)")
+        print("numeric engine compiled (numba's cache): new circuits of known device kinds compile nothing")
+        return 0
     from ..run import simulate
     fs = parse_number(args.fs)
     res = simulate(args.file, fs, duration=1.0 / fs, method=args.method)

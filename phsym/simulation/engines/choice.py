@@ -14,7 +14,10 @@ power balance (docs/simulation.md, "Two engines"):
 
 ``auto`` takes the generated loop where it is ready and wins: a small
 nonlinear circuit whose generated loop this machine has compiled before
-(:func:`generated_ready`); a circuit with control parameters or a law the
+(:func:`generated_ready`), or any small nonlinear circuit while the numeric
+engine itself is not compiled on this machine yet (its first compile takes
+about a minute, a small circuit's own loop seconds; the engine is then
+compiled in a detached process, :mod:`.numeric.warmup`); a circuit with control parameters or a law the
 numeric engine does not step yet
 (:meth:`~phsym.structure.circuit.CircuitData.numeric_obstacles`); otherwise the numeric engine, and for a
 small circuit from a netlist file it starts the generated loop's build in a
@@ -38,7 +41,7 @@ from ...common.paths import atomic_write, cache_dir
 from ...errors import SimulationInputError
 from ...version import __version__
 
-__all__ = ["ENGINES", "ENGINE_ENV", "GENERATED_LIMIT", "LINEAR_LIMIT", "choose", "fingerprint", "generated_ready",
+__all__ = ["ENGINES", "ENGINE_ENV", "numeric_ready", "start_numeric_warmup", "GENERATED_LIMIT", "LINEAR_LIMIT", "choose", "fingerprint", "generated_ready",
            "mark_ready", "start_generated_build", "check_generated_budget"]
 
 #: Engine names (``"newton"`` is the generated loop's former name).
@@ -176,6 +179,26 @@ def start_generated_build(path: Optional[str], method: str, stiff: str, fs: floa
     return True
 
 
+def numeric_ready() -> bool:
+    """Whether the numeric engine is compiled on this machine (numba's cache; see
+    :mod:`.numeric.warmup`)."""
+    from .numeric.loop import NumericLoop
+    return NumericLoop.ready()
+
+
+def start_numeric_warmup() -> bool:
+    """Compile the numeric engine in a detached process (nobody waits); False when background
+    builds are off (``PHSYM_AOT=0``)."""
+    if not _background():
+        return False
+    try:
+        subprocess.Popen([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return False
+    return True
+
+
 def choose(model, engine: str, scheme: str, stiff: str) -> str:
     """The engine that runs ``model`` (see the module docstring).
 
@@ -205,5 +228,9 @@ def choose(model, engine: str, scheme: str, stiff: str) -> str:
     if model.is_linear:
         return "linear" if n <= LINEAR_LIMIT else "numeric"
     if n <= GENERATED_LIMIT and generated_ready(model, scheme, stiff):
+        return "generated"
+    if n <= GENERATED_LIMIT and not numeric_ready():
+        # a first run on this machine: the circuit's own loop compiles in seconds where the
+        # engine takes about a minute once (started in the background by the Simulator)
         return "generated"
     return "numeric"

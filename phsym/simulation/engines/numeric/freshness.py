@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numba
 
-__all__ = ["ensure_fresh", "SOURCES"]
+__all__ = ["ensure_fresh", "SOURCES", "engine_ready", "mark_engine_ready"]
 
 #: The modules whose compiled functions call each other.
 SOURCES = ("call.py", "sparse.py", "newton.py", "stepping.py")
@@ -29,6 +29,44 @@ def _digest() -> str:
     for name in SOURCES:
         h.update((here / name).read_bytes())
     return h.hexdigest()
+
+
+def _cache_path(dispatcher):
+    path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
+    return Path(path) if path else None
+
+
+def engine_ready(dispatcher) -> bool:
+    """Whether this machine's numba cache holds the engine compiled from the current sources (a
+    run needs no compile of the engine; :func:`mark_engine_ready` after the first).
+
+    Parameters
+    ----------
+    dispatcher : numba dispatcher
+        One of the engine's cached functions.
+    """
+    d = _cache_path(dispatcher)
+    try:
+        return d is not None and (d / "phsym-numeric-engine.ready").read_text() == _digest()
+    except OSError:
+        return False
+
+
+def mark_engine_ready(dispatcher) -> None:
+    """Record that the engine has been compiled into numba's cache (see :func:`engine_ready`).
+
+    Parameters
+    ----------
+    dispatcher : numba dispatcher
+        One of the engine's cached functions.
+    """
+    d = _cache_path(dispatcher)
+    if d is None:
+        return
+    try:
+        (d / "phsym-numeric-engine.ready").write_text(_digest())
+    except OSError:
+        pass
 
 
 def ensure_fresh(dispatcher) -> None:
@@ -57,7 +95,7 @@ def ensure_fresh(dispatcher) -> None:
     stems = tuple(name[:-3] + "." for name in SOURCES)
     try:
         for p in d.iterdir():
-            if p.name.startswith(stems) and p.suffix in (".nbi", ".nbc"):
+            if (p.name.startswith(stems) and p.suffix in (".nbi", ".nbc")) or p.name == "phsym-numeric-engine.ready":
                 p.unlink()
         d.mkdir(parents=True, exist_ok=True)
         stamp.write_text(want)

@@ -17,7 +17,7 @@ import numpy as np
 from ....errors import SimulationError
 from ..arrays import RunArrays, stepping
 from ..substeps import MAX_LEVELS, Substeps, subdivide
-from .freshness import ensure_fresh
+from .freshness import engine_ready, ensure_fresh, mark_engine_ready
 from .layout import STATE
 from .newton import STATUS
 from .sparse import PIVOT_TOL, column_order
@@ -253,8 +253,15 @@ class NumericLoop:
             return SimulationError(f"{STATUS.get(st, 'step failed')}{at}, also in {2 ** MAX_LEVELS} sub-steps",
                                    step=bad, time=(bad + 1) * h, quantity=quantity)
         steps(0, 0)
+        if not self.ready():
+            mark_engine_ready(compiled_run)
         self.compile_time = time.perf_counter() - t0
         return A, stepping(steps, N, h, progress, chunk, failure)
+
+    @staticmethod
+    def ready() -> bool:
+        """Whether the engine is compiled on this machine (a run compiles nothing of it)."""
+        return engine_ready(compiled_run)
 
     def _owners(self, quantity: str, most: int = 6) -> List[str]:
         """The elements an unknown belongs to: those at a node ``v(n)``, the element of a state or
