@@ -69,3 +69,27 @@ def test_series_chain_steps_as_its_equivalent_rc():
         ref[k + 1] = (ref[k] * (1 - a) + h * (u[k] + u[k + 1]) / (2 * R)) / (1 + a)
     np.testing.assert_allclose(q[:, 0], ref, rtol=1e-9, atol=1e-15)
     assert res.max_balance_error < 1e-9
+
+
+def test_operating_point_of_a_large_circuit_on_the_numeric_engine():
+    """phsym op above the symbolic limit: the numeric DC system's point, which equals the symbolic
+    solver's on circuits both can take (a TTL gate, a source-driven diode network)."""
+    import warnings
+    from phsym.benchmarks.decks import ttl_nand_chain
+    from phsym.simulation.analyses.op import numeric_operating_point, operating_point
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        small = [phsym.parse(ttl_nand_chain(1)),
+                 phsym.parse("I1 0 a DC 1m\nR1 a b 1k\nD1 b 0 IS=1e-14\nV2 c 0 DC 2\nR2 c b 2k\n")]
+        large = phsym.parse(ttl_nand_chain(9))
+    for m in small:
+        a, b = operating_point(m), numeric_operating_point(m)
+        for n, v in b.nodes.items():
+            assert abs(v - a.nodes[n]) < 1e-6 * (1 + abs(a.nodes[n])), n
+        for k, i in b.currents.items():
+            assert abs(i - a.currents[k]) < 1e-9 + 1e-6 * abs(a.currents[k]), k
+            assert b.power[k] == pytest.approx(a.power[k], rel=1e-6, abs=1e-12)
+    op = operating_point(large)
+    assert "structure" not in vars(large) and "numeric engine" in op.to_text()
+    assert set(op.currents) == {"VCC", "VIN"} and op.nodes["vcc"] == pytest.approx(5.0)
+    assert op.currents["VCC"] < 0          # the supply delivers power (receiver convention)

@@ -15,7 +15,7 @@ from typing import Dict, Mapping, Optional, Tuple
 from ...errors import SimulationError
 from ...graph import DOMAIN_UNITS
 
-__all__ = ["OperatingPoint", "operating_point", "dc_state"]
+__all__ = ["OperatingPoint", "operating_point", "numeric_operating_point", "dc_state"]
 
 
 def dc_state(model, u0, params: Optional[Mapping[str, float]] = None):
@@ -65,6 +65,9 @@ class OperatingPoint:
     domains : dict of str to str
         Domain of each node and element (``"electrical"``, ``"thermal"``...;
         units in :data:`phsym.graph.DOMAIN_UNITS`).
+    note : str
+        What the table leaves out (a large circuit's point on the numeric
+        engine lists the currents of its sources only, as SPICE prints them).
     """
 
     nodes: Dict[str, float] = field(default_factory=dict)
@@ -74,6 +77,7 @@ class OperatingPoint:
     state: Dict[str, float] = field(default_factory=dict)
     title: str = ""
     domains: Dict[str, str] = field(default_factory=dict)
+    note: str = ""
 
     def _units(self, name: str) -> Tuple[str, str]:
         return DOMAIN_UNITS.get(self.domains.get(name, "electrical"), ("", ""))
@@ -89,7 +93,10 @@ class OperatingPoint:
             ua, ut = self._units(e)
             lines.append(f"{e:<20} {self.voltages[e]:>15.6g} {ua:<5} {self.currents[e]:>15.6g} {ut:<5} "
                          f"{self.power[e]:>15.6g}")
-        lines += ["", f"total power {sum(self.power.values()):.3g} W (zero up to rounding)"]
+        if self.note:
+            lines += ["", self.note]
+        else:
+            lines += ["", f"total power {sum(self.power.values()):.3g} W (zero up to rounding)"]
         return "\n".join(lines)
 
 
@@ -123,6 +130,8 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
     if getattr(model, "netlist", None) is None:
         raise SimulationError("an operating point needs a model built from a netlist", step=0, time=0.0)
     values = model.parameter_values(params)
+    if not model.symbolic_ready:
+        return numeric_operating_point(model, params)
     pt = dc_point(model, values, dc_inputs(model, values))     # SPICE: the DC value, else the waveform at 0
     e = efforts(model, values, pt)
     S = model.structure
@@ -158,6 +167,43 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
         v = op.nodes.get(el.nodes[0], 0.0) - op.nodes.get(el.nodes[1], 0.0)
         op.currents[el.name], op.voltages[el.name], op.power[el.name] = i, v, v * i
         op.domains[el.name] = _domain(branch_domain.get(el.name, "any"), el.nodes, op.domains)
+    return op
+
+
+def numeric_operating_point(model, params: Optional[Mapping[str, float]] = None) -> OperatingPoint:
+    """The operating point on the numeric engine's DC system (models above the symbolic limit).
+
+    Node potentials, the states, and the current and power of every source
+    (what SPICE prints for ``.op``); the other elements' currents are left
+    out (:attr:`OperatingPoint.note` says so).  Same DC values of the
+    sources and the same solver as a transient's DC start on that engine
+    (gmin and source stepping), ``.ic`` values not held.
+
+    Parameters
+    ----------
+    model : Model
+        A model built from a netlist.
+    params : mapping of str to float, optional
+        Parameter overrides by name.
+    """
+    from ..engines.numeric.planner import NumericPlanner
+    from .point import dc_inputs
+    values = model.parameter_values(params)
+    u0 = dc_inputs(model, values)
+    planner = NumericPlanner(model, 1.0, "backward_euler", "scheme", 1e-12, 200, False, False)
+    x, at = planner.dc_solution(u0, params, hold_ic=False)
+    c = planner.circuit
+    op = OperatingPoint(title=model.netlist.title, state={s: float(v) for s, v in zip(c.states, x)},
+                        note="numeric engine (a large circuit): node potentials and the sources' currents")
+    op.nodes = {n: at.get(f"v({n})", 0.0) for n in c.nodes}
+    for j, p in enumerate(c.ports):
+        b = c.branches[p.branch]
+        v = op.nodes.get(b.node_from, 0.0) - op.nodes.get(b.node_to, 0.0)
+        # receiver convention from node_from to node_to: the current the source's branch carries
+        i = at.get(f"i({p.record.element})", 0.0) if p.across else float(u0[j])
+        name = p.record.element
+        op.currents[name], op.voltages[name], op.power[name] = i, v, v * i
+        op.domains[name] = b.domain if b.domain in DOMAIN_UNITS else "electrical"
     return op
 
 
