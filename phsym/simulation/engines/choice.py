@@ -33,6 +33,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -59,6 +60,9 @@ GENERATED_LIMIT = 60
 LINEAR_LIMIT = 400
 
 READY_PREFIX = "phsym_ready_"
+
+#: Seconds during which a started warm-up of the numeric engine is not started again.
+WARMUP_WINDOW = 900.0
 
 #: Peak bytes of the generated loop's build (symbolic structure, unrolled source, numba) for a
 #: circuit of :data:`_GEN_BRANCHES` branches: a TTL NAND gate, 0.64-0.86 GB measured; the build
@@ -191,7 +195,14 @@ def start_numeric_warmup() -> bool:
     builds are off (``PHSYM_AOT=0``)."""
     if not _background():
         return False
+    mark = cache_dir() / f"{READY_PREFIX}numeric_warmup"
+    try:        # one warm-up at a time: a user running ten small circuits starts one compile, not ten
+        if time.time() - mark.stat().st_mtime < WARMUP_WINDOW:
+            return False
+    except OSError:
+        pass
     try:
+        atomic_write(mark, lambda fh: fh.write(b"started"))
         subprocess.Popen([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
