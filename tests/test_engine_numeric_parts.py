@@ -213,3 +213,16 @@ def test_cache_build_without_a_netlist_compiles_the_engine(capsys):
     from phsym.simulation.engines.choice import numeric_ready
     assert main(["cache", "build"]) == 0
     assert "numeric engine compiled" in capsys.readouterr().out and numeric_ready()
+
+
+def test_one_background_warm_up_at_a_time(monkeypatch, tmp_path):
+    from phsym.simulation.engines import choice
+    spawned = []
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PHSYM_AOT", "background")
+    monkeypatch.setattr(choice.subprocess, "Popen", lambda *a, **k: spawned.append(a))
+    assert choice.start_numeric_warmup() and not choice.start_numeric_warmup()
+    assert len(spawned) == 1 and "phsym.simulation.engines.numeric.warmup" in spawned[0][0]
+    monkeypatch.setenv("PHSYM_AOT", "0")
+    monkeypatch.setattr(choice, "WARMUP_WINDOW", 0.0)
+    assert not choice.start_numeric_warmup() and len(spawned) == 1       # background builds off
