@@ -54,8 +54,10 @@ def test_error_names_estimate_parts_and_hint(monkeypatch):
 
 def test_nested_instances_are_counted_before_they_are_built():
     # 10**8 elements: refused from the count, without flattening (not an OOM kill)
-    with pytest.raises(NetlistError, match="elements after flattening"):
+    with pytest.raises(NetlistError, match="elements after flattening") as err:
         phsym.parse(_bomb(8))
+    loc = err.value.location               # the instance to look at, with its line
+    assert "Xtop alone expands" in str(err.value) and loc.text == "Xtop a s7" and loc.column == 1
     assert len(phsym.parse(_bomb(2)).netlist.elements) == 101
 
 

@@ -223,8 +223,12 @@ def _check_size(element_stmts: List[Statement], subckts, file: Optional[str]) ->
     """Refuse a netlist whose flattened elements would not fit, before building any."""
     count = flattened_count(element_stmts, subckts)
     if count > MAX_ELEMENTS:
-        raise NetlistError(f"more than {MAX_ELEMENTS} elements after flattening subcircuits",
-                           Location(file, 1, 1, "", 0), hint="check for runaway nesting of X instances")
+        # the top-level instance whose expansion is largest is the one to look at
+        top = max((st for st in element_stmts if st.head.text[:1].lower() == "x"),
+                  key=lambda st: flattened_count([st], subckts), default=element_stmts[0])
+        raise NetlistError(f"more than {MAX_ELEMENTS} elements after flattening subcircuits "
+                           f"({top.head.text} alone expands to {flattened_count([top], subckts):,} or more)",
+                           top.loc(top.head), hint="check for runaway nesting of X instances")
     budget.check(f"a netlist of {count} elements (subcircuits flattened)", count * budget.BYTES_PER_ELEMENT,
                  hint="check the nesting of X instances; split the circuit or use a machine with more memory")
 

@@ -348,3 +348,31 @@ def check_steps(path: Path) -> Dict[str, float]:
             out[f"step {k + 1} {lab}"] = rms_of_swing(row, got)
     assert out and all(v <= TRAN_RMS[0] for v in out.values()), (path.name, out)
     return out
+
+
+def deck_tests(decks: List[Path]) -> Dict[str, object]:
+    """The test functions of ``decks``, one per analysis, parametrised over the decks that ask for it
+    (``globals().update(deck_tests(group(i, n)))`` in a test file: the corpus split between files,
+    so that xdist's workers share it, with one definition of what is checked)."""
+    import pytest
+
+    def _with(analysis):
+        return [p for p in decks if analysis in analysis_cards(p)]
+
+    steps = _with("step")
+    plain = {
+        "test_transient_matches_ngspice": ([p for p in _with("tran") if p not in steps], check_tran),
+        "test_each_step_matches_ngspice_run_at_its_values": (steps, check_steps),
+        "test_ac_matches_ngspice_within_a_tenth_of_a_db": (_with("ac"), check_ac),
+        "test_dc_sweep_matches_ngspice_within_one_percent": (_with("dc"), check_dc),
+        "test_transfer_function_matches_ngspice": (_with("tf"), check_tf),
+        "test_operating_point_matches_ngspice": (_with("op"), check_op),
+        "test_meas_and_four_match_ngspice": ([p for p in _with("tran") if has_tran_measures(p)], check_meas_four),
+    }
+    out = {}
+    for name, (paths, check) in plain.items():
+        def test(path, check=check):
+            check(path)
+        test.__name__ = test.__qualname__ = name
+        out[name] = pytest.mark.parametrize("path", paths, ids=lambda p: p.stem)(test)
+    return out
