@@ -183,7 +183,7 @@ def test_results_record_the_stiff_rule_and_the_estimator_compares_it():
     with warnings.catch_warnings():
         warnings.simplefilter("error", SchemeMismatchWarning)
         with pytest.raises(SchemeMismatchWarning, match="stiff='scheme'"):
-            ParameterEstimator(m, free="DX.IS", method="discrete_gradient").fit(sch)
+            ParameterEstimator(m, free="DX.IS", method="discrete_gradient", stiff="backward_euler").fit(sch)
         with pytest.raises(IdentificationError, match="stiff must be one of"):
             ParameterEstimator(m, free="DX.IS", method="discrete_gradient", stiff="trapezoidal").fit(sch)
         check_scheme(sch.info, "discrete_gradient", "scheme")       # the same rule: nothing to say
@@ -194,5 +194,6 @@ def test_results_record_the_stiff_rule_and_the_estimator_compares_it():
     # predict (and score, which calls it) steps by the fit's rules
     est = ParameterEstimator(m, free="DX.IS", method="discrete_gradient", stiff="scheme")
     est.model_, est.params_ = m, {"DX.IS": 2.52e-9}         # the fitted attributes predict reads
+    est.method_, est.stiff_ = "discrete_gradient", "scheme"
     t = np.arange(49) / 48000
     assert est.predict(t, {"V1": np.sin(2e3 * np.pi * t)}).info["stiff"] == "scheme"

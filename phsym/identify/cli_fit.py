@@ -1,14 +1,16 @@
-"""``phsym fit``: estimate netlist parameters from CSV input-output data.
+"""``phsym fit``: estimate netlist parameters from CSV input-output data (or a saved run, ``.npz``).
 
 Usage::
 
     phsym fit NETLIST DATA.csv --free L,C1,C2 --inputs VG --outputs 'y(VG)',v(n1) \
-        [--time t] [--method backward_euler] [--stiff auto] [--x0 zero|dc|estimate] \
+        [--time t] [--method auto] [--stiff auto] [--x0 zero|dc|estimate] \
         [--init L=1.5,C1=0.02] [--out fit.json] [--plot fit.png]
 
 The CSV needs a header row; ``--time`` names the (uniformly sampled) time
 column (default ``t``); the other columns are named by the model's input names
-and the output labels.  A progress line (evaluation count, cost) goes to
+and the output labels.  ``DATA.npz`` is a run saved by ``phsym simulate --out
+run.npz``: it says which scheme made it, and ``--method auto`` (default) fits with
+that scheme (a CSV table: backward Euler).  A progress line (evaluation count, cost) goes to
 stderr; the table of estimates with confidence intervals and the NRMS go to
 stdout.
 """
@@ -42,15 +44,16 @@ def _assignments(text: Optional[str]) -> Dict[str, float]:
 
 def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("netlist", help="netlist file with symbolic parameters")
-    p.add_argument("data", help="CSV file with a header row")
+    p.add_argument("data", help="CSV file with a header row, or a run saved as .npz by phsym simulate")
     p.add_argument("--free", required=True, help="comma-separated parameters to estimate")
     p.add_argument("--inputs", default=None, help="comma-separated input columns (default: all model inputs)")
     p.add_argument("--outputs", required=True, help="comma-separated output labels, e.g. 'y(VG)',v(n1)")
     p.add_argument("--time", default="t", help="name of the time column (default: t)")
-    p.add_argument("--method", default="backward_euler",
-                   choices=("backward_euler", "midpoint", "discrete_gradient"),
-                   help="time-stepper (default backward_euler, as the seed; data made by phsym simulate: "
-                        "the scheme it printed, else the fit is biased by the schemes' difference)")
+    p.add_argument("--method", default="auto",
+                   choices=("auto", "backward_euler", "midpoint", "discrete_gradient"),
+                   help="time-stepper (default auto: the scheme a saved .npz run was made with, backward_euler "
+                        "for a CSV table; a CSV made by phsym simulate needs the scheme it printed, else the fit "
+                        "is biased by the schemes' difference)")
     p.add_argument("--stiff", default="auto", choices=STIFF,
                    help="how junction charges step, as phsym simulate --stiff (default auto): data made by "
                         "phsym simulate need the rule it used")
@@ -79,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from ..common.schemes import get_scheme
     from .data import Measurements, step_targets
     from .parameter_estimator import ParameterEstimator
+    from ..simulation.io.saved import load_result
     from .warnings import UnidentifiableParameterWarning
 
     try:
@@ -86,7 +90,12 @@ def run(args: argparse.Namespace) -> int:
         inputs = _names(args.inputs) or list(model.inputs)
         outputs = _names(args.outputs)
         init = _assignments(args.init)
-        cols = read_csv_columns(args.data, [args.time] + inputs + outputs)
+        if args.data.lower().endswith(".npz"):
+            saved = load_result(args.data)
+            cols = {args.time: saved.t, **{c: saved[c] for c in inputs},
+                    **{c: np.concatenate([[np.nan], saved[c]]) for c in outputs}}
+        else:
+            saved, cols = None, read_csv_columns(args.data, [args.time] + inputs + outputs)
     except (OSError, ValueError, PhsymError) as exc:
         print(f"phsym fit: error: {exc}", file=sys.stderr)
         return 2
@@ -111,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UnidentifiableParameterWarning)
         try:
-            est.fit(t, u, y)
+            est.fit(saved) if saved is not None else est.fit(t, u, y)
         except (PhsymError, ValueError) as exc:
             if bar is not None:
                 bar.close()
@@ -123,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {w.message}", file=sys.stderr)
     print(est.summary())
     if args.out:
-        doc = {"netlist": str(args.netlist), "method": est.method, "stiff": est.stiff, "outputs": outputs,
+        doc = {"netlist": str(args.netlist), "method": est.method_, "stiff": est.stiff_, "outputs": outputs,
                "params": est.params_, "std": est.std_,
                "confidence": est.confidence,
                "confidence_intervals": {k: list(v) for k, v in est.confidence_intervals_.items()},
@@ -135,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         res = est.predict(t, u)
         data = {n: (v if any(first) else step_targets(Measurements(t, res.info["h"], None, v[:, None], False),
-                                                      get_scheme(est.method))[:, 0]) for n, v in y.items()}
+                                                      get_scheme(est.method_))[:, 0]) for n, v in y.items()}
         plot_data_and_fit(args.plot, res.t_step, data, {n: res[n] for n in outputs}, args.time,
                           {n: f"fit (NRMS {est.nrms_[n]:.3g})" for n in outputs})
     return 0

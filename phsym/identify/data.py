@@ -23,7 +23,8 @@ import numpy as np
 
 from ..errors import IdentificationError
 
-__all__ = ["uniform_step", "as_2d", "as_columns", "Measurements", "measurements", "step_targets"]
+__all__ = ["uniform_step", "as_2d", "as_columns", "Measurements", "measurements", "step_targets", "is_result",
+           "fit_method"]
 
 
 def uniform_step(t: Any, rtol: float = 1e-6, min_samples: int = 2) -> float:
@@ -169,6 +170,44 @@ class Measurements(NamedTuple):
     on_steps: bool
 
 
+def is_result(data: Any) -> bool:
+    """Whether ``data`` is a simulation result (a :class:`~phsym.simulation.SimulationResult` or a
+    :class:`~phsym.simulation.io.saved.SavedResult` read back from a file)."""
+    return hasattr(data, "t_step") and hasattr(data, "labels") and hasattr(data, "info")
+
+
+def fit_method(method: Any, data: Any, default: str, allowed: Sequence[str]) -> str:
+    """The scheme an estimator fits ``data`` with: ``method`` as given, or for ``"auto"`` the
+    scheme the data were simulated with (a result that says so, of a scheme the estimator has),
+    else ``default`` (measured arrays).
+
+    Parameters
+    ----------
+    method : str
+        The estimator's ``method`` (``"auto"`` or a scheme name).
+    data : object
+        What ``fit``/``score`` received first: a result or the time grid.
+    default : str
+        The scheme for measured arrays.
+    allowed : sequence of str
+        Schemes of the estimator.
+
+    Returns
+    -------
+    str
+        ``"auto"`` resolved, or ``method`` unchanged (validated by the caller).
+
+    Examples
+    --------
+    >>> fit_method("auto", [0.0, 0.1], "backward_euler", ("backward_euler", "midpoint"))
+    'backward_euler'
+    """
+    if not (isinstance(method, str) and method.strip().lower() == "auto"):
+        return method
+    made = getattr(data, "info", {}).get("scheme") if is_result(data) else None
+    return made if made in allowed else default
+
+
 def measurements(t: Any, u: Any, y: Any, inputs: Sequence[str], outputs: Sequence[str],
                  min_samples: int = 2) -> Measurements:
     """Read ``(t, u, y)``, or a :class:`~phsym.simulation.SimulationResult` passed as ``t``.
@@ -187,7 +226,7 @@ def measurements(t: Any, u: Any, y: Any, inputs: Sequence[str], outputs: Sequenc
     min_samples : int
         Fewest grid times accepted.
     """
-    if hasattr(t, "t_step") and hasattr(t, "labels"):       # a SimulationResult
+    if is_result(t):
         res = t
         if u is not None or y is not None:
             raise IdentificationError("give either a SimulationResult or (t, u, y), not both")

@@ -14,7 +14,7 @@ from ..structure.linear import LinearPHS
 from .base import Estimator
 from .linear_optim import Objective, lbfgs, riemannian_cg
 from .linear_param import BLOCKS, FlatMap, Point, R_of, skew, sym
-from .data import Measurements, as_2d, step_targets, uniform_step
+from .data import Measurements, as_2d, fit_method, is_result, step_targets, uniform_step
 from .metrics import r2_score
 from .linear_simulation import SCHEMES, simulate
 
@@ -61,8 +61,9 @@ class LinearPHSEstimator(Estimator):
         the rest) gives user matrices.
     r_rank : int, optional
         Rank bound of R (columns of the factor L); default n.
-    method : {"midpoint", "backward_euler", "explicit_euler"}, default "midpoint"
-        Time stepping (:mod:`phsym.common.schemes`): implicit midpoint
+    method : {"auto", "midpoint", "backward_euler", "explicit_euler"}, default "auto"
+        Time stepping (:mod:`phsym.common.schemes`): ``"auto"`` the scheme the data were
+        simulated with when they are a simulation result (or a saved one), else midpoint; implicit midpoint
         (Cayley-Tustin, passivity preserving, input ``(u_k + u_{k+1})/2``),
         backward Euler, or the seed's explicit Euler.
     optimizer : {"lbfgs", "cg"}, default "lbfgs"
@@ -108,6 +109,9 @@ class LinearPHSEstimator(Estimator):
     ----------
     model_ : LinearPHS
         Identified system.
+    method_ : str
+        The scheme of the fit (``method`` with ``"auto"`` resolved), which :meth:`predict` and
+        :meth:`score` step by.
     x0_ : numpy.ndarray
         Identified (or fixed) initial state.
     history_ : dict of numpy.ndarray
@@ -137,7 +141,7 @@ class LinearPHSEstimator(Estimator):
 
     def __init__(self, n_states: int, *, free: Sequence[str] = ("J", "R", "B"),
                  fixed: Optional[Mapping[str, Any]] = None, init: InitSpec = "data",
-                 r_rank: Optional[int] = None, method: str = "midpoint",
+                 r_rank: Optional[int] = None, method: str = "auto",
                  optimizer: str = "lbfgs", max_iter: int = 100, tol: float = 1e-9,
                  ftol: float = 0.0, regularization: float = 0.0,
                  reference: Optional[Mapping[str, Any]] = None,
@@ -180,7 +184,7 @@ class LinearPHSEstimator(Estimator):
             raise IdentificationError(f"unknown blocks {bad}; choose from {BLOCKS}")
         if not free:
             raise IdentificationError("at least one block must be free")
-        get_scheme(self.method, SCHEMES, IdentificationError)
+        get_scheme(fit_method(self.method, None, SCHEMES[0], SCHEMES), SCHEMES, IdentificationError)
         if self.optimizer not in ("lbfgs", "cg"):
             raise IdentificationError("optimizer must be 'lbfgs' or 'cg'")
         r = n if self.r_rank is None else int(self.r_rank)
@@ -310,12 +314,13 @@ class LinearPHSEstimator(Estimator):
             ``self``, fitted.
         """
         t0 = time.perf_counter()
+        method = fit_method(self.method, t, "midpoint", SCHEMES)
         t, u, y, on_steps = _data(t, u, y)
         h = uniform_step(t)
         if u.shape[1] != y.shape[1]:
             raise IdentificationError("a port-Hamiltonian model needs as many outputs as inputs "
                                       f"(got {u.shape[1]} inputs, {y.shape[1]} outputs)")
-        scheme = get_scheme(self.method, SCHEMES, IdentificationError)
+        scheme = get_scheme(method, SCHEMES, IdentificationError)
         m = u.shape[1]
         n, r, free, fixed = self._check_params(m)
         rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
@@ -348,6 +353,7 @@ class LinearPHSEstimator(Estimator):
         self.n_evals_ = obj.n_evals
         self.cost_ = float(hist["cost"][-1])
         self.h_ = h
+        self.method_ = scheme.name
         self.fit_time_ = time.perf_counter() - t0
         return self
 
@@ -376,7 +382,7 @@ class LinearPHSEstimator(Estimator):
         tt = np.asarray(t, dtype=float).reshape(-1)
         h = uniform_step(tt)
         U = as_2d(u, "u", tt.size, self.model_.n_inputs)
-        sim = Simulator(self.model_, 1.0 / h, self.method)
+        sim = Simulator(self.model_, 1.0 / h, self.method_)
         try:
             return sim.run(u=U, x0=self.x0_ if x0 is None else x0)
         except SimulationError as exc:
@@ -397,7 +403,7 @@ class LinearPHSEstimator(Estimator):
         self._check_fitted("model_")
         t, u, y, on_steps = _data(t, u, y)
         res = self.predict(t, u)
-        target = y if on_steps else step_targets(Measurements(t, 0.0, u, y, False), get_scheme(self.method))
+        target = y if on_steps else step_targets(Measurements(t, 0.0, u, y, False), get_scheme(self.method_))
         if target.shape != res.y.shape:
             raise IdentificationError(f"y has {y.shape[1]} columns, the model has {res.y.shape[1]} outputs")
         return r2_score(res.y, target)
@@ -405,7 +411,7 @@ class LinearPHSEstimator(Estimator):
 
 def _data(t: Any, u: Any, y: Any):
     """``(t, u, y, on_steps)`` from arrays or a SimulationResult."""
-    if isinstance(t, SimulationResult):
+    if is_result(t):
         if u is not None or y is not None:
             raise IdentificationError("give either a SimulationResult or (t, u, y), not both")
         return np.asarray(t.t, float), as_2d(t.u, "u"), as_2d(t.y, "y"), True

@@ -77,6 +77,7 @@ def run_starts(problem, starts: Sequence[np.ndarray], bnd) -> List[so.OptimizeRe
     rp, nf, xs = problem.rp, len(problem.rp.free), problem.xs
     # the executor and a callback stay here (a pool holds locks; a lambda does not pickle)
     settings = {k: v for k, v in est.get_params(deep=False).items() if k not in ("executor", "callback")}
+    settings.update(method=est.method_, stiff=est.stiff_)     # "auto" as this fit resolved it
     data = (problem.data.t, problem.data.U, problem.data.Y)
     tasks = [(type(est), settings, data, dict(zip(rp.free, map(float, rp.physical(x0[:nf])))),
               (x0[nf:] * xs) if problem.nz else None) for x0 in starts]

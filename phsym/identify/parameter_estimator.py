@@ -3,8 +3,8 @@
 :class:`ParameterEstimator` fits the free parameters of a netlist (explicit
 PHS or pH-DAE, linear or nonlinear) by output-error least squares: the model
 is simulated with one of phsym's passivity-preserving time-steppers
-(backward Euler by default, implicit midpoint or discrete gradient on
-request) and the Jacobian of the residual comes from forward sensitivities
+(by default the scheme a simulation result was made with, backward Euler
+for measured arrays; implicit midpoint or discrete gradient on request) and the Jacobian of the residual comes from forward sensitivities
 of the very steps the simulator takes (:mod:`phsym.codegen.newton.sensitivity`),
 so the optimiser sees exact derivatives of the simulated outputs and
 parameter changes never recompile anything.
@@ -32,7 +32,7 @@ from ..simulation.result import SimulationResult
 from ..simulation.signals import initial_state
 from ..simulation.simulator import Simulator
 from .base import Estimator
-from .data import measurements, step_targets
+from .data import fit_method, is_result, measurements, step_targets
 from .metrics import nrms, r2_score
 from .output_error import FAILED, OutputError, Reparam, dc_sensitivity
 from .uncertainty import uncertainty
@@ -59,7 +59,9 @@ class ParameterEstimator(Estimator):
         (``v(node)``, ``v(n1,n2)``, ``i(R1)``, ``v(R1)``).  Default: every
         port output.
     method : str
-        Time-stepper: ``"backward_euler"`` (default, as in seed 001),
+        Time-stepper: ``"auto"`` (default: the scheme of the data when they are a
+        :class:`~phsym.simulation.SimulationResult` or a saved result, else
+        ``"backward_euler"`` as in seed 001), ``"backward_euler"``,
         ``"midpoint"`` or ``"discrete_gradient"``.  Measured outputs on the
         grid are compared with the step outputs at the point the scheme
         evaluates (see :func:`phsym.identify.data.step_targets`).
@@ -111,7 +113,8 @@ class ParameterEstimator(Estimator):
         Newton iteration cap per step.
     stiff : str
         How stiff storages (junction charges) step, as ``Simulator(stiff=...)``: ``"auto"`` (default:
-        at the step's end for steps of 1 us or longer), ``"backward_euler"`` or ``"scheme"``.
+        the rule a simulation result was made with, else at the step's end for steps of 1 us or
+        longer), ``"backward_euler"`` or ``"scheme"``.
     verbose : int
         ``1`` prints one line per residual evaluation to stderr.
     callback : callable, optional
@@ -121,6 +124,12 @@ class ParameterEstimator(Estimator):
     ----------
     model_ : Model
         The model fitted.
+    method_ : str
+        The scheme of the fit (``method`` with ``"auto"`` resolved); :meth:`predict` and
+        :meth:`score` step by it.
+    stiff_ : str
+        The rule of stiff storages the fit followed: ``stiff`` as given, or for ``"auto"`` the
+        rule the data recorded (``"auto"`` itself for measured arrays: resolved at each step).
     params_ : dict of str to float
         Estimated free parameters.
     covariance_ : ndarray (n_free, n_free)
@@ -156,7 +165,7 @@ class ParameterEstimator(Estimator):
     """
 
     def __init__(self, model: Any = None, free: Union[str, Sequence[str]] = (),
-                 outputs: Optional[Sequence[str]] = None, *, method: str = "backward_euler",
+                 outputs: Optional[Sequence[str]] = None, *, method: str = "auto",
                  initial: Optional[Mapping[str, float]] = None,
                  bounds: Optional[Mapping[str, Tuple[Optional[float], Optional[float]]]] = None,
                  log_params: Union[str, bool, Sequence[str]] = "auto",
@@ -216,7 +225,7 @@ class ParameterEstimator(Estimator):
             raise IdentificationError(f"free parameters repeated: {free}")
         if not 0 < float(self.confidence) < 1:
             raise IdentificationError(f"confidence must lie in (0, 1), got {self.confidence}")
-        get_scheme(self.method, SCHEMES, IdentificationError)
+        get_scheme(fit_method(self.method, None, SCHEMES[0], SCHEMES), SCHEMES, IdentificationError)
         stiff_rule(self.stiff, 1.0, IdentificationError)
         lp = self.log_params
         if not isinstance(lp, (str, bool)):
@@ -227,8 +236,7 @@ class ParameterEstimator(Estimator):
         return model, names, labels
 
     def _sensitivity(self, model: Model, free: List[str], labels: List[str], h: float) -> SensitivityStep:
-        scheme = get_scheme(self.method, SCHEMES, IdentificationError).name
-        stiff = stiff_rule(self.stiff, h, IdentificationError)
+        scheme, stiff = self.method_, stiff_rule(self.stiff_, h, IdentificationError)
         key = (scheme, stiff, tuple(free), tuple(labels), id(model))
         if getattr(self, "_sens", (None,))[0] != key:
             self._sens = (key, build_sensitivity(model, free, labels, scheme, stiff))
@@ -275,7 +283,9 @@ class ParameterEstimator(Estimator):
         ----------
         t : array_like (N+1,) or SimulationResult
             Uniform grid times (the step of the scheme is ``t[1] - t[0]``),
-            or a simulation result whose inputs and outputs are the data.
+            or a simulation result whose inputs and outputs are the data (a
+            :class:`~phsym.simulation.SimulationResult`, or one saved as ``.npz`` and read by
+            :func:`phsym.simulation.load_result`; with ``method="auto"`` its scheme is the fit's).
         u : mapping of str to array_like, or array_like (N+1, n_u)
             Inputs by source name, or an array in ``model.inputs`` order.
         y : mapping of str to array_like, or array_like (N+1 or N, n_y)
@@ -290,9 +300,14 @@ class ParameterEstimator(Estimator):
         t_start = time.perf_counter()
         model, free, labels = self._checked()
         data = measurements(t, u, y, model.inputs, labels, min_samples=3)
-        scheme = get_scheme(self.method, SCHEMES, IdentificationError)
-        if hasattr(t, "t_step"):     # another scheme's trajectory differs by its discretisation error: a bias
-            check_scheme(getattr(t, "info", {}), scheme.name, stiff_rule(self.stiff, data.h, IdentificationError))
+        scheme = get_scheme(fit_method(self.method, t, "backward_euler", SCHEMES), SCHEMES, IdentificationError)
+        stiff = self.stiff
+        if is_result(t) and isinstance(stiff, str) and stiff.lower() == "auto" and t.info.get("stiff"):
+            stiff = t.info["stiff"]         # the rule the data were made with
+        stiff_rule(stiff, data.h, IdentificationError)
+        self.method_, self.stiff_ = scheme.name, stiff
+        if is_result(t):     # another scheme's trajectory differs by its discretisation error: a bias
+            check_scheme(t.info, scheme.name, stiff_rule(stiff, data.h, IdentificationError))
         target = step_targets(data, scheme)
         step = self._sensitivity(model, free, labels, data.h)
         rp = Reparam(self, model, free)
@@ -381,7 +396,7 @@ class ParameterEstimator(Estimator):
         data = measurements(t, u, np.zeros((len(np.asarray(t).reshape(-1)), 0)), m.inputs, [], min_samples=2)
         if isinstance(x0, str) and x0 == "fit":
             x0 = self.x0_ if (isinstance(self.x0, str) and self.x0.lower() == "estimate") else self.x0
-        sim = Simulator(m, 1.0 / data.h, self.method, stiff=self.stiff, tol=self.tol, maxit=self.maxit,
+        sim = Simulator(m, 1.0 / data.h, self.method_, stiff=self.stiff_, tol=self.tol, maxit=self.maxit,
                         record_efforts=True)       # the rules the fit stepped by
         try:
             return sim.run(u=data.U, x0=x0, params={**(self.fixed or {}), **self.params_})
@@ -401,7 +416,7 @@ class ParameterEstimator(Estimator):
         data = measurements(t, u, y, self.model_.inputs, labels, min_samples=3)
         res = self.predict(data.t, data.U)
         pred = np.column_stack([res[lab] for lab in labels])
-        return r2_score(pred, step_targets(data, get_scheme(self.method)))
+        return r2_score(pred, step_targets(data, get_scheme(self.method_)))
 
     def estimate_initial_state(self, t: Any, u: Any = None, y: Any = None) -> np.ndarray:
         """Initial state that best explains ``y`` with the fitted parameters.
@@ -422,7 +437,7 @@ class ParameterEstimator(Estimator):
         model, free, labels = self._checked()
         model = self.model_
         data = measurements(t, u, y, model.inputs, labels, min_samples=3)
-        target = step_targets(data, get_scheme(self.method))
+        target = step_targets(data, get_scheme(self.method_))
         step, w, xs, nf = self._sensitivity(model, free, labels, data.h), self.weights_, self._xs, len(free)
 
         def fun(z):

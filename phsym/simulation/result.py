@@ -300,7 +300,8 @@ class SimulationResult:
         ----------
         path : str or pathlib.Path
             Destination; the suffix (``.csv`` or ``.npz``; ``.wav`` calls
-            :meth:`to_wav`) selects the format.
+            :meth:`to_wav`) selects the format.  An ``.npz`` also holds the scheme,
+            the stiff rule and the step (read back by :func:`phsym.simulation.load_result`).
         signals : sequence of str, optional
             Write ``t`` and these signals only (any label ``res[...]`` takes),
             instead of states, inputs, outputs, saved signals and powers.
@@ -313,8 +314,10 @@ class SimulationResult:
         suf = path.suffix.lower()
         pad = lambda a: a if a.shape[0] == self.t.shape[0] else np.concatenate([[np.nan], a])  # noqa: E731
         chosen = None if signals is None else {"t": self.t, **{k: pad(np.asarray(self[k])) for k in signals}}
-        if suf == ".npz":
-            np.savez(path, **(chosen or self.to_numpy()))
+        if suf == ".npz":         # with how the run was made (phsym.simulation.io.saved reads it back)
+            from .io.saved import info_arrays
+            np.savez(path, **(chosen or self.to_numpy()),
+                     **info_arrays(self.info, self.names.inputs, self.names.outputs))
         elif suf == ".csv":
             cols = chosen or self._step_table()
             names = list(cols)
