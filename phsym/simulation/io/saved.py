@@ -18,7 +18,7 @@ __all__ = ["SavedResult", "load_result", "info_arrays", "PREFIX"]
 
 #: Prefix of the metadata entries in a saved ``.npz``.
 PREFIX = "info."
-_TEXT = ("scheme", "stiff", "engine")
+_TEXT = ("scheme", "stiff")
 
 
 def info_arrays(info: Mapping[str, Any], inputs, outputs) -> Dict[str, np.ndarray]:
@@ -60,7 +60,7 @@ class SavedResult:
     y : ndarray (N, n_y)
         Port outputs of the steps.
     info : dict
-        ``scheme``, ``stiff``, ``engine`` and ``h`` as the run recorded them (absent from files
+        ``scheme``, ``stiff`` and ``h`` as the run recorded them (absent from files
         written before they were saved).
     """
 
