@@ -25,20 +25,14 @@ import scipy.sparse as sps
 from .components.base import Branch, Port
 from .errors import NetlistWarning, StructureError
 from .components.element import DATUM
+from .common.quantities import DOMAINS
 
 __all__ = ["build_graph", "branches_of", "select_tree", "loop_matrix", "tree_path", "check_sources", "DOMAIN_UNITS"]
 
 #: Units of the node potential (across variable) and of the through variable per node domain
-#: (their product is a power in W; mechanics in the mobility analogy unless ``-impedance``).
-DOMAIN_UNITS: Dict[str, Tuple[str, str]] = {
-    "electrical": ("V", "A"),
-    "magnetic": ("A", "V"),                       # magnetomotive force, flux variation Wb/s
-    "thermal": ("K", "W/K"),                      # absolute temperature, entropy flow
-    "translational": ("m/s", "N"),
-    "translational-impedance": ("N", "m/s"),
-    "rotational": ("rad/s", "N m"),
-    "rotational-impedance": ("N m", "rad/s"),
-}
+#: (their product is a power in W; mechanics in the mobility analogy unless ``-impedance``);
+#: the quantities themselves are :data:`phsym.common.quantities.DOMAINS`.
+DOMAIN_UNITS: Dict[str, Tuple[str, str]] = {d.name: (d.across.unit, d.through.unit) for d in DOMAINS.values()}
 
 
 def build_graph(branches: Iterable[Branch]) -> nx.MultiDiGraph:

@@ -1,6 +1,11 @@
 """Human- and machine-readable descriptions of a model (``phsym show``): a
 netlist :class:`~phsym.model.Model` or a saved numeric
-:class:`~phsym.structure.linear.LinearPHS`."""
+:class:`~phsym.structure.linear.LinearPHS`.
+
+A netlist is described in its own physics: each element with its kind and
+domain, each state, port and probe with its quantity and unit
+(:data:`phsym.common.quantities.DOMAINS`; a heat capacity's state is an
+entropy in J/K, a thermal node's probe ``T(t1)`` a temperature in K)."""
 from __future__ import annotations
 
 import json
@@ -9,9 +14,85 @@ from typing import Any, Dict
 import numpy as np
 import sympy as sp
 
+from .common.quantities import DOMAINS, domain_of
+from .components import REGISTRY
 from .structure.linear import LinearPHS
+from .structure.probes import label_quantity
 
-__all__ = ["describe", "describe_text", "describe_json", "checks_pass"]
+__all__ = ["describe", "describe_text", "describe_json", "checks_pass", "physics"]
+
+
+def physics(model) -> Dict[str, Any]:
+    """The physics of a netlist model: elements with kind and domain; states, ports and probes with
+    their quantity and unit.
+
+    Parameters
+    ----------
+    model : Model
+        A netlist model (any size: read from its graph, no symbolic structure needed).
+
+    Returns
+    -------
+    dict
+        ``elements``: name -> ``{kind, domain, nodes}``; ``states``: name -> ``{quantity, unit,
+        element, domain}``; ``ports``: source -> ``{domain, input: [quantity, unit], output: [...]}``;
+        ``probes``: label -> ``{name, quantity, unit}`` (``name``: the label by quantity, ``T(t1)``).
+    """
+    g = model.graph
+    node_dom = dict(g.nodes(data="domain"))
+    by_branch, by_element, owner = {}, {}, {}
+    for b in g.graph["branches"]:      # a two-port's side ("any") takes its nodes' domain
+        dom = b.domain if b.domain in DOMAINS else next(
+            (node_dom[n] for n in (b.node_from, b.node_to) if node_dom.get(n) in DOMAINS), "electrical")
+        by_branch[b.name], owner[b.name] = dom, b.element
+        by_element.setdefault(b.element, []).append(dom)
+    elements = {}
+    for spec in model.netlist.elements:
+        doms = list(dict.fromkeys(by_element.get(spec.name, [REGISTRY[spec.kind].domain])))
+        elements[spec.name] = {"kind": spec.kind, "domain": ", ".join(doms), "nodes": list(spec.nodes)}
+    storages, _, ports, _ = model._records       # the component records the model was built from
+    states = {}
+    for st in storages:
+        for x, br, port in zip(st.states, st.branches, st.port_types):
+            d = domain_of(by_branch.get(br))
+            q = d.state(port)
+            states[str(x)] = {"quantity": q.name, "unit": q.unit, "element": owner.get(br, br), "domain": d.name}
+    port_info = {}
+    for p in ports:
+        d = domain_of(by_branch.get(p.branch))
+        u, y = (d.across, d.through) if p.fixes == "across" else (d.through, d.across)
+        port_info[p.element] = {"domain": d.name, "input": [u.name, u.unit], "output": [y.name, y.unit]}
+    probes = {}
+    for pr in model.probes:
+        name, q = label_quantity(g, pr.label)
+        probes[pr.label] = {"name": name, "quantity": q.name if q else "", "unit": q.unit if q else ""}
+    return {"elements": elements, "states": states, "ports": port_info, "probes": probes}
+
+
+def _qty(name: str, unit: str) -> str:
+    return f"{name} [{unit}]" if unit else name
+
+
+def _text_physics(ph: Dict[str, Any], inputs, outputs) -> list:
+    """Lines of the elements, the ports and the probes in their quantities."""
+    out = [f"Elements ({len(ph['elements'])}):"]
+    els = ph["elements"]
+    wn = max(map(len, els), default=1)
+    wk = max((len(e["kind"]) for e in els.values()), default=1)
+    wd = max((len(e["domain"]) for e in els.values()), default=1)
+    for name, e in els.items():
+        out.append(f"  {name:<{wn}}  {e['kind']:<{wk}}  {e['domain']:<{wd}}  {' '.join(e['nodes'])}")
+    ports = []
+    for u, y in zip(inputs, outputs):
+        p = ph["ports"].get(u)
+        ports.append(f"{u} -> {y}" if p is None else
+                     f"{u} ({_qty(*p['input'])}) -> {y} ({_qty(*p['output'])})")
+    out.append("Ports: " + (", ".join(ports) or "none") + "   (y^T u = power received by the system)")
+    if ph["probes"]:
+        out.append("Probes: " + ", ".join(
+            f"{p['name']}" + (f" = {lab}" if p["name"] != lab else "") + (f" [{p['unit']}]" if p["unit"] else "")
+            for lab, p in ph["probes"].items()))
+    return out
 
 
 def checks_pass(model) -> bool:
@@ -35,7 +116,7 @@ def _describe_large(model) -> Dict[str, Any]:
             "form": "large circuit: numeric structure only (the symbolic one is not built)",
             "size": model.size, "kinds": dict(sorted(kinds.items())), "states": model.states,
             "inputs": model.inputs, "outputs": model.outputs, "probes": [p.label for p in model.probes],
-            "parameters": model.parameters, "controls": model.controls, "checks": {}}
+            "parameters": model.parameters, "controls": model.controls, "checks": {}, "physics": physics(model)}
 
 
 def _describe_linear(lin: LinearPHS) -> Dict[str, Any]:
@@ -82,12 +163,15 @@ def describe(model) -> Dict[str, Any]:
         return _describe_large(model)
     S = model.structure
     ex = model.explicit
+    ph = physics(model)
     info: Dict[str, Any] = {
         "name": model.name,
         "file": model.netlist.file,
         "form": ("explicit PHS" if ex is not None and S.n_lambda == 0 else
                  "explicit PHS after elimination" if ex is not None else "pH-DAE (index 2 constraints)"),
+        "elements": ph["elements"],
         "states": [{"name": str(x), "element": S.variables[i].element,
+                    **{k: ph["states"].get(str(x), {}).get(k, "") for k in ("quantity", "unit", "domain")},
                     "gradient": str(S.gradients[i]),
                     "initial": None if S.state_initial[i] is None else str(S.state_initial[i])}
                    for i, x in enumerate(S.states)],
@@ -101,6 +185,7 @@ def describe(model) -> Dict[str, Any]:
         "inputs": model.inputs,
         "outputs": model.outputs,
         "probes": [p.label for p in model.probes],
+        "physics": {"ports": ph["ports"], "probes": ph["probes"]},
         "parameters": model.parameters,
         "controls": model.controls,
         "hamiltonian": str(model.hamiltonian),
@@ -123,6 +208,7 @@ def _text_large(d: Dict[str, Any]) -> str:
            f"{n['inputs']} ports",
            "Kinds: " + ", ".join(f"{k} {v}" for k, v in d["kinds"].items()),
            "States: " + head(d["states"]),
+           "Domains: " + ", ".join(sorted({e["domain"] for e in d["physics"]["elements"].values()})),
            "Ports: " + (", ".join(f"{u} -> {y}" for u, y in zip(d["inputs"], d["outputs"])) or "none"),
            f"Parameters: {len(d['parameters'])}" + (f" (controls: {', '.join(d['controls'])})" if d["controls"] else "")]
     if d["probes"]:
@@ -158,10 +244,13 @@ def describe_text(model) -> str:
         return _text_large(d)
     S = model.structure
     out = [f"{d['name']}  ({d['form']})", ""]
+    ph = {"elements": d["elements"], **d["physics"]}
+    out.extend(_text_physics(ph, d["inputs"], d["outputs"])[:len(d["elements"]) + 1])
     out.append(f"States ({len(d['states'])}):")
     for s in d["states"]:
         ic = f"  IC: dH/dx = {s['initial']}" if s["initial"] else ""
-        out.append(f"  {s['name']:<16} [{s['element']}]  dH/dx = {s['gradient']}{ic}")
+        what = f"{_qty(s['quantity'], s['unit'])} ({s['domain']})" if s.get("quantity") else ""
+        out.append(f"  {s['name']:<16} [{s['element']}]  {what}  dH/dx = {s['gradient']}{ic}")
     out.append(f"Dissipative ports ({len(d['dissipative_ports'])}):")
     for p in d["dissipative_ports"]:
         tag = "   ACTIVE (controlled source)" if p["active"] else ""
@@ -170,10 +259,7 @@ def describe_text(model) -> str:
         out.append("Active elements (not passive; their power is injected, P_active): " + ", ".join(d["active"]))
     if d["algebraic"]:
         out.append("Algebraic variables: " + ", ".join(d["algebraic"]))
-    out.append("Ports: " + (", ".join(f"{u} -> {y}" for u, y in zip(d["inputs"], d["outputs"])) or "none")
-               + "   (y^T u = power received by the system)")
-    if d["probes"]:
-        out.append("Probes: " + ", ".join(d["probes"]))
+    out.extend(_text_physics(ph, d["inputs"], d["outputs"])[len(d["elements"]) + 1:])
     out.append("Parameters:")
     for k, v in d["parameters"].items():
         tag = "   CONTROL (a run may drive it: controls=, --control)" if k in d["controls"] else ""

@@ -20,6 +20,7 @@ import sympy as sp
 
 from ..common import budget
 from ..common.names import NameTable
+from ..common.quantities import PROBE_NAMES, SYMBOLS
 from ..errors import Location, NetlistError, NetlistWarning
 from ..components import DATUM, REGISTRY, ElementSpec
 from .analyses import ANALYSIS_CARDS, Analyses, read_card
@@ -125,8 +126,11 @@ def _sensed(target: ElementSpec, kind: str, reader: ElementSpec, loc) -> Tuple[O
 
 def _probe(it: Call, stmt: Statement, nodes: Dict[str, str], by_name: Dict[str, ElementSpec],
            usage: str) -> ProbeSpec:
-    """The :class:`ProbeSpec` of ``v(...)`` or ``i(...)`` (names checked against the netlist)."""
-    q = it.name.text.lower()
+    """The :class:`ProbeSpec` of ``v(...)`` or ``i(...)``, or of a quantity's name (``T(t1)``: the
+    node's domain settles it when the structure is built); names checked against the netlist."""
+    word = it.name.text.lower()
+    q = next(iter(PROBE_NAMES[word].values())) if word in PROBE_NAMES else word
+    shown = SYMBOLS.get(word, word)
     args = it.args
     loc = stmt.loc(it)
     for a in args:
@@ -141,15 +145,15 @@ def _probe(it: Call, stmt: Statement, nodes: Dict[str, str], by_name: Dict[str, 
             if a.text.lower() not in nodes:
                 raise NetlistError(f"probe refers to unknown node '{a.text}'",
                                    stmt.loc(a), hint="check the spelling (node names ignore case)")
-        return ProbeSpec("v", tuple(canon), None, f"v({canon[0]},{canon[1]})", loc)
+        return ProbeSpec("v", tuple(canon), None, f"{shown}({canon[0]},{canon[1]})", loc)
     if q == "v" and args[0].text.lower() in nodes:
-        return ProbeSpec("v", (canon[0],), None, f"v({canon[0]})", loc)
+        return ProbeSpec("v", (canon[0],), None, f"{shown}({canon[0]})", loc)
     el = by_name.get(args[0].text.lower())
     if el is None:
         what = "node or element" if q == "v" else "element"
         raise NetlistError(f"probe refers to unknown {what} '{args[0].text}'", stmt.loc(args[0]),
                            hint="check the spelling (node and element names ignore case)")
-    return ProbeSpec(q, (), el.name, f"{q}({el.name})", loc)
+    return ProbeSpec(q, (), el.name, f"{shown}({el.name})", loc)
 
 
 def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSpec]:
@@ -157,13 +161,13 @@ def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSp
     by_name = {el.name.lower(): el for el in elements}
     out: List[ProbeSpec] = []
     labels = set()
-    usage = ".probe v(NODE) v(N1,N2) i(ELEMENT) v(ELEMENT)"
+    usage = ".probe v(NODE) v(N1,N2) i(ELEMENT) v(ELEMENT), or by quantity: T(NODE), vel(NODE), F(ELEMENT), ..."
     for stmt in stmts:
         if not stmt.items:
             raise NetlistError(".probe lists nothing", stmt.loc(stmt.head), hint=usage)
         for it in stmt.items:
-            if not isinstance(it, Call) or it.name.text.lower() not in ("v", "i"):
-                raise NetlistError("expected v(...) or i(...)", stmt.loc(it), hint=usage)
+            if not isinstance(it, Call) or it.name.text.lower() not in ("v", "i", *PROBE_NAMES):
+                raise NetlistError("expected v(...), i(...) or a quantity's name", stmt.loc(it), hint=usage)
             probe = _probe(it, stmt, nodes, by_name, usage)
             if probe.label not in labels:
                 labels.add(probe.label)

@@ -1,5 +1,12 @@
 """Signal labels of a structure: ``y(V1)``, ``v(out)``, ``v(a,b)``, ``i(R1)``, ``v(R1)``.
 
+Non-electrical signals may be named by their quantity as well
+(:data:`phsym.common.quantities.PROBE_NAMES`): ``T(t1)`` is ``v(t1)`` of a
+thermal node, ``vel(m1)`` ``v(m1)`` of a translational node (mobility
+analogy), ``F(K1)`` the force through a spring; such a name on a node or
+element of another domain is refused.  :func:`label_quantity` gives the
+name by quantity and the unit of any label.
+
 Every signal a user may ask for is a linear combination of the entries of
 the effort vector ``e`` and the flow vector ``f = J e`` of the Dirac form
 (see :mod:`phsym.structure.dirac`).  :func:`probe_map` returns that
@@ -17,16 +24,18 @@ from typing import Dict, Optional, Tuple
 import sympy as sp
 
 from ..common.names import NameTable
+from ..common.quantities import DOMAINS as _DOMAINS, PROBE_NAMES, Quantity, domain_of, probe_quantity
 from ..errors import StructureError
 from .dirac import Structure
 
-__all__ = ["Probe", "parse_probe", "probe_map", "Combination"]
+__all__ = ["Probe", "parse_probe", "probe_map", "Combination", "label_quantity"]
 
 #: ``{("e" or "f", index): coefficient}``: the signal is ``sum coef * e[index]`` (or ``f[index]``).
 Combination = Dict[Tuple[str, int], sp.Expr]
 
-_LABEL = re.compile(r"^\s*([viy])\s*\(\s*([^,()]+?)\s*(?:,\s*([^,()]+?)\s*)?\)\s*$", re.I)
-USAGE = "y(SOURCE), v(NODE), v(N1,N2), i(ELEMENT) or v(ELEMENT)"
+_LABEL = re.compile(r"^\s*([a-z]+)\s*\(\s*([^,()]+?)\s*(?:,\s*([^,()]+?)\s*)?\)\s*$", re.I)
+USAGE = ("y(SOURCE), v(NODE), v(N1,N2), i(ELEMENT) or v(ELEMENT) (or by quantity on other domains: "
+         + ", ".join(sorted({f"{k}(...)" for k in PROBE_NAMES}, key=str.lower)) + ")")
 
 
 @dataclass(frozen=True)
@@ -41,11 +50,16 @@ class Probe:
         Node, element or source name.
     second : str or None
         Second node of ``v(N1,N2)``.
+    name : str
+        The quantity's name when the label gives one (``"t"`` for ``T(t1)``, lower case;
+        ``quantity`` is then its mobility-analogy reading, settled by :func:`probe_map` on the
+        node's domain), else empty.
     """
 
     quantity: str
     first: str
     second: Optional[str] = None
+    name: str = ""
 
 
 def parse_probe(label: str) -> Probe:
@@ -67,9 +81,66 @@ def parse_probe(label: str) -> Probe:
     Probe(quantity='v', first='a', second='b')
     """
     m = _LABEL.match(label) if isinstance(label, str) else None
-    if not m or (m.group(1).lower() != "v" and m.group(3) is not None):
+    word = m.group(1).lower() if m else ""
+    which = word if word in ("v", "i", "y") else next(iter(PROBE_NAMES[word].values()), "") \
+        if word in PROBE_NAMES else ""
+    if not which or (which != "v" and m.group(3) is not None):
         raise StructureError(f"cannot read signal label {label!r}: use {USAGE}")
-    return Probe(m.group(1).lower(), m.group(2), m.group(3))
+    return Probe(which, m.group(2), m.group(3), "" if word == which else word)
+
+
+def _domain(graph, p: Probe) -> Tuple[str, bool]:
+    """Domain of what ``p`` names, and whether it is an element (else a node)."""
+    low = p.first.lower()
+    for b in graph.graph["branches"]:
+        if low in (b.name.lower(), b.element.lower()):
+            dom = b.domain if b.domain in _DOMAINS else graph.nodes[b.node_from].get("domain")
+            if dom in (None, "any"):      # a two-port's side on the datum: the other node says
+                dom = graph.nodes[b.node_to].get("domain") if b.node_to in graph else None
+            return domain_of(dom).name, True
+    node = next((n for n in graph if str(n).lower() == low), None)
+    return domain_of(graph.nodes[node].get("domain") if node is not None else None).name, False
+
+
+def _settle(graph, p: Probe, label: str) -> Probe:
+    """``p`` with a quantity name read on its node's or element's domain (an error on another domain)."""
+    if not p.name:
+        return p
+    dom, element = _domain(graph, p)
+    which = PROBE_NAMES[p.name].get(dom)
+    if which is None:
+        d = domain_of(dom)
+        raise StructureError(f"signal {label!r}: {p.first!r} is {'an element' if element else 'a node'} of the "
+                             f"{dom} domain, where {p.name}(...) names nothing",
+                             hint=f"there: {d.across.symbol}(...) for the {d.across}, "
+                                  f"{d.through.symbol}(...) for the {d.through} of an element")
+    return Probe(which, p.first, p.second, p.name)
+
+
+def label_quantity(graph, label: str) -> Tuple[str, Optional[Quantity]]:
+    """A signal label named by its quantity, with the quantity: ``v(t1)`` of a thermal node is
+    ``("T(t1)", temperature [K])``; electrical labels stay as they are.
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        The model's graph (:func:`phsym.graph.build_graph`; ``Model.graph``).
+    label : str
+        A signal label.
+
+    Returns
+    -------
+    (str, Quantity or None)
+        The label by quantity and its quantity (``None`` for a port output ``y(...)``, whose
+        quantity is the source's conjugate).
+    """
+    p = _settle(graph, parse_probe(label), label)
+    if p.quantity == "y":
+        return label.strip(), None
+    dom, _ = _domain(graph, p)
+    q = probe_quantity(p.quantity, dom)
+    args = p.first + (f",{p.second}" if p.second is not None else "")
+    return f"{q.symbol}({args})", q
 
 
 def probe_map(S: Structure, label: str) -> Combination:
@@ -92,7 +163,7 @@ def probe_map(S: Structure, label: str) -> Combination:
     StructureError
         Unknown label, element, source or node.
     """
-    p = parse_probe(label)
+    p = _settle(S.graph, parse_probe(label), label)
     if p.quantity == "y":
         inputs = NameTable(((str(u), i) for i, u in enumerate(S.inputs)), what="source")
         i = inputs.lookup(p.first, StructureError, hint=f"signal {label!r}")
