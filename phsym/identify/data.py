@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import IdentificationError
 
 __all__ = ["uniform_step", "as_2d", "as_columns", "Measurements", "measurements", "step_targets", "is_result",
-           "fit_method"]
+           "fit_method", "fit_stiff"]
 
 
 def uniform_step(t: Any, rtol: float = 1e-6, min_samples: int = 2) -> float:
@@ -206,6 +206,22 @@ def fit_method(method: Any, data: Any, default: str, allowed: Sequence[str]) -> 
         return method
     made = getattr(data, "info", {}).get("scheme") if is_result(data) else None
     return made if made in allowed else default
+
+
+def fit_stiff(stiff: Any, data: Any) -> Any:
+    """The rule of stiff storages a fit follows: ``stiff`` as given, or for ``"auto"`` the rule a
+    simulation result recorded (``info["stiff"]``); ``"auto"`` stays for measured arrays.
+
+    Parameters
+    ----------
+    stiff : str
+        The estimator's ``stiff``.
+    data : object
+        What ``fit`` received first.
+    """
+    made = getattr(data, "info", {}).get("stiff") if is_result(data) else None
+    auto = isinstance(stiff, str) and stiff.strip().lower() == "auto"
+    return made if auto and made else stiff
 
 
 def measurements(t: Any, u: Any, y: Any, inputs: Sequence[str], outputs: Sequence[str],

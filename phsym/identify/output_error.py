@@ -21,7 +21,7 @@ from ..errors import IdentificationError, SimulationError
 from .data import Measurements
 from .multistart import run_starts
 
-__all__ = ["Reparam", "OutputError", "dc_sensitivity", "FAILED"]
+__all__ = ["Reparam", "OutputError", "dc_sensitivity", "FAILED", "output_weights"]
 
 #: Residual of a parameter set the model cannot be simulated at.
 FAILED = 1e6
@@ -162,3 +162,29 @@ class OutputError:
         results = run_starts(self, starts, bnd)
         best = min((r for r in results if r.x is not None), key=lambda r: r.cost)
         return best, [float(r.cost) for r in results]
+
+
+def output_weights(weights, target: np.ndarray, labels: List[str]) -> np.ndarray:
+    """Weights of the outputs: ``"std"`` one over each target's standard deviation, ``"none"`` ones,
+    or one given finite weight per output.
+
+    Parameters
+    ----------
+    weights : "std", "none" or array_like
+        The estimator's ``weights``.
+    target : ndarray (N, n_y)
+        What the outputs are compared with.
+    labels : list of str
+        The outputs.
+    """
+    if isinstance(weights, str):
+        if weights == "std":
+            sd = target.std(axis=0)
+            return np.where(sd > 0, 1.0 / np.where(sd > 0, sd, 1.0), 1.0)
+        if weights == "none":
+            return np.ones(len(labels))
+        raise IdentificationError("weights must be 'std', 'none' or an array")
+    w = np.asarray(weights, float).reshape(-1)
+    if w.shape[0] != len(labels) or not np.all(np.isfinite(w)):
+        raise IdentificationError(f"weights needs {len(labels)} finite entries")
+    return w

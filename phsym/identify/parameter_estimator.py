@@ -32,9 +32,9 @@ from ..simulation.result import SimulationResult
 from ..simulation.signals import initial_state
 from ..simulation.simulator import Simulator
 from .base import Estimator
-from .data import fit_method, is_result, measurements, step_targets
+from .data import fit_method, fit_stiff, is_result, measurements, step_targets
 from .metrics import nrms, r2_score
-from .output_error import FAILED, OutputError, Reparam, dc_sensitivity
+from .output_error import FAILED, OutputError, Reparam, dc_sensitivity, output_weights
 from .uncertainty import uncertainty
 from .warnings import UnidentifiableParameterWarning, check_scheme
 
@@ -301,10 +301,7 @@ class ParameterEstimator(Estimator):
         model, free, labels = self._checked()
         data = measurements(t, u, y, model.inputs, labels, min_samples=3)
         scheme = get_scheme(fit_method(self.method, t, "backward_euler", SCHEMES), SCHEMES, IdentificationError)
-        stiff = self.stiff
-        if is_result(t) and isinstance(stiff, str) and stiff.lower() == "auto" and t.info.get("stiff"):
-            stiff = t.info["stiff"]         # the rule the data were made with
-        stiff_rule(stiff, data.h, IdentificationError)
+        stiff = fit_stiff(self.stiff, t)
         self.method_, self.stiff_ = scheme.name, stiff
         if is_result(t):     # another scheme's trajectory differs by its discretisation error: a bias
             check_scheme(t.info, scheme.name, stiff_rule(stiff, data.h, IdentificationError))
@@ -319,7 +316,7 @@ class ParameterEstimator(Estimator):
         x_guess, _ = self._initial(model, step, values0, data.U[0], p0, xs, data.h,
                                    self.x0_guess if estimate else self.x0, len(free))
         nz = model.structure.n_x if estimate else 0
-        w = self._weights(target, labels)
+        w = output_weights(self.weights, target, labels)
         problem = OutputError(self, model, step, rp, data, target, w, xs, nz)
         x_start = rp.theta(rp.start)
         if estimate:
@@ -356,19 +353,6 @@ class ParameterEstimator(Estimator):
                 f"scaled Jacobian {unc.condition:.3g}", unc.unidentifiable), stacklevel=2)
         self.fit_time_ = time.perf_counter() - t_start
         return self
-
-    def _weights(self, target: np.ndarray, labels: List[str]) -> np.ndarray:
-        if isinstance(self.weights, str):
-            if self.weights == "std":
-                sd = target.std(axis=0)
-                return np.where(sd > 0, 1.0 / np.where(sd > 0, sd, 1.0), 1.0)
-            if self.weights == "none":
-                return np.ones(len(labels))
-            raise IdentificationError("weights must be 'std', 'none' or an array")
-        w = np.asarray(self.weights, float).reshape(-1)
-        if w.shape[0] != len(labels) or not np.all(np.isfinite(w)):
-            raise IdentificationError(f"weights needs {len(labels)} finite entries")
-        return w
 
     # ------------------------------------------------------------ predict
     def predict(self, t: Any, u: Any, x0: Any = "fit") -> SimulationResult:

@@ -42,7 +42,7 @@ def probe_vector(S: Structure, label: str, values: Mapping[sp.Symbol, float], Jn
     try:
         combo = probe_map(S, label)
     except StructureError as exc:
-        raise SignalError(exc.message) from None
+        raise SignalError(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
     ce, cf = np.zeros(S.size), np.zeros(S.size)
     for (kind, idx), coef in combo.items():
         coef = sp.sympify(coef)

@@ -24,7 +24,7 @@ from typing import Dict, Optional, Tuple
 import sympy as sp
 
 from ..common.names import NameTable
-from ..common.quantities import DOMAINS as _DOMAINS, PROBE_NAMES, Quantity, domain_of, probe_quantity
+from ..common.quantities import DOMAINS as _DOMAINS, PROBE_NAMES, SYMBOLS, Quantity, domain_of, probe_quantity
 from ..errors import StructureError
 from .dirac import Structure
 
@@ -111,7 +111,7 @@ def _settle(graph, p: Probe, label: str) -> Probe:
     if which is None:
         d = domain_of(dom)
         raise StructureError(f"signal {label!r}: {p.first!r} is {'an element' if element else 'a node'} of the "
-                             f"{dom} domain, where {p.name}(...) names nothing",
+                             f"{dom} domain, where {SYMBOLS.get(p.name, p.name)}(...) names nothing",
                              hint=f"there: {d.across.symbol}(...) for the {d.across}, "
                                   f"{d.through.symbol}(...) for the {d.through} of an element")
     return Probe(which, p.first, p.second, p.name)
