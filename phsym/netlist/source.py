@@ -16,8 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import List, Optional, Tuple, Union
 
-import lark
-
 from ..common.guard import discard
 from ..common.paths import atomic_write, cache_dir
 from ..errors import Location, NetlistError
@@ -153,12 +151,14 @@ def split_logical_lines(text: str, file: Optional[str] = None) -> List[LogicalLi
 
 
 def _grammar_cache(grammar: str) -> Path:
+    import lark      # on first parse: a warm start of a cached netlist reads no statement
     h = hashlib.sha256(f"{grammar}\0{lark.__version__}\0{sys.version_info[:2]}".encode()).hexdigest()[:16]
     return cache_dir() / f"phsym_lark_{h}.cache"
 
 
 @lru_cache(maxsize=1)
-def _lark() -> lark.Lark:
+def _lark() -> "lark.Lark":
+    import lark
     grammar = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
     # the analysed LALR tables live in our cache (0.1 s of every cold start);
     # the file name covers the grammar, lark's and Python's versions, a checksum line
@@ -191,6 +191,7 @@ def _lark() -> lark.Lark:
 
 
 def _convert(node) -> Item:
+    import lark
     if isinstance(node, lark.Tree):
         if node.data == "word":
             tok = node.children[0]
@@ -293,6 +294,7 @@ def parse_statement(line: LogicalLine) -> Statement:
             stmt = Statement(words[0], words[1:], line)
             stmt.rest = line.text[words[0].start + len(words[0].text):].strip()
             return stmt
+    import lark
     try:
         tree = _lark().parse(line.text)
     except lark.exceptions.UnexpectedCharacters as exc:
