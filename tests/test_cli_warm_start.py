@@ -1,0 +1,39 @@
+"""``phsym simulate`` of a netlist run before: the whole process imports no sympy, networkx or lark."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+NET = Path(__file__).resolve().parent.parent / "netlists"
+
+# the CLI's main in a child process, then the heavy modules it imported
+_CHILD = """
+import json, sys
+from phsym.cli import main
+code = main({argv!r})
+print(json.dumps({{"code": code, "imported": [m for m in ("sympy", "scipy", "networkx", "numba", "lark")
+                                            if m in sys.modules]}}))
+"""
+
+
+def _cli(env, argv):
+    res = subprocess.run([sys.executable, "-c", _CHILD.format(argv=argv)], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def test_warm_cli_run_reads_no_netlist_and_builds_no_model(tmp_path):
+    env = dict(os.environ, PHSYM_CACHE_DIR=str(tmp_path / "phsym"), PHSYM_AOT="0")
+    env.setdefault("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    net = tmp_path / "rlc.cir"
+    shutil.copy(NET / "rlc.cir", net)
+    argv = ["simulate", str(net), "--fs", "48k", "--duration", "1m", "--out", str(tmp_path / "x.csv"), "--quiet"]
+    cold = _cli(env, argv)
+    assert cold["code"] == 0 and "sympy" in cold["imported"]
+    warm = _cli(env, argv)
+    assert warm["code"] == 0 and not {"sympy", "networkx", "lark"} & set(warm["imported"]), warm
