@@ -16,7 +16,8 @@ exit; user + system CPU time and peak memory come from the child's rusage.
   (the loop's extension module) have finished: the benchmark waits for
   every process whose ``PHSYM_CACHE_DIR`` is this run's directory.
 
-Then one warm run under ``python -X importtime`` (the modules that took
+The floor of any run is timed too: ``python -c "import numpy"`` (the
+interpreter, its site packages and numpy, which every run needs).  Then one warm run under ``python -X importtime`` (the modules that took
 longest, and whether sympy, scipy, numba, lark or networkx were imported) and,
 with ``--profile``, a cProfile of a second cold run (its top entries by
 cumulative time).  The machine's load average is printed with every
@@ -39,6 +40,8 @@ from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("sympy", "scipy", "numba", "lark", "networkx")
+#: Stands for the floor of any run: an interpreter that imports numpy and exits.
+FLOOR = "<python -c 'import numpy'>"
 
 
 def _env(cache: Path) -> Dict[str, str]:
@@ -49,6 +52,8 @@ def _env(cache: Path) -> Dict[str, str]:
 
 
 def _command(netlist: str, out: Path, pre: List[str]) -> List[str]:
+    if netlist == FLOOR:
+        return [sys.executable, "-c", "import numpy"]
     return [sys.executable, *pre, "-m", "phsym.cli", "simulate", netlist, "--fs", "48k", "--duration", "10m",
             "--out", str(out), "--quiet"]
 
@@ -125,7 +130,8 @@ def main(argv=None) -> int:
         warm = [run_once(args.netlist, cache) for _ in range(max(1, args.warm))]
         waited = wait_background(cache, args.wait)
         aot = [run_once(args.netlist, cache) for _ in range(max(1, args.warm))]
-        for name, runs in (("warm, numba cache", warm), ("warm, ahead of time", aot)):
+        floor = [run_once(FLOOR, cache) for _ in range(max(1, args.warm))]
+        for name, runs in (("warm, numba cache", warm), ("warm, ahead of time", aot), ("floor: import numpy", floor)):
             walls, cpus = [r["wall"] for r in runs], [r["cpu"] for r in runs]
             print(f"{name:<20} {statistics.median(walls):6.2f} s wall  {statistics.median(cpus):6.2f} s CPU  "
                   f"(median of {len(runs)}; best {min(walls):.2f} s wall, {min(cpus):.2f} s CPU)  "
@@ -137,7 +143,7 @@ def main(argv=None) -> int:
               f"{', '.join(it['heavy']) or 'none'}")
         for name, sec in it["top"]:
             print(f"  {sec:7.3f} s  {name}")
-        out.update(cold=cold, warm=warm, aot=aot, waited=waited, importtime=it)
+        out.update(cold=cold, warm=warm, aot=aot, floor=floor, waited=waited, importtime=it)
     if args.profile:
         with tempfile.TemporaryDirectory(prefix="phsym-cold-") as tmp:
             prof = Path(tmp) / "cold.prof"
@@ -145,10 +151,13 @@ def main(argv=None) -> int:
             import pstats
             print("\ncold run, cProfile (cumulative):")
             stats = pstats.Stats(str(prof))
-            stats.sort_stats("cumulative").print_stats(25)
+            # the stages: imports of the heavy packages, the model, code generation, numba's compile, the run
+            stats.sort_stats("cumulative").print_stats(
+                r"phsym/(cli|model|simulation/(run|simulator|plan)|codegen/(cache|newton/module))\.py|"
+                r"(sympy|numba|networkx|scipy/sparse|scipy/linalg)/__init__|dispatcher\.py:\d+\(_compile_for_args", 30)
             wait_background(Path(tmp), args.wait)
     if args.json:
-        for key in ("cold", "warm", "aot"):
+        for key in ("cold", "warm", "aot", "floor"):
             runs = out.get(key)
             for r in runs if isinstance(runs, list) else [runs] if runs else []:
                 r.pop("stderr", None)
