@@ -124,12 +124,9 @@ class ParameterEstimator(Estimator):
     ----------
     model_ : Model
         The model fitted.
-    method_ : str
-        The scheme of the fit (``method`` with ``"auto"`` resolved); :meth:`predict` and
-        :meth:`score` step by it.
-    stiff_ : str
-        The rule of stiff storages the fit followed: ``stiff`` as given, or for ``"auto"`` the
-        rule the data recorded (``"auto"`` itself for measured arrays: resolved at each step).
+    method_, stiff_ : str
+        The scheme of the fit (``method``, ``"auto"`` resolved) and its stiff rule (``stiff``, or for
+        ``"auto"`` the data's recorded rule); :meth:`predict` and :meth:`score` step by them.
     params_ : dict of str to float
         Estimated free parameters.
     covariance_ : ndarray (n_free, n_free)
@@ -236,7 +233,10 @@ class ParameterEstimator(Estimator):
         return model, names, labels
 
     def _sensitivity(self, model: Model, free: List[str], labels: List[str], h: float) -> SensitivityStep:
-        scheme, stiff = self.method_, stiff_rule(self.stiff_, h, IdentificationError)
+        # the fit's rules; before a fit, those of the settings for measured arrays
+        scheme = getattr(self, "method_", None) or get_scheme(
+            fit_method(self.method, None, "backward_euler", SCHEMES), SCHEMES, IdentificationError).name
+        stiff = stiff_rule(getattr(self, "stiff_", self.stiff), h, IdentificationError)
         key = (scheme, stiff, tuple(free), tuple(labels), id(model))
         if getattr(self, "_sens", (None,))[0] != key:
             self._sens = (key, build_sensitivity(model, free, labels, scheme, stiff))
