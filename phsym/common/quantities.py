@@ -16,7 +16,7 @@ displacement [m], of a heat capacity an entropy [J/K].
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional
 
 __all__ = ["Quantity", "Domain", "DOMAINS", "domain_of", "probe_quantity", "PROBE_NAMES", "SYMBOLS"]
 

@@ -157,7 +157,8 @@ def _grammar_cache(grammar: str) -> Path:
 
 
 @lru_cache(maxsize=1)
-def _lark() -> "lark.Lark":
+def _lark():
+    """The statement parser (lark, LALR; its tables cached on disk)."""
     import lark
     grammar = (Path(__file__).with_name("grammar.lark")).read_text(encoding="utf-8")
     # the analysed LALR tables live in our cache (0.1 s of every cold start);
