@@ -53,8 +53,9 @@ variable is ``dH/dx`` (a capacitor).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import List, Mapping, Tuple
+from typing import List, Mapping, Optional, Tuple
 
 import numpy as np
 import sympy as sp
@@ -298,6 +299,19 @@ class Learnable(Component):
                 "r": "slope growth above the range (square root)"}
         return tuple(Value(k, "", docs.get(k, f"weight of knot {k[1:]} (square root)"), default=float(p0))
                      for k, p0 in zip(fam.names, start))
+
+    @classmethod
+    def line_key(cls, word: str) -> Optional[str]:
+        """The coefficient a keyword names (``a``, ``l``, ``r``, ``w1``...), else None: a fitted law is
+        written back with its values.
+
+        Parameters
+        ----------
+        word : str
+            A keyword of the line.
+        """
+        low = word.lower()
+        return low if re.fullmatch(r"[alr]|w[1-9][0-9]*", low) else None
 
     def family(self) -> MonotoneFamily:
         """This element's law family."""

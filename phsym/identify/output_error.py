@@ -72,8 +72,9 @@ class Reparam:
     def __init__(self, est, model, free: List[str]):
         base = est._values(model, {})
         table = NameTable(model.netlist.parameters, what="parameter")
-        init = NameTable(est.initial or {}, what="initial value")
-        for key in est.initial or {}:
+        initial = est._start_values()
+        init = NameTable(initial, what="initial value")
+        for key in initial:
             if table.spelling(key) not in free:
                 raise IdentificationError(f"initial value for {key!r}, which is not free")
         self.start = {f: float(init[f]) if f in init else float(base[table[f].symbol]) for f in free}
@@ -83,12 +84,13 @@ class Reparam:
             if name not in free:
                 raise IdentificationError(f"bounds for {key!r}, which is not free")
             bounds[name] = (None if b[0] is None else float(b[0]), None if b[1] is None else float(b[1]))
-        lp = est.log_params
+        lp = est._log_param_rule()
         want = {f: (lp if isinstance(lp, bool) else (lp == "auto") if isinstance(lp, str)
                     else f.lower() in {str(n).lower() for n in lp}) for f in free}
         self.islog = np.array([bool(want[f] and self.start[f] > 0 and (bounds[f][0] is None or bounds[f][0] >= 0))
                                for f in free])
-        self.scale = np.array([1.0 if lg else (abs(self.start[f]) or 1.0) for f, lg in zip(free, self.islog)])
+        self.scale = est._scales(free, np.array([1.0 if lg else (abs(self.start[f]) or 1.0)
+                                                 for f, lg in zip(free, self.islog)]))
         self.free = free
         self.lo = np.array([-np.inf if a is None else ((math.log(a) if a > 0 else -np.inf) if lg else a / s)
                             for (a, _), lg, s in zip(bounds.values(), self.islog, self.scale)])
@@ -125,12 +127,17 @@ class OutputError:
         except (SimulationError, IdentificationError, np.linalg.LinAlgError):
             bad, Y, DY = 0, None, None
         nres = self.target.size
+        D = np.concatenate([np.where(self.rp.islog, phys, self.rp.scale), np.ones(self.nz)])
         if bad >= 0 or not np.all(np.isfinite(Y)) or not np.all(np.isfinite(DY)):
             r, jac = np.full(nres, FAILED), np.zeros((nres, nf + self.nz))
         else:
             r = ((Y - self.target) * self.w).ravel()
-            D = np.concatenate([np.where(self.rp.islog, phys, self.rp.scale), np.ones(self.nz)])
             jac = (DY * self.w[None, :, None]).reshape(nres, nf + self.nz) * D[None, :]
+        penalty = est._penalty(pv, nres)       # regularisation rows (none for plain parameter fits)
+        if penalty is not None:
+            rp, jp = penalty
+            jp = np.hstack([jp, np.zeros((jp.shape[0], self.nz))]) * D[None, :]
+            r, jac = np.concatenate([r, rp]), np.vstack([jac, jp])
         self.n += 1
         cost = 0.5 * float(r @ r)
         if est.verbose:

@@ -200,6 +200,8 @@ def _split(rest: list, cls: Type[Component], stmt: Statement) -> Tuple[List[Word
             positional.append(it)
             continue
         key = keys.get(it.key.text.lower())
+        if key is None and hasattr(cls, "line_key"):        # values whose number the line sets (w1, w2...)
+            key = cls.line_key(it.key.text)
         if key is None:
             accepted = ", ".join([k + "=" for k in keys.values()] + [c.key + "=" for c in cls.choices]) or "none"
             raise NetlistError(f"unknown keyword '{it.key.text}' for {cls.kind} '{stmt.head.text}'",
@@ -323,8 +325,14 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
                                stmt.loc(stmt.head), hint=cls.usage())
     for v in cls.values:
         take(v)
-    for v in _line_values(cls, values, stmt):     # parameters whose number the structural values set
+    extra = _line_values(cls, values, stmt)      # parameters whose number the structural values set
+    for v in extra:
         take(v)
+    known = {v.key for v in cls.values} | {v.key for v in extra} | {f.key for f in cls.laws} | {"IC"}
+    for key, a in given.items():
+        if key not in known:
+            raise NetlistError(f"unknown keyword '{a.key.text}' for {cls.kind} '{stmt.head.text}'", stmt.loc(a),
+                               hint=f"this line has the values {', '.join(v.key for v in extra)}")
     ic = None
     if "IC" in given:
         ic = word_expr(given["IC"].value, stmt, ctx.names)
