@@ -144,23 +144,26 @@ class MonotoneFamily:
         return ("a", "l", "r") + tuple(f"w{k + 1}" for k in range(self.knots))
 
     def _columns(self, v, energy: bool) -> List:
-        """Basis functions of the law (or of the energy) at ``v`` (numpy array or sympy symbol)."""
+        """Basis functions of the law (or of the energy) at ``v`` (numpy array or sympy symbol),
+        each minus its value at 0 (so the law, and the energy, are exactly 0 there)."""
+        raw = self._raw(v, energy)
+        if isinstance(v, sp.Basic):
+            return [c - c.subs(v, 0) for c in raw]
+        zero = self._raw(np.zeros(1), energy)
+        return [c - z for c, z in zip(raw, zero)]
+
+    def _raw(self, v, energy: bool) -> List:
         s, cs = self.width, self.centres
         symbolic = isinstance(v, sp.Basic)
         num = (lambda z: sp.Float(float(z))) if symbolic else float
         S = num(s)
         c1, cK = num(cs[0]), num(cs[-1])
         if not energy:
-            cols = [v, -S * (rho(-(v - c1) / S) - num(rho(c1 / s))), S * (rho((v - cK) / S) - num(rho(-cK / s)))]
-            cols += [S * (sig((v - num(c)) / S) - num(sig(-c / s))) for c in cs]
-            return cols
-        # H = int_0^x f: each column integrated once more (closed form)
-        cols = [v ** 2 / 2,
-                S ** 2 * (_rho_int(-(v - c1) / S) - num(_rho_int(c1 / s))) + S * num(rho(c1 / s)) * v,
-                S ** 2 * (_rho_int((v - cK) / S) - num(_rho_int(-cK / s))) - S * num(rho(-cK / s)) * v]
-        cols += [S ** 2 * (_sig_int((v - num(c)) / S) - num(_sig_int(-c / s))) - S * num(sig(-c / s)) * v
-                 for c in cs]
-        return cols
+            return [v, -S * rho(-(v - c1) / S), S * rho((v - cK) / S)] + [S * sig((v - num(c)) / S) for c in cs]
+        # H = int_0^x f: each column integrated once more; the linear terms make dH/dx = 0 at 0
+        return ([v ** 2 / 2, S ** 2 * _rho_int(-(v - c1) / S) + S * num(rho(c1 / s)) * v,
+                 S ** 2 * _rho_int((v - cK) / S) - S * num(rho(-cK / s)) * v]
+                + [S ** 2 * _sig_int((v - num(c)) / S) - S * num(sig(-c / s)) * v for c in cs])
 
     def basis(self, v) -> np.ndarray:
         """Matrix ``B`` with ``f(v) = B @ p**2`` (one row per point, one column per parameter).

@@ -159,9 +159,9 @@ start_spread, confidence, identifiability_threshold, max_nfev, ftol, xtol, gtol,
         lp = self.log_params
         if lp is False:
             return False
-        if isinstance(lp, (str, bool)):          # "auto" or True: the ordinary parameters only
-            return list(self._own)
-        return [n for n in lp if n in self._own]
+        if isinstance(lp, (str, bool)):          # "auto" or True: every free parameter
+            return list(self._free_order)
+        return list(lp)
 
     def _start_values(self) -> Mapping[str, float]:
         starts: Dict[str, float] = {}
@@ -200,7 +200,7 @@ start_spread, confidence, identifiability_threshold, max_nfev, ftol, xtol, gtol,
             idx = [col[n] for n in names]
             if lam_s > 0 and fam.knots >= 3:
                 D2 = np.diff(np.eye(fam.knots), 2, axis=0)
-                ref = max(float(np.max(np.abs(p[3:]))), 1e-300)
+                ref = float(fam.start(float(comp.value("scale")))[0])     # a fixed size: the start's
                 k = np.sqrt(lam_s * n_res) / ref
                 J = np.zeros((D2.shape[0], len(col)))
                 J[:, idx[3:]] = k * D2
