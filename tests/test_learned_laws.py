@@ -149,7 +149,10 @@ def test_prior_and_smoothness_penalties_have_exact_jacobians(clipper_data):
     p0 = np.array([starts[f"D1.{k}"] for k in fam.names])
     v = np.linspace(-0.7, 0.7, 50)
     f0 = prior_law(("shockley_pair", {"Is": 1e-9, "N": 2.0}))(v)
-    assert np.max(np.abs(fam.law(v, p0) - f0)) < 0.2 * np.max(np.abs(f0))
+    from scipy.optimize import nnls
+    best = fam.basis(v) @ nnls(fam.basis(v), f0)[0]       # the best non-negative fit on this grid
+    err = np.max(np.abs(fam.law(v, p0) - f0))
+    assert err < 0.3 * np.max(np.abs(f0)) and err < 1.2 * np.max(np.abs(best - f0))
 
 
 def test_estimator_errors():
