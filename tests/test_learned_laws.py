@@ -164,3 +164,28 @@ def test_estimator_errors():
         LearnedLawEstimator(m, laws=["R1"])._free_names(m)
     with pytest.raises(IdentificationError, match="unknown prior"):
         prior_law("tunnel")
+
+
+def test_cli_fits_a_learned_law_from_wav_recordings(clipper_data, tmp_path, capsys):
+    from phsym.identify.cli_fit import main
+    from phsym.simulation.io.audio import write_wav
+    t, u, y, truth = clipper_data
+    # WAV recordings: N samples in, N samples out at the same instants (the simulator's grid samples)
+    res = phsym.Simulator(truth, 48000.0, "backward_euler").run(u={"Vin": u})
+    vout = np.asarray(res["v(out)"])
+    write_wav(tmp_path / "in.wav", u[1:], 48000)
+    write_wav(tmp_path / "out.wav", vout, 48000)
+    net = tmp_path / "clipper.cir"
+    net.write_text(CLIPPER.format(K=4).replace("range=-0.7..0.7", "range=-0.6..0.6").replace("10n", "12n"))
+    code = main([str(net), str(tmp_path / "in.wav"), "--wav-out", str(tmp_path / "out.wav"), "--inputs", "Vin",
+                 "--outputs", "v(out)", "--quiet", "--max-nfev", "60", "--save", str(tmp_path / "fitted.cir")])
+    out = capsys.readouterr().out
+    assert code == 0 and "D1: learned monotone law" in out and "trusted for" in out
+    fitted = phsym.load(tmp_path / "fitted.cir")
+    true_p = np.array([1e-3, 0.02, 0.03, 0.05, 1e-3, 2e-3, 0.04])
+    fam = MonotoneFamily(-0.6, 0.6, 4)
+    got = np.array([fitted.parameters[f"D1.{k}"] for k in fam.names])
+    v = np.linspace(-0.45, 0.45, 50)
+    assert np.max(np.abs(fam.law(v, got) - fam.law(v, true_p))) < 0.02 * np.max(np.abs(fam.law(v, true_p)))
+    assert main([str(net), str(tmp_path / "in.wav"), "--inputs", "Vin", "--outputs", "v(out)", "--quiet"]) == 2
+    assert "--wav-out" in capsys.readouterr().err

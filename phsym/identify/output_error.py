@@ -5,13 +5,16 @@
 * :class:`OutputError` evaluates the weighted residuals and their exact
   Jacobian (sensitivities of the simulated steps) and runs the multi-start
   trust-region least squares;
-* :func:`dc_sensitivity` differentiates a DC operating point.
+* :func:`dc_sensitivity` differentiates a DC operating point;
+* :class:`FitHooks` are what an estimator may change in the problem (free
+  parameters, starts, log rule, scales, regularisation rows): the learned
+  laws of :mod:`phsym.identify.learned` use them.
 """
 from __future__ import annotations
 
 import math
 import sys
-from typing import List, Mapping
+from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -21,7 +24,7 @@ from ..errors import IdentificationError, SimulationError
 from .data import Measurements
 from .multistart import run_starts
 
-__all__ = ["Reparam", "OutputError", "dc_sensitivity", "FAILED"]
+__all__ = ["FitHooks", "Reparam", "OutputError", "dc_sensitivity", "FAILED"]
 
 #: Residual of a parameter set the model cannot be simulated at.
 FAILED = 1e6
@@ -64,6 +67,38 @@ def dc_sensitivity(step: SensitivityStep, x, U0, p, xs, h, nf: int) -> np.ndarra
     except np.linalg.LinAlgError:
         raise IdentificationError("singular DC operating point: use another x0") from None
     return dz[:nx]
+
+
+class FitHooks:
+    """The parts of the output-error problem an estimator subclass may change (defaults: none changed)."""
+
+    def _free_names(self, model) -> List[str]:
+        """The free parameters as given (subclasses add their own)."""
+        return [self.free] if isinstance(self.free, str) else list(self.free)
+
+    def _start_values(self) -> Mapping[str, float]:
+        """Start values of free parameters given by the user (subclasses add their own)."""
+        return self.initial or {}
+
+    def _log_param_rule(self) -> Union[str, bool, Sequence[str]]:
+        """Which parameters are optimised as logarithms (``log_params``; subclasses narrow it)."""
+        return self.log_params
+
+    def _scales(self, free: List[str], scale: np.ndarray) -> np.ndarray:
+        """Scales of the non-log optimisation variables (``p / scale``; default ``|start|``)."""
+        return scale
+
+    def _penalty(self, params: Mapping[str, float], n_res: int) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        """Regularisation residuals and their Jacobian in physical units (rows, n_free), or None.
+
+        Parameters
+        ----------
+        params : mapping of str to float
+            Free parameters.
+        n_res : int
+            Number of output residuals (penalties scale with it).
+        """
+        return None
 
 
 class Reparam:

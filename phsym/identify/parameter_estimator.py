@@ -34,7 +34,7 @@ from ..simulation.simulator import Simulator
 from .base import Estimator
 from .data import measurements, step_targets
 from .metrics import nrms, r2_score
-from .output_error import FAILED, OutputError, Reparam, dc_sensitivity
+from .output_error import FAILED, FitHooks, OutputError, Reparam, dc_sensitivity
 from .uncertainty import uncertainty
 from .warnings import UnidentifiableParameterWarning, check_scheme
 
@@ -44,7 +44,7 @@ __all__ = ["ParameterEstimator"]
 SCHEMES = ("backward_euler", "midpoint", "discrete_gradient")
 
 
-class ParameterEstimator(Estimator):
+class ParameterEstimator(FitHooks, Estimator):
     """Fit netlist parameters to measured input-output data.
 
     Parameters
@@ -225,34 +225,6 @@ class ParameterEstimator(Estimator):
                 raise IdentificationError(f"log_params names {sorted(unknown)}, which are not free: {names}")
         labels = list(self.outputs) if self.outputs is not None else list(model.outputs)
         return model, names, labels
-
-    def _free_names(self, model: Model) -> List[str]:
-        """The free parameters as given (subclasses add their own)."""
-        return [self.free] if isinstance(self.free, str) else list(self.free)
-
-    def _start_values(self) -> Mapping[str, float]:
-        """Start values of free parameters given by the user (subclasses add their own)."""
-        return self.initial or {}
-
-    def _log_param_rule(self) -> Union[str, bool, Sequence[str]]:
-        """Which parameters are optimised as logarithms (``log_params``; subclasses narrow it)."""
-        return self.log_params
-
-    def _scales(self, free: List[str], scale: np.ndarray) -> np.ndarray:
-        """Scales of the non-log optimisation variables (``p / scale``; default ``|start|``)."""
-        return scale
-
-    def _penalty(self, params: Mapping[str, float], n_res: int) -> Optional[Tuple[np.ndarray, np.ndarray]]:
-        """Regularisation residuals and their Jacobian in physical units (rows, n_free), or None.
-
-        Parameters
-        ----------
-        params : mapping of str to float
-            Free parameters.
-        n_res : int
-            Number of output residuals (penalties scale with it).
-        """
-        return None
 
     def _sensitivity(self, model: Model, free: List[str], labels: List[str], h: float) -> SensitivityStep:
         scheme = get_scheme(self.method, SCHEMES, IdentificationError).name
