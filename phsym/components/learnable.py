@@ -215,15 +215,16 @@ class MonotoneFamily:
         return sp.Add(*[sp.sympify(q) ** 2 * col for q, col in zip(p, self._columns(v, energy))])
 
     def start(self, scale: float) -> np.ndarray:
-        """Start parameters: a law of slope about ``scale`` spread over every basis function.
+        """Start parameters: all equal, the law's slope at 0 equal to ``scale``.
 
         Parameters
         ----------
         scale : float
             Typical slope ``df/dv`` (a conductance, a stiffness).
         """
-        n = self.knots + 3
-        return np.full(n, np.sqrt(scale / n))
+        d = 1e-6 * self.width
+        slope = float(np.sum(self.basis(np.array([d])) - self.basis(np.array([-d]))) / (2 * d))
+        return np.full(self.knots + 3, np.sqrt(scale / slope))
 
 
 _V = sp.Symbol("v", real=True)

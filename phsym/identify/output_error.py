@@ -84,8 +84,9 @@ class FitHooks:
         """Which parameters are optimised as logarithms (``log_params``; subclasses narrow it)."""
         return self.log_params
 
-    def _scales(self, free: List[str], scale: np.ndarray) -> np.ndarray:
-        """Scales of the non-log optimisation variables (``p / scale``; default ``|start|``)."""
+    def _scales(self, free: List[str], scale: np.ndarray, islog: np.ndarray, start: Mapping[str, float]) -> np.ndarray:
+        """Scales of the optimisation variables: ``p / scale`` (default ``|start|``), or ``log(p / scale)``
+        for log parameters (default 1)."""
         return scale
 
     def _penalty(self, params: Mapping[str, float], n_res: int) -> Optional[Tuple[np.ndarray, np.ndarray]]:
@@ -125,20 +126,21 @@ class Reparam:
         self.islog = np.array([bool(want[f] and self.start[f] > 0 and (bounds[f][0] is None or bounds[f][0] >= 0))
                                for f in free])
         self.scale = est._scales(free, np.array([1.0 if lg else (abs(self.start[f]) or 1.0)
-                                                 for f, lg in zip(free, self.islog)]))
+                                                 for f, lg in zip(free, self.islog)]), self.islog, self.start)
         self.free = free
-        self.lo = np.array([-np.inf if a is None else ((math.log(a) if a > 0 else -np.inf) if lg else a / s)
+        # a log parameter is log(p / scale) (scale 1 unless a subclass centres it on its start)
+        self.lo = np.array([-np.inf if a is None else ((math.log(a / s) if a > 0 else -np.inf) if lg else a / s)
                             for (a, _), lg, s in zip(bounds.values(), self.islog, self.scale)])
-        self.hi = np.array([np.inf if b is None else (math.log(b) if lg else b / s)
+        self.hi = np.array([np.inf if b is None else (math.log(b / s) if lg else b / s)
                             for (_, b), lg, s in zip(bounds.values(), self.islog, self.scale)])
 
     def theta(self, values: Mapping[str, float]) -> np.ndarray:
         p = np.array([values[f] for f in self.free])
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(self.islog, np.log(np.abs(p)), p / self.scale)
+            return np.where(self.islog, np.log(np.abs(p) / self.scale), p / self.scale)
 
     def physical(self, theta: np.ndarray) -> np.ndarray:
-        return np.where(self.islog, np.exp(theta), theta * self.scale)
+        return np.where(self.islog, np.exp(theta) * self.scale, theta * self.scale)
 
 
 class OutputError:

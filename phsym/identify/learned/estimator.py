@@ -173,17 +173,18 @@ start_spread, confidence, identifiability_threshold, max_nfev, ftol, xtol, gtol,
             v = np.linspace(fam.lo, fam.hi, 8 * fam.knots)
             c, _ = so.nnls(fam.basis(v), prior(v))
             # a parameter at exactly 0 has a zero derivative (it enters squared): start just off it
-            p = np.sqrt(c + 1e-6 * max(float(c.max()), 1e-300))
+            p = np.sqrt(c + 1e-2 * max(float(c.max()), 1e-300) / len(c))
             starts.update(dict(zip(names, p)))
         return {**starts, **(self.initial or {})}
 
-    def _scales(self, free: List[str], scale: np.ndarray) -> np.ndarray:
-        # one scale per law (its largest start): a coefficient starting near 0 may grow by decades
+    def _scales(self, free: List[str], scale: np.ndarray, islog: np.ndarray, start: Mapping[str, float]) -> np.ndarray:
+        # a law's log parameters are centred on their starts, so the first trust region is one unit of log p
+        # (not |log p|, which lets the first step multiply a weight by e**10); linear ones share one scale
         col = {f: j for j, f in enumerate(free)}
         out = scale.copy()
         for _, names in self._learned.values():
-            idx = [col[n] for n in names]
-            out[idx] = np.max(scale[idx])
+            idx = np.array([col[n] for n in names])
+            out[idx] = np.where(islog[idx], [abs(start[n]) for n in names], np.max(scale[idx]))
         return out
 
     def _penalty(self, params: Mapping[str, float], n_res: int):
