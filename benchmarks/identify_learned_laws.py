@@ -205,7 +205,7 @@ def main():
     sim = phsym.Simulator(phsym.parse(truth_net), fs2, "midpoint").run(u={"F1": force})
     vel = np.asarray(sim["v(v)"])
     th2 = np.arange(1501) / fs2
-    force_h = 18.0 * np.sin(2 * np.pi * 7.3 * th2) + 10.0 * np.sin(2 * np.pi * 23.1 * th2 + 0.5)
+    force_h = 11.0 * np.sin(2 * np.pi * 7.3 * th2) + 6.0 * np.sin(2 * np.pi * 23.1 * th2 + 0.5)
     vel_h = np.asarray(phsym.Simulator(phsym.parse(truth_net), fs2, "midpoint").run(u={"F1": force_h})["v(v)"])
     x = np.asarray(sim["x_K1"])
     pick2 = np.linspace(0, n2, 250).astype(int)

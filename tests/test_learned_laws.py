@@ -178,9 +178,11 @@ def test_cli_fits_a_learned_law_from_wav_recordings(clipper_data, tmp_path, caps
     net = tmp_path / "clipper.cir"
     net.write_text(CLIPPER.format(K=4).replace("range=-0.7..0.7", "range=-0.6..0.6").replace("10n", "12n"))
     code = main([str(net), str(tmp_path / "in.wav"), "--wav-out", str(tmp_path / "out.wav"), "--inputs", "Vin",
-                 "--outputs", "v(out)", "--quiet", "--max-nfev", "60", "--save", str(tmp_path / "fitted.cir")])
+                 "--outputs", "v(out)", "--quiet", "--max-nfev", "60", "--save", str(tmp_path / "fitted.cir"),
+                 "--plot-laws", str(tmp_path / "laws.png")])
     out = capsys.readouterr().out
     assert code == 0 and "D1: learned monotone law" in out and "trusted for" in out
+    assert (tmp_path / "laws.png").stat().st_size > 1000
     fitted = phsym.load(tmp_path / "fitted.cir")
     true_p = np.array([1e-3, 0.02, 0.03, 0.05, 1e-3, 2e-3, 0.04])
     fam = MonotoneFamily(-0.6, 0.6, 4)
@@ -189,3 +191,14 @@ def test_cli_fits_a_learned_law_from_wav_recordings(clipper_data, tmp_path, caps
     assert np.max(np.abs(fam.law(v, got) - fam.law(v, true_p))) < 0.02 * np.max(np.abs(fam.law(v, true_p)))
     assert main([str(net), str(tmp_path / "in.wav"), "--inputs", "Vin", "--outputs", "v(out)", "--quiet"]) == 2
     assert "--wav-out" in capsys.readouterr().err
+
+
+def test_learned_laws_run_on_the_numeric_engine_as_on_the_generated_loop():
+    m = phsym.parse(CLIPPER.format(K=4).replace(
+        "D1 out 0 learn(kind=monotone, knots=4, range=-0.7..0.7, scale=1m)", TRUE_LINE))
+    u = 1.5 * np.sin(2 * np.pi * 800 * np.arange(801) / 48000)
+    a = phsym.Simulator(m, 48000.0, "midpoint", engine="generated").run(u={"Vin": u})
+    b = phsym.Simulator(m, 48000.0, "midpoint", engine="numeric").run(u={"Vin": u})
+    assert b.info["engine"] == "numeric"
+    assert np.max(np.abs(np.asarray(a["v(out)"]) - np.asarray(b["v(out)"]))) < 1e-12
+    assert np.all(np.asarray(b["P_diss"]) >= 0)

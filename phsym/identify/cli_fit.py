@@ -11,8 +11,9 @@ Audio recordings: ``phsym fit NETLIST IN.wav --wav-out OUT.wav --inputs Vin
 (one per name, in order; levels as stored, times ``--in-gain`` /
 ``--out-gain``), sampled at the files' rate.  A netlist with ``learn(...)``
 elements fits their laws (``--free`` then names the other parameters and may
-be omitted), prints each law's trust range and ``--save FILE`` writes the
-netlist with the fitted lines.
+be omitted), prints each law's trust range, ``--save FILE`` writes the
+netlist with the fitted lines and ``--plot-laws FILE.png`` plots each law
+with its confidence band and excited range.
 
 The CSV needs a header row; ``--time`` names the (uniformly sampled) time
 column (default ``t``); the other columns are named by the model's input names
@@ -76,6 +77,7 @@ def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("--in-gain", type=float, default=1.0, help="input WAV samples times this (default 1)")
     p.add_argument("--out-gain", type=float, default=1.0, help="output WAV samples times this (default 1)")
     p.add_argument("--save", default=None, help="write the netlist with the fitted learned laws")
+    p.add_argument("--plot-laws", default=None, help="write a PNG of each learned law with its confidence band")
     p.add_argument("--inputs", default=None, help="comma-separated input columns (default: all model inputs)")
     p.add_argument("--outputs", required=True, help="comma-separated output labels, e.g. 'y(VG)',v(n1)")
     p.add_argument("--time", default="t", help="name of the time column (default: t)")
@@ -168,6 +170,17 @@ def run(args: argparse.Namespace) -> int:
     if args.save and learned:
         with open(args.save, "w", encoding="utf-8") as fh:
             fh.write(est.netlist_text(args.netlist))
+    if args.plot_laws and learned:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, len(est.laws_), figsize=(6 * len(est.laws_), 4), squeeze=False)
+        for ax, curve in zip(axes[0], est.laws_.values()):
+            curve.plot(ax=ax)
+            ax.set_title(curve.element)
+        fig.tight_layout()
+        fig.savefig(args.plot_laws, dpi=100)
+        plt.close(fig)
     if args.out:
         doc = {"netlist": str(args.netlist), "method": est.method, "stiff": est.stiff, "outputs": outputs,
                "params": est.params_, "std": est.std_,
