@@ -121,6 +121,11 @@ def test_recovers_a_law_and_a_capacitor_jointly_from_input_output_data(clipper_d
     val = est.validate(t, {"Vin": 0.5 * u}, {"v(out)": np.asarray(
         phsym.Simulator(truth, 48000.0, "backward_euler").run(u={"Vin": 0.5 * u})["v(out)"])})
     assert val["rms_of_swing"]["v(out)"] < 1e-3 and val["outside"]["D1"] == 0.0
+    # the closed form and a .table card of the curve
+    f = sp.lambdify(sp.Symbol("v", real=True), curve.expression(), "numpy")
+    assert np.allclose(f(v), curve(v), rtol=1e-9, atol=1e-15)
+    m3 = phsym.parse("V1 in 0\nR1 in out 1k\n" + curve.table_card(points=21) + "\nRD out 0 I={D1_law(v)}\n")
+    assert "RD" in [d.element for d in m3.structure.dissipative]
     # the fitted line simulates as the fit
     text = est.netlist_text(net)
     assert "w4=" in text
