@@ -251,8 +251,9 @@ class Learnable(Component):
     >>> m = phsym.parse("V1 a 0\\nR1 a b 1k\\nD1 b 0 learn(kind=monotone, knots=4, range=-1..1, scale=1m)\\n")
     >>> [p for p in m.parameters if p.startswith("D1")]
     ['D1.a', 'D1.l', 'D1.r', 'D1.w1', 'D1.w2', 'D1.w3', 'D1.w4']
-    >>> m.structure.dissipative[1].z.subs(m.structure.dissipative[1].variable, 0)
-    0
+    >>> d = m.structure.dissipative[1]
+    >>> d.element, d.z.subs(d.w, 0)
+    ('D1', 0)
     """
 
     kind = "learned"
