@@ -207,3 +207,13 @@ def test_learned_laws_run_on_the_numeric_engine_as_on_the_generated_loop():
     assert b.info["engine"] == "numeric"
     assert np.max(np.abs(np.asarray(a["v(out)"]) - np.asarray(b["v(out)"]))) < 1e-12
     assert np.all(np.asarray(b["P_diss"]) >= 0)
+
+
+def test_a_sweep_varies_a_learned_weight_like_any_parameter():
+    m = phsym.parse(CLIPPER.format(K=4).replace(
+        "D1 out 0 learn(kind=monotone, knots=4, range=-0.7..0.7, scale=1m)", TRUE_LINE))
+    u = 1.5 * np.sin(2 * np.pi * 800 * np.arange(401) / 48000)
+    res = phsym.sweep(m, 48000.0, phsym.grid({"D1.w4": [0.04, 0.2]}), u={"Vin": u}, outputs=["v(out)"],
+                      method="midpoint")
+    peaks = np.nanmax(np.asarray(res["v(out)"]), axis=1)
+    assert np.all(res.balance < 1e-9) and peaks[1] < peaks[0]     # a larger top-knot weight clips harder
