@@ -217,3 +217,13 @@ def test_a_sweep_varies_a_learned_weight_like_any_parameter():
                       method="midpoint")
     peaks = np.nanmax(np.asarray(res["v(out)"]), axis=1)
     assert np.all(res.balance < 1e-9) and peaks[1] < peaks[0]     # a larger top-knot weight clips harder
+
+
+def test_a_heavy_prior_weight_pulls_the_fit_onto_the_named_law(clipper_data):
+    t, u, y, _ = clipper_data
+    net = CLIPPER.format(K=4).replace("range=-0.7..0.7", "range=-0.6..0.6")
+    est = LearnedLawEstimator(phsym.parse(net), outputs=["v(out)"], max_nfev=40,
+                              prior=("linear", {"g": 2e-3}), prior_weight=1e4)
+    est.fit(t, {"Vin": u}, {"v(out)": y})
+    v = np.linspace(-0.6, 0.6, 41)
+    assert np.max(np.abs(est.laws_["D1"](v) - 2e-3 * v)) < 0.05 * 2e-3 * 0.6
