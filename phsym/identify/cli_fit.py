@@ -57,6 +57,7 @@ def _wav_columns(args: argparse.Namespace, inputs, outputs) -> Dict[str, np.ndar
         raise DataFileError("a WAV input recording needs --wav-out OUT.wav (the output recording)")
     rate, x = read_wav(args.data)
     rate_out, z = read_wav(args.wav_out)
+    x, z = np.asarray(x, float), np.asarray(z, float)      # float32 WAVs: the fit runs in double precision
     if rate != rate_out or len(x) != len(z):
         raise DataFileError(f"{args.data} ({rate} Hz, {len(x)} samples) and {args.wav_out} ({rate_out} Hz, "
                             f"{len(z)} samples) must have the same rate and length")
