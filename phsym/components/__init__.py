@@ -3,7 +3,7 @@ convention, state, energy and law (see :mod:`phsym.components.component`).
 
 Importing this package registers the built-in kinds in :data:`REGISTRY`.
 """
-from . import storage, dissipation, sources, twoports, coupling, magnetic, fractional, potentiometer, beam, transistors, fets, tubes, controlled, lines, felt, thermal  # noqa: F401,I001  (registers, in this order)
+from . import storage, dissipation, sources, twoports, coupling, magnetic, fractional, potentiometer, beam, transistors, fets, tubes, controlled, lines, felt, thermal, learnable  # noqa: F401,I001  (registers, in this order)
 from .base import (EFFORT, FLOW, Branch, Contribution, Coupling, Dissipation, Port,
                    Storage, TwoPort)
 from .component import REGISTRY, Component, LawForm, Registry, Value, register

@@ -6,11 +6,11 @@ Importing this package is cheap: estimators (and numba) load on first use.
 """
 from ..common.lazy import attach
 
-__all__ = ["EffortGP", "DissipativeLawGP", "LinearPHSEstimator", "MechanicalEstimator", "ParameterEstimator",
+__all__ = ["LearnedLawEstimator", "EffortGP", "DissipativeLawGP", "LinearPHSEstimator", "MechanicalEstimator", "ParameterEstimator",
            "UnidentifiableParameterWarning", "SchemeMismatchWarning", "nrms", "r2_score", "max_relative_error", "monte_carlo", "MonteCarloResult"]
 
 __getattr__, __dir__ = attach(__name__, attributes={
-    "EffortGP": "gp", "DissipativeLawGP": "gp", "LinearPHSEstimator": "linear_estimator", "MechanicalEstimator": "mechanical",
+    "LearnedLawEstimator": "learned", "EffortGP": "gp", "DissipativeLawGP": "gp", "LinearPHSEstimator": "linear_estimator", "MechanicalEstimator": "mechanical",
     "ParameterEstimator": "parameter_estimator",
     "UnidentifiableParameterWarning": "warnings", "SchemeMismatchWarning": "warnings", "nrms": "metrics", "r2_score": "metrics",
     "max_relative_error": "metrics", "monte_carlo": "montecarlo", "MonteCarloResult": "montecarlo"})

@@ -6,6 +6,15 @@ Usage::
         [--time t] [--method auto] [--stiff auto] [--x0 zero|dc|estimate] \
         [--init L=1.5,C1=0.02] [--out fit.json] [--plot fit.png]
 
+Audio recordings: ``phsym fit NETLIST IN.wav --wav-out OUT.wav --inputs Vin
+--outputs 'v(out)'`` reads the input channel(s) and the output channel(s)
+(one per name, in order; levels as stored, times ``--in-gain`` /
+``--out-gain``), sampled at the files' rate.  A netlist with ``learn(...)``
+elements fits their laws (``--free`` then names the other parameters and may
+be omitted), prints each law's trust range, ``--save FILE`` writes the
+netlist with the fitted lines and ``--plot-laws FILE.png`` plots each law
+with its confidence band and excited range.
+
 The CSV needs a header row; ``--time`` names the (uniformly sampled) time
 column (default ``t``); the other columns are named by the model's input names
 and the output labels.  ``DATA.npz`` is a run saved by ``phsym simulate --out
@@ -42,10 +51,37 @@ def _assignments(text: Optional[str]) -> Dict[str, float]:
     return out
 
 
+def _wav_columns(args: argparse.Namespace, inputs, outputs) -> Dict[str, np.ndarray]:
+    """Input and output WAV channels as columns (``t`` from the sample rate)."""
+    from ..errors import DataFileError
+    from ..simulation.io.audio import read_wav
+    if not args.wav_out:
+        raise DataFileError("a WAV input recording needs --wav-out OUT.wav (the output recording)")
+    rate, x = read_wav(args.data)
+    rate_out, z = read_wav(args.wav_out)
+    x, z = np.asarray(x, float), np.asarray(z, float)      # float32 WAVs: the fit runs in double precision
+    if rate != rate_out or len(x) != len(z):
+        raise DataFileError(f"{args.data} ({rate} Hz, {len(x)} samples) and {args.wav_out} ({rate_out} Hz, "
+                            f"{len(z)} samples) must have the same rate and length")
+    for path, data, names in ((args.data, x, inputs), (args.wav_out, z, outputs)):
+        if data.shape[1] != len(names):
+            raise DataFileError(f"{path} has {data.shape[1]} channel(s) for {len(names)} name(s): {names}")
+    cols = {args.time: np.arange(len(x)) / float(rate)}
+    cols.update({n: args.in_gain * x[:, j] for j, n in enumerate(inputs)})
+    cols.update({n: args.out_gain * z[:, j] for j, n in enumerate(outputs)})
+    return cols
+
+
 def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("netlist", help="netlist file with symbolic parameters")
-    p.add_argument("data", help="CSV file with a header row, or a run saved as .npz by phsym simulate")
-    p.add_argument("--free", required=True, help="comma-separated parameters to estimate")
+    p.add_argument("data", help="CSV file with a header row, a run saved as .npz by phsym simulate, "
+                   "or the input recording (WAV, with --wav-out)")
+    p.add_argument("--free", default="", help="comma-separated parameters to estimate (besides learned laws)")
+    p.add_argument("--wav-out", default=None, help="output recording (WAV) when DATA is the input WAV")
+    p.add_argument("--in-gain", type=float, default=1.0, help="input WAV samples times this (default 1)")
+    p.add_argument("--out-gain", type=float, default=1.0, help="output WAV samples times this (default 1)")
+    p.add_argument("--save", default=None, help="write the netlist with the fitted learned laws")
+    p.add_argument("--plot-laws", default=None, help="write a PNG of each learned law with its confidence band")
     p.add_argument("--inputs", default=None, help="comma-separated input columns (default: all model inputs)")
     p.add_argument("--outputs", required=True, help="comma-separated output labels, e.g. 'y(VG)',v(n1)")
     p.add_argument("--time", default="t", help="name of the time column (default: t)")
@@ -94,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
             saved = load_result(args.data)
             cols = {args.time: saved.t, **{c: saved[c] for c in inputs},
                     **{c: np.concatenate([[np.nan], saved[c]]) for c in outputs}}
+        elif str(args.data).lower().endswith(".wav"):
+            saved, cols = None, _wav_columns(args, inputs, outputs)
         else:
             saved, cols = None, read_csv_columns(args.data, [args.time] + inputs + outputs)
     except (OSError, ValueError, PhsymError) as exc:
@@ -112,7 +150,15 @@ def run(args: argparse.Namespace) -> int:
         y = {c: v[1:] for c, v in y.items()}
     x0: Any = None if args.x0.lower() in ("zero", "none", "ic") else args.x0.lower()
     bar = None if args.quiet else ProgressBar(args.max_nfev * max(args.starts, 1), unit="evaluations (max)", eta=False)
-    est = ParameterEstimator(model, _names(args.free), outputs, method=args.method, stiff=args.stiff,
+    learned = any(spec.kind == "learned" for spec in model.netlist.elements)
+    if learned:
+        from .learned import LearnedLawEstimator as Fitter
+    else:
+        Fitter = ParameterEstimator
+        if not _names(args.free):
+            print("phsym fit: error: --free is required (the netlist has no learn(...) element)", file=sys.stderr)
+            return 2
+    est = Fitter(model, _names(args.free), outputs, method=args.method, stiff=args.stiff,
                              initial=init or None,
                              x0=x0, n_starts=args.starts, random_state=args.seed, max_nfev=args.max_nfev,
                              confidence=args.confidence,
@@ -130,7 +176,21 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    print(est.summary())
+    print(est.report() if learned else est.summary())
+    if args.save and learned:
+        with open(args.save, "w", encoding="utf-8") as fh:
+            fh.write(est.netlist_text(args.netlist))
+    if args.plot_laws and learned:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, len(est.laws_), figsize=(6 * len(est.laws_), 4), squeeze=False)
+        for ax, curve in zip(axes[0], est.laws_.values()):
+            curve.plot(ax=ax)
+            ax.set_title(curve.element)
+        fig.tight_layout()
+        fig.savefig(args.plot_laws, dpi=100)
+        plt.close(fig)
     if args.out:
         doc = {"netlist": str(args.netlist), "method": est.method_, "stiff": est.stiff_, "outputs": outputs,
                "params": est.params_, "std": est.std_,

@@ -5,13 +5,16 @@
 * :class:`OutputError` evaluates the weighted residuals and their exact
   Jacobian (sensitivities of the simulated steps) and runs the multi-start
   trust-region least squares;
-* :func:`dc_sensitivity` differentiates a DC operating point.
+* :func:`dc_sensitivity` differentiates a DC operating point;
+* :class:`FitHooks` are what an estimator may change in the problem (free
+  parameters, starts, log rule, scales, regularisation rows): the learned
+  laws of :mod:`phsym.identify.learned` use them.
 """
 from __future__ import annotations
 
 import math
 import sys
-from typing import List, Mapping
+from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -21,7 +24,7 @@ from ..errors import IdentificationError, SimulationError
 from .data import Measurements
 from .multistart import run_starts
 
-__all__ = ["Reparam", "OutputError", "dc_sensitivity", "FAILED", "output_weights"]
+__all__ = ["FitHooks", "Reparam", "OutputError", "dc_sensitivity", "FAILED", "output_weights"]
 
 #: Residual of a parameter set the model cannot be simulated at.
 FAILED = 1e6
@@ -66,14 +69,48 @@ def dc_sensitivity(step: SensitivityStep, x, U0, p, xs, h, nf: int) -> np.ndarra
     return dz[:nx]
 
 
+class FitHooks:
+    """The parts of the output-error problem an estimator subclass may change (defaults: none changed)."""
+
+    def _free_names(self, model) -> List[str]:
+        """The free parameters as given (subclasses add their own)."""
+        return [self.free] if isinstance(self.free, str) else list(self.free)
+
+    def _start_values(self) -> Mapping[str, float]:
+        """Start values of free parameters given by the user (subclasses add their own)."""
+        return self.initial or {}
+
+    def _log_param_rule(self) -> Union[str, bool, Sequence[str]]:
+        """Which parameters are optimised as logarithms (``log_params``; subclasses narrow it)."""
+        return self.log_params
+
+    def _scales(self, free: List[str], scale: np.ndarray, islog: np.ndarray, start: Mapping[str, float]) -> np.ndarray:
+        """Scales of the optimisation variables: ``p / scale`` (default ``|start|``), or ``log(p / scale)``
+        for log parameters (default 1)."""
+        return scale
+
+    def _penalty(self, params: Mapping[str, float], n_res: int) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        """Regularisation residuals and their Jacobian in physical units (rows, n_free), or None.
+
+        Parameters
+        ----------
+        params : mapping of str to float
+            Free parameters.
+        n_res : int
+            Number of output residuals (penalties scale with it).
+        """
+        return None
+
+
 class Reparam:
     """Free parameters <-> optimisation variables ``theta`` (``log p`` or ``p / scale``) and bounds."""
 
     def __init__(self, est, model, free: List[str]):
         base = est._values(model, {})
         table = NameTable(model.netlist.parameters, what="parameter")
-        init = NameTable(est.initial or {}, what="initial value")
-        for key in est.initial or {}:
+        initial = est._start_values()
+        init = NameTable(initial, what="initial value")
+        for key in initial:
             if table.spelling(key) not in free:
                 raise IdentificationError(f"initial value for {key!r}, which is not free")
         self.start = {f: float(init[f]) if f in init else float(base[table[f].symbol]) for f in free}
@@ -83,25 +120,27 @@ class Reparam:
             if name not in free:
                 raise IdentificationError(f"bounds for {key!r}, which is not free")
             bounds[name] = (None if b[0] is None else float(b[0]), None if b[1] is None else float(b[1]))
-        lp = est.log_params
+        lp = est._log_param_rule()
         want = {f: (lp if isinstance(lp, bool) else (lp == "auto") if isinstance(lp, str)
                     else f.lower() in {str(n).lower() for n in lp}) for f in free}
         self.islog = np.array([bool(want[f] and self.start[f] > 0 and (bounds[f][0] is None or bounds[f][0] >= 0))
                                for f in free])
-        self.scale = np.array([1.0 if lg else (abs(self.start[f]) or 1.0) for f, lg in zip(free, self.islog)])
+        self.scale = est._scales(free, np.array([1.0 if lg else (abs(self.start[f]) or 1.0)
+                                                 for f, lg in zip(free, self.islog)]), self.islog, self.start)
         self.free = free
-        self.lo = np.array([-np.inf if a is None else ((math.log(a) if a > 0 else -np.inf) if lg else a / s)
+        # a log parameter is log(p / scale) (scale 1 unless a subclass centres it on its start)
+        self.lo = np.array([-np.inf if a is None else ((math.log(a / s) if a > 0 else -np.inf) if lg else a / s)
                             for (a, _), lg, s in zip(bounds.values(), self.islog, self.scale)])
-        self.hi = np.array([np.inf if b is None else (math.log(b) if lg else b / s)
+        self.hi = np.array([np.inf if b is None else (math.log(b / s) if lg else b / s)
                             for (_, b), lg, s in zip(bounds.values(), self.islog, self.scale)])
 
     def theta(self, values: Mapping[str, float]) -> np.ndarray:
         p = np.array([values[f] for f in self.free])
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(self.islog, np.log(np.abs(p)), p / self.scale)
+            return np.where(self.islog, np.log(np.abs(p) / self.scale), p / self.scale)
 
     def physical(self, theta: np.ndarray) -> np.ndarray:
-        return np.where(self.islog, np.exp(theta), theta * self.scale)
+        return np.where(self.islog, np.exp(theta) * self.scale, theta * self.scale)
 
 
 class OutputError:
@@ -125,12 +164,17 @@ class OutputError:
         except (SimulationError, IdentificationError, np.linalg.LinAlgError):
             bad, Y, DY = 0, None, None
         nres = self.target.size
+        D = np.concatenate([np.where(self.rp.islog, phys, self.rp.scale), np.ones(self.nz)])
         if bad >= 0 or not np.all(np.isfinite(Y)) or not np.all(np.isfinite(DY)):
             r, jac = np.full(nres, FAILED), np.zeros((nres, nf + self.nz))
         else:
             r = ((Y - self.target) * self.w).ravel()
-            D = np.concatenate([np.where(self.rp.islog, phys, self.rp.scale), np.ones(self.nz)])
             jac = (DY * self.w[None, :, None]).reshape(nres, nf + self.nz) * D[None, :]
+        penalty = est._penalty(pv, nres)       # regularisation rows (none for plain parameter fits)
+        if penalty is not None:
+            rp, jp = penalty
+            jp = np.hstack([jp, np.zeros((jp.shape[0], self.nz))]) * D[None, :]
+            r, jac = np.concatenate([r, rp]), np.vstack([jac, jp])
         self.n += 1
         cost = 0.5 * float(r @ r)
         if est.verbose:

@@ -34,7 +34,7 @@ from ..simulation.simulator import Simulator
 from .base import Estimator
 from .data import fit_method, fit_stiff, is_result, measurements, step_targets
 from .metrics import nrms, r2_score
-from .output_error import FAILED, OutputError, Reparam, dc_sensitivity, output_weights
+from .output_error import FAILED, FitHooks, OutputError, Reparam, dc_sensitivity, output_weights
 from .uncertainty import uncertainty
 from .warnings import UnidentifiableParameterWarning, check_scheme
 
@@ -44,7 +44,7 @@ __all__ = ["ParameterEstimator"]
 SCHEMES = ("backward_euler", "midpoint", "discrete_gradient")
 
 
-class ParameterEstimator(Estimator):
+class ParameterEstimator(FitHooks, Estimator):
     """Fit netlist parameters to measured input-output data.
 
     Parameters
@@ -213,7 +213,7 @@ class ParameterEstimator(Estimator):
                 raise IdentificationError(f"cannot load model {self.model!r}: {exc}") from None
         if not isinstance(model, Model):
             raise IdentificationError("ParameterEstimator fits netlist models; use LinearPHSEstimator for matrices")
-        free = [self.free] if isinstance(self.free, str) else list(self.free)
+        free = self._free_names(model)
         if not free:
             raise IdentificationError(f"free must name at least one parameter, got {self.free!r}")
         table = NameTable(model.netlist.parameters, what="parameter")

@@ -131,10 +131,11 @@ def element_kind(stmt: Statement, subckts=()) -> Tuple[Kind, Optional[Word]]:
     if stmt.head.text[:1].lower() == "x" and words and words[-1].text.lower() in subckts:
         return SUBCKT, None
     for pos, item in enumerate(stmt.items):
-        if isinstance(item, Word) and item.kind == "word":
-            cls = REGISTRY.by_keyword(item.text)
+        word = item.name if isinstance(item, Call) else item     # learn(...): a keyword with arguments
+        if isinstance(word, Word) and word.kind == "word":
+            cls = REGISTRY.by_keyword(word.text)
             if cls is not None and pos == len(cls.terminals):
-                return cls, item
+                return cls, word
     cls = REGISTRY.by_name(stmt.head.text)
     if cls is not None:
         forms = getattr(cls, "behavioral", ())       # E1 o 0 POLY(2) ..., G1 o 0 VALUE={...}
@@ -199,6 +200,8 @@ def _split(rest: list, cls: Type[Component], stmt: Statement) -> Tuple[List[Word
             positional.append(it)
             continue
         key = keys.get(it.key.text.lower())
+        if key is None and hasattr(cls, "line_key"):        # values whose number the line sets (w1, w2...)
+            key = cls.line_key(it.key.text)
         if key is None:
             accepted = ", ".join([k + "=" for k in keys.values()] + [c.key + "=" for c in cls.choices]) or "none"
             raise NetlistError(f"unknown keyword '{it.key.text}' for {cls.kind} '{stmt.head.text}'",
@@ -253,7 +256,10 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         nodes.append(canonical_node(items[n_nodes].text, ctx))
         arg_locs[f"node{n_nodes}"] = stmt.loc(items[n_nodes])
         n_nodes += 1
-    rest, parasitics, unused = split_parasitics(cls.kind, items[n_nodes + (1 if kw is not None else 0):], stmt)
+    tail = items[n_nodes + (1 if kw is not None else 0):]
+    if kw is not None and isinstance(items[n_nodes], Call):
+        tail = _call_arguments(items[n_nodes], stmt) + tail
+    rest, parasitics, unused = split_parasitics(cls.kind, tail, stmt)
     ctx.ignored += unused
     rest, chosen = _choices(rest, cls, stmt, arg_locs)
     if cls.is_grounded(chosen) and DATUM not in nodes:
@@ -299,13 +305,13 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         raise NetlistError(f"unexpected value '{positional[0].text}'", stmt.loc(positional[0]), hint=cls.usage())
     law = _law(cls, given, stmt, ctx, arg_locs)
     values: Dict[str, sp.Expr] = {}
-    for v in cls.values:
+    def take(v) -> None:
         pname = name if v.main else f"{name}.{v.key}"
         if v.structural:
             default = ctx.defaults.get((cls.kind, v.key), v.default)
             if v.key in given or default is not None or not v.optional:
                 values[v.key] = _structural(v, given.get(v.key), stmt, ctx, pname, default)
-            continue
+            return
         if v.key in given:
             values[v.key] = _value(given[v.key].value, stmt, ctx, pname)
             arg_locs.setdefault(v.key, stmt.loc(given[v.key]))
@@ -317,6 +323,16 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         elif not (v.main and law is not None) and not v.optional:
             raise NetlistError(f"missing value {v.key} for {cls.kind} '{stmt.head.text}'",
                                stmt.loc(stmt.head), hint=cls.usage())
+    for v in cls.values:
+        take(v)
+    extra = _line_values(cls, values, stmt)      # parameters whose number the structural values set
+    for v in extra:
+        take(v)
+    known = {v.key for v in cls.values} | {v.key for v in extra} | {f.key for f in cls.laws} | {"IC"}
+    for key, a in given.items():
+        if key not in known:
+            raise NetlistError(f"unknown keyword '{a.key.text}' for {cls.kind} '{stmt.head.text}'", stmt.loc(a),
+                               hint=f"this line has the values {', '.join(v.key for v in extra)}")
     ic = None
     if "IC" in given:
         ic = word_expr(given["IC"].value, stmt, ctx.names)
@@ -324,6 +340,37 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     return _with_parasitics(ElementSpec(name, cls.kind, tuple(nodes), values, law=law, ic=ic, refs=tuple(refs),
                                         location=stmt.loc(stmt.head), arg_locations=arg_locs, choices=chosen),
                             parasitics, stmt, ctx)
+
+
+def _line_values(cls: Type[Component], values: Dict[str, sp.Expr], stmt: Statement) -> list:
+    """The values a kind adds once its structural values are known (a learned law's coefficients)."""
+    hook = getattr(cls, "line_values", None)
+    if hook is None:
+        return []
+    numbers = {v.key: float(values[v.key]) for v in cls.values if v.structural and v.key in values}
+    try:
+        return list(hook(numbers))
+    except ValueError as exc:
+        raise NetlistError(str(exc), stmt.loc(stmt.head), hint=cls.usage()) from None
+
+
+def _call_arguments(call: Call, stmt: Statement) -> list:
+    """The arguments of a keyword call (``learn(kind=monotone, range=-2..2)``) as line items;
+    ``range=LO..HI`` becomes ``lo=LO hi=HI``."""
+    out = []
+    for arg in call.args:
+        if isinstance(arg, Assign) and arg.key.text.lower() == "range":
+            text = arg.value.text
+            lo, sep, hi = text.partition("..")
+            if not sep or not lo or not hi or arg.value.kind != "word":
+                raise NetlistError(f"range must be written LO..HI, got '{text}'", stmt.loc(arg),
+                                   hint="e.g. range=-2..2 (numbers, SPICE suffixes allowed: -10m..10m)")
+            start = arg.value.start
+            out.append(Assign(Word("word", "lo", arg.key.start), Word("word", lo, start)))
+            out.append(Assign(Word("word", "hi", arg.key.start), Word("word", hi, start + len(lo) + 2)))
+        else:
+            out.append(arg)
+    return out
 
 
 def _with_parasitics(spec: ElementSpec, found, stmt: Statement, ctx: Context) -> ElementSpec:
