@@ -8,6 +8,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 import sympy as sp
 
+from .common.parallel import paused_collection
 from .components import DATUM, REGISTRY, Contribution, couple_inductors
 from .errors import PhsymError, StructureError
 from .graph import branches_of, build_graph, check_sources
@@ -51,9 +52,10 @@ class Model:
     """
 
     def __init__(self, netlist: Netlist):
-        self._located(self._build, netlist)
-        if len(self.graph.graph["branches"]) <= SYMBOLIC_LIMIT:
-            self._located(lambda: self.structure)     # small models: the structure's errors at load
+        with paused_collection():
+            self._located(self._build, netlist)
+            if len(self.graph.graph["branches"]) <= SYMBOLIC_LIMIT:
+                self._located(lambda: self.structure)     # small models: the structure's errors at load
 
     def _located(self, build, *args):
         """``build(*args)``, with a :class:`StructureError` pointed at the netlist line of the first
@@ -412,7 +414,8 @@ def parse(text: str, file: Optional[str] = None) -> Model:
     file : str, optional
         File name used in error messages.
     """
-    return Model(parse_netlist(text, file=file))
+    with paused_collection():
+        return Model(parse_netlist(text, file=file))
 
 
 def load(path: Union[str, Path]):
@@ -425,4 +428,5 @@ def load(path: Union[str, Path]):
     path = Path(path)
     if path.suffix.lower() == ".json":
         return LinearPHS.load(path)
-    return Model(load_netlist(path))
+    with paused_collection():
+        return Model(load_netlist(path))
