@@ -104,7 +104,8 @@ class Model:
     @cached_property
     def circuit(self) -> CircuitData:
         """The circuit as data: nodes, branches and element groups (numeric engine; no Dirac structure)."""
-        return self._located(lambda: CircuitData.build(*branches_of(self.graph), *self._records))
+        with paused_collection():
+            return self._located(lambda: CircuitData.build(*branches_of(self.graph), *self._records))
 
     @property
     def is_linear(self) -> bool:
@@ -161,7 +162,8 @@ class Model:
     def _names(self) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
         # printing a sympy symbol costs microseconds; a sweep asks per parameter set
         storages, _, ports, _ = self._records
-        return tuple(str(x) for st in storages for x in st.states), tuple(p.element for p in ports)
+        return tuple(getattr(x, "name", None) or str(x) for st in storages for x in st.states), \
+            tuple(p.element for p in ports)
 
     @cached_property
     def _parameter_order(self) -> tuple:

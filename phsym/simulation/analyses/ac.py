@@ -19,7 +19,7 @@ import numpy as np
 
 import sympy as sp
 
-from ...errors import SignalError, SimulationError
+from ...errors import SignalError, SimulationError, SimulationInputError
 
 __all__ = ["AcResult", "ac_analysis", "frequency_grid", "excitation"]
 
@@ -170,12 +170,15 @@ def excitation(model, values, source: Optional[str] = None) -> tuple:
 
 
 def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[str]] = None,
-                params: Optional[Mapping[str, float]] = None) -> AcResult:
+                params: Optional[Mapping[str, float]] = None, engine: str = "auto") -> AcResult:
     """Small-signal response at the DC operating point (SPICE's ``.ac``).
 
     The point is SPICE's (sources at their DC values, :mod:`.point`); the
-    small-signal model (:func:`phsym.structure.smallsignal.small_signal`)
-    holds every law, transistors and controlled sources included.
+    small-signal model holds every law, transistors and controlled sources
+    included: the structure's (:func:`phsym.structure.smallsignal.small_signal`)
+    or, on the numeric engine, the sparse linearisation of its equations
+    (:mod:`phsym.simulation.engines.numeric.smallsignal`; one sparse LU per
+    frequency, for circuits of any size).
 
     Parameters
     ----------
@@ -190,6 +193,10 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
         Signal labels (default: every node voltage and voltage-source current).
     params : mapping of str to float, optional
         Parameter overrides by name.
+    engine : str
+        ``"symbolic"`` (the structure's small-signal model), ``"numeric"`` or
+        ``"auto"``: symbolic when the model builds its structure at load (at
+        most :data:`~phsym.model.SYMBOLIC_LIMIT` branches), numeric above.
 
     Returns
     -------
@@ -209,12 +216,14 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
         model = load(model)
     values = model.parameter_values(params)
     du, what = excitation(model, values, source)
+    signals = list(signals) if signals is not None else default_signals(model)
+    f = np.asarray(f, dtype=float)
+    if _numeric(model, engine):
+        return AcResult(f=f, source=what, response=_numeric_response(model, values, f, du, signals))
     pt = dc_point(model, values, dc_inputs(model, values))
     ss = small_signal(model.structure, values, pt.x, pt.w, pt.lam, pt.u)
-    signals = list(signals) if signals is not None else default_signals(model)
     vecs = signal_vectors(model, values, signals)
     n = ss.A.shape[0]
-    f = np.asarray(f, dtype=float)
     out = {k: np.empty(f.size, dtype=complex) for k in signals}
     b = ss.B @ du
     for i, fk in enumerate(f):
@@ -227,3 +236,27 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
         for k, c in vecs.items():
             out[k][i] = c[:n] @ e + c[n:] @ du
     return AcResult(f=f, source=what, response=out)
+
+
+def _numeric(model, engine: str) -> bool:
+    """Whether an analysis runs on the numeric engine (``engine``: auto, symbolic or numeric)."""
+    if engine not in ("auto", "symbolic", "numeric"):
+        raise SimulationError(f"unknown engine {engine!r}: auto, symbolic or numeric", step=0, time=0.0)
+    return engine == "numeric" or (engine == "auto" and not model.symbolic_ready)
+
+
+def _numeric_response(model, values, f: np.ndarray, du: np.ndarray, signals: List[str]) -> Dict[str, np.ndarray]:
+    """Each signal's response on the numeric engine's small-signal equations."""
+    from ..engines.numeric.planner import NumericPlanner
+    from ..engines.numeric.smallsignal import SmallSignal
+    from .point import dc_inputs
+    planner = NumericPlanner(model, 1.0, "backward_euler", "scheme", 1e-12, 200, False, False)
+    obstacles = planner.circuit.numeric_obstacles()
+    if obstacles:
+        raise SimulationInputError("the numeric engine's small-signal analysis cannot take this model: "
+                                   + "; ".join(obstacles[:3]) + " (use engine='symbolic')")
+    u0 = dc_inputs(model, values)
+    point = planner.dc_point(u0, values, hold_ic=False)
+    ss = SmallSignal(planner.circuit, values, point, u0, planner.parts.scales(values))
+    vectors = ss.step_vectors(f, du)
+    return {k: vectors @ planner.parts.probe(k, ss.n_nodes) for k in signals}

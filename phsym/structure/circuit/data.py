@@ -262,7 +262,7 @@ class CircuitData:
             for x, bname in zip(st.states, st.branches):
                 state_branch[bname] = len(states)
                 idx.append(len(states))
-                states.append(str(x))
+                states.append(x.name if isinstance(x, sp.Symbol) else str(x))
             out.storages.append(_storage(st, tuple(idx), tuple(bidx[b] for b in st.branches)))
         port_index = {d.element: j for j, d in enumerate(dissipations)}
         for j, d in enumerate(dissipations):

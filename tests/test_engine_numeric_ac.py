@@ -1,0 +1,96 @@
+"""Small-signal analysis (``.ac``) on the numeric engine.
+
+Against the symbolic structure's small-signal model on small decks (diodes with junction charges,
+a BJT stage, controlled sources, a transformer, an op-amp), and against an independent sparse
+nodal analysis of an RC mesh large enough for ``engine="auto"`` to choose the numeric path.
+"""
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sps
+import scipy.sparse.linalg as spla
+
+import phsym
+from phsym.benchmarks.decks import mesh_node, rc_mesh
+from phsym.errors import SimulationInputError
+from phsym.simulation.analyses.ac import ac_analysis
+
+ROOT = Path(__file__).resolve().parent.parent
+F = np.logspace(0, 8, 9)
+
+
+@pytest.mark.parametrize("deck", ["netlists/bjtamp.cir", "netlists/transformer.cir", "netlists/loudspeaker_gyrator.cir",
+                                  "tests/decks/cccs_ccvs_stage.cir", "tests/decks/twin_t_notch.cir",
+                                  "tests/decks/opamp_diode_clipper.cir"])
+def test_numeric_ac_is_the_symbolic_ac(deck):
+    m = phsym.load(ROOT / deck)
+    a = ac_analysis(m, F, engine="symbolic")
+    b = ac_analysis(m, F, engine="numeric")
+    assert a.source == b.source and list(a.response) == list(b.response)
+    for k in a.response:
+        # relative to the largest response of the deck's signals of this kind (a zero signal is rounding)
+        scale = max(np.abs(v).max() for q, v in a.response.items() if q[0] == k[0])
+        assert np.max(np.abs(a.response[k] - b.response[k])) <= 1e-9 * scale, k
+
+
+def test_numeric_ac_of_a_diode_with_junction_charge_and_transit_time():
+    m = phsym.parse("V1 in 0 DC 0.7 AC 1\nR1 in out 1k\nC1 out 0 1u\nL1 out x 1m\nR2 x 0 50\n"
+                    "D1 out 0 IS=1e-14 CJO=2p TT=1n\n")
+    a = ac_analysis(m, F, engine="symbolic")
+    b = ac_analysis(m, F, engine="numeric")
+    for k in a.response:
+        assert np.allclose(b.response[k], a.response[k], rtol=1e-9, atol=1e-15), k
+
+
+def _mesh_nodal(n, f, r=1e3, c=1e-9, rs=100.0):
+    """An independent nodal analysis of :func:`rc_mesh`: ``(G + j w C) v = b`` with V1 = 1 behind RS."""
+    idx = {mesh_node(i, j): i * n + j for i in range(n) for j in range(n)}
+    rows, cols, vals = [], [], []
+
+    def conductance(a, b, g):
+        for p, q, v in ((a, a, g), (b, b, g), (a, b, -g), (b, a, -g)):
+            rows.append(p)
+            cols.append(q)
+            vals.append(v)
+    for i in range(n):
+        for j in range(n):
+            if j + 1 < n:
+                conductance(idx[mesh_node(i, j)], idx[mesh_node(i, j + 1)], 1 / r)
+            if i + 1 < n:
+                conductance(idx[mesh_node(i, j)], idx[mesh_node(i + 1, j)], 1 / r)
+    rows.append(0)
+    cols.append(0)
+    vals.append(1 / rs)
+    G = sps.csc_matrix((vals, (rows, cols)), shape=(n * n, n * n))
+    b = np.zeros(n * n)
+    b[0] = 1 / rs
+    out = []
+    for fk in f:
+        v = spla.spsolve((G + 2j * np.pi * fk * c * sps.identity(n * n)).tocsc(), b.astype(complex))
+        out.append(v)
+    return idx, np.array(out)
+
+
+def test_numeric_ac_of_a_large_rc_mesh_is_the_nodal_analysis(tmp_path):
+    n = 16       # 722 elements: above the symbolic limit, so auto runs the numeric engine
+    path = tmp_path / "mesh.cir"
+    path.write_text(rc_mesh(n))
+    m = phsym.load(path)
+    assert not m.symbolic_ready
+    f = np.logspace(2, 8, 7)
+    far, mid = mesh_node(n - 1, n - 1), mesh_node(n // 2, n // 2)
+    res = ac_analysis(m, f, signals=["v(n0_0)", f"v({mid})", f"v({far})", "i(V1)", "i(RS)"])
+    assert "structure" not in m.__dict__        # nothing symbolic was built
+    idx, v = _mesh_nodal(n, f)
+    for node in ("n0_0", mid, far):
+        assert np.allclose(res.response[f"v({node})"], v[:, idx[node]], rtol=1e-9, atol=1e-14), node
+    i_rs = (1.0 - v[:, 0]) / 100.0         # from src into the mesh
+    assert np.allclose(res.response["i(RS)"], i_rs, rtol=1e-9, atol=1e-15)
+    assert np.allclose(res.response["i(V1)"], -i_rs, rtol=1e-9, atol=1e-15)    # receiver convention
+
+
+def test_numeric_ac_refuses_what_the_engine_cannot_take():
+    m = phsym.load(ROOT / "netlists/heat_transfer.cir")
+    with pytest.raises(SimulationInputError, match="thermal"):
+        ac_analysis(m, F, engine="numeric")
