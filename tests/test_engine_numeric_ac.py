@@ -94,3 +94,17 @@ def test_numeric_ac_refuses_what_the_engine_cannot_take():
     m = phsym.load(ROOT / "netlists/heat_transfer.cir")
     with pytest.raises(SimulationInputError, match="thermal"):
         ac_analysis(m, F, engine="numeric")
+
+
+@pytest.mark.parametrize("deck", ["netlists/cantilever.cir", "netlists/fractional_integrator.cir",
+                                  "tests/decks/bjt_emitter_follower_pnp.cir", "tests/decks/cccs_ccvs_stage.cir",
+                                  "tests/decks/transformer_rectifier.cir"])
+def test_numeric_operating_point_lists_every_element_as_the_symbolic_one(deck):
+    from phsym.simulation.analyses.op import numeric_operating_point, operating_point
+    m = phsym.load(ROOT / deck)
+    a, b = operating_point(m), numeric_operating_point(m)
+    assert list(a.currents) == list(b.currents) and set(a.nodes) == set(b.nodes) and a.domains == b.domains
+    scale = max(abs(v) for v in a.currents.values())
+    for k in a.currents:
+        assert b.currents[k] == pytest.approx(a.currents[k], abs=1e-9 * scale), k
+        assert b.voltages[k] == pytest.approx(a.voltages[k], abs=1e-9 * (1 + abs(a.voltages[k]))), k

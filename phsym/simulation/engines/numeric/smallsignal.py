@@ -29,12 +29,11 @@ import sympy as sp
 from ....errors import SimulationError
 from ....structure.circuit.data import CircuitData
 from .layout import STATE
-from .newton import call_groups
 from .operating import DCPoint
 from .step import StepSystem
 from .system import System
 
-__all__ = ["SmallSignal", "kernel_outputs", "branch_currents"]
+__all__ = ["SmallSignal"]
 
 
 def _split(T, shape=None):
@@ -43,41 +42,6 @@ def _split(T, shape=None):
     r, c = np.asarray(T.rows, dtype=np.int64), np.asarray(T.cols, dtype=np.int64)
     return (sps.csr_matrix((np.asarray(T.a, dtype=float), (r, c)), shape=shape),
             sps.csr_matrix((np.asarray(T.b, dtype=float), (r, c)), shape=shape))
-
-
-def kernel_outputs(S: System, z: np.ndarray, K: np.ndarray) -> np.ndarray:
-    """Every kernel's outputs and derivatives (``OUT``) at the unknowns ``z`` and known values ``K``.
-
-    Parameters
-    ----------
-    S : System
-        The equations.
-    z, K : ndarray
-        Unknowns and known values (:class:`~.layout.Layout`).
-    """
-    G = S.groups
-    IN = S.IZ.matrix(1.0) @ z + S.IK.matrix(1.0) @ K
-    OUT = np.zeros(max(G.n_out, 1))
-    if len(G):
-        table, P = G.arrays()
-        call_groups(table, P, np.ascontiguousarray(IN, dtype=float), OUT)
-    return OUT
-
-
-def branch_currents(S: System, z: np.ndarray, K: np.ndarray, h: float = 1.0) -> np.ndarray:
-    """Each branch's current ``Ib = Zb z + Ob OUT + Kb K`` (a step's at ``h``; a DC system has no ``h``).
-
-    Parameters
-    ----------
-    S : System
-        The equations.
-    z, K : ndarray
-        Unknowns and known values.
-    h : float
-        The step.
-    """
-    OUT = kernel_outputs(S, z, K)
-    return S.BZ.matrix(h) @ z + S.BO.matrix(h) @ OUT + S.BK.matrix(h) @ K
 
 
 def _law_jacobian(S: System, OUT: np.ndarray) -> sps.csr_matrix:
@@ -136,7 +100,7 @@ class SmallSignal:
             K[L.k_effort(i)] = point.efforts[m]
         K[L.k_one] = 1.0
         z = np.where(L.kinds == STATE, 0.0, point.z)      # the step that stays: every increment zero
-        OUT = kernel_outputs(S, z, K)
+        OUT = S.outputs(z, K)
         Mz = _law_jacobian(S, OUT)
         Ra, Rb = _split(S.R)
         Oa, Ob = _split(S.RO, (L.n_z, OUT.size))
