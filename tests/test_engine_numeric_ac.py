@@ -43,8 +43,8 @@ def test_numeric_ac_of_a_diode_with_junction_charge_and_transit_time():
         assert np.allclose(b.response[k], a.response[k], rtol=1e-9, atol=1e-15), k
 
 
-def _mesh_nodal(n, f, r=1e3, c=1e-9, rs=100.0):
-    """An independent nodal analysis of :func:`rc_mesh`: ``(G + j w C) v = b`` with V1 = 1 behind RS."""
+def _mesh_conductance(n, r=1e3, rs=100.0):
+    """The nodal conductance matrix of :func:`rc_mesh` with V1 shorted (node ``n{i}_{j}``: row ``i n + j``)."""
     idx = {mesh_node(i, j): i * n + j for i in range(n) for j in range(n)}
     rows, cols, vals = [], [], []
 
@@ -62,7 +62,13 @@ def _mesh_nodal(n, f, r=1e3, c=1e-9, rs=100.0):
     rows.append(0)
     cols.append(0)
     vals.append(1 / rs)
-    G = sps.csc_matrix((vals, (rows, cols)), shape=(n * n, n * n))
+    return sps.csc_matrix((vals, (rows, cols)), shape=(n * n, n * n))
+
+
+def _mesh_nodal(n, f, c=1e-9, rs=100.0):
+    """An independent nodal analysis of :func:`rc_mesh`: ``(G + j w C) v = b`` with V1 = 1 behind RS."""
+    idx = {mesh_node(i, j): i * n + j for i in range(n) for j in range(n)}
+    G = _mesh_conductance(n, rs=rs)
     b = np.zeros(n * n)
     b[0] = 1 / rs
     out = []
@@ -108,3 +114,30 @@ def test_numeric_operating_point_lists_every_element_as_the_symbolic_one(deck):
     for k in a.currents:
         assert b.currents[k] == pytest.approx(a.currents[k], abs=1e-9 * scale), k
         assert b.voltages[k] == pytest.approx(a.voltages[k], abs=1e-9 * (1 + abs(a.voltages[k]))), k
+
+
+def test_numeric_transfer_function_is_the_symbolic_one():
+    from phsym.simulation.analyses.tf import transfer_function
+    m = phsym.load(ROOT / "tests/decks/bjt_common_emitter.cir")
+    for out in ("v(c)", "i(VCC)", "v(out,e)"):
+        a = transfer_function(m, out, "VCC", engine="symbolic")
+        b = transfer_function(m, out, "VCC", engine="numeric")
+        for x, y in ((a.gain, b.gain), (a.input_resistance, b.input_resistance),
+                     (a.output_resistance, b.output_resistance)):
+            assert y == pytest.approx(x, rel=1e-9), out
+
+
+def test_numeric_transfer_function_of_a_large_mesh_is_the_nodal_resistance(tmp_path):
+    from phsym.simulation.analyses.tf import transfer_function
+    n = 16
+    path = tmp_path / "mesh.cir"
+    path.write_text(rc_mesh(n))
+    far = mesh_node(n - 1, n - 1)
+    r = transfer_function(path, f"v({far})", "V1")       # auto: numeric (no symbolic structure)
+    e = np.zeros(n * n)
+    e[-1] = 1.0     # a unit current into the far corner, the source shorted
+    r_far = spla.spsolve(_mesh_conductance(n), e)[-1]
+    # at DC the capacitors are open: no current (the source's current is rounding), the whole
+    # mesh at the source's potential
+    assert r.gain == pytest.approx(1.0, rel=1e-12) and abs(r.input_resistance) > 1e15
+    assert r.output_resistance == pytest.approx(r_far, rel=1e-9)

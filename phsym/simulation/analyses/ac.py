@@ -19,7 +19,7 @@ import numpy as np
 
 import sympy as sp
 
-from ...errors import SignalError, SimulationError, SimulationInputError
+from ...errors import SignalError, SimulationError
 
 __all__ = ["AcResult", "ac_analysis", "frequency_grid", "excitation"]
 
@@ -211,14 +211,14 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
     """
     from ...model import load
     from ...structure.smallsignal import small_signal
-    from .point import dc_inputs, dc_point, default_signals, signal_vectors
+    from .point import dc_inputs, dc_point, default_signals, signal_vectors, use_numeric
     if isinstance(model, (str, Path)):
         model = load(model)
     values = model.parameter_values(params)
     du, what = excitation(model, values, source)
     signals = list(signals) if signals is not None else default_signals(model)
     f = np.asarray(f, dtype=float)
-    if _numeric(model, engine):
+    if use_numeric(model, engine):
         return AcResult(f=f, source=what, response=_numeric_response(model, values, f, du, signals))
     pt = dc_point(model, values, dc_inputs(model, values))
     ss = small_signal(model.structure, values, pt.x, pt.w, pt.lam, pt.u)
@@ -238,25 +238,10 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
     return AcResult(f=f, source=what, response=out)
 
 
-def _numeric(model, engine: str) -> bool:
-    """Whether an analysis runs on the numeric engine (``engine``: auto, symbolic or numeric)."""
-    if engine not in ("auto", "symbolic", "numeric"):
-        raise SimulationError(f"unknown engine {engine!r}: auto, symbolic or numeric", step=0, time=0.0)
-    return engine == "numeric" or (engine == "auto" and not model.symbolic_ready)
-
 
 def _numeric_response(model, values, f: np.ndarray, du: np.ndarray, signals: List[str]) -> Dict[str, np.ndarray]:
     """Each signal's response on the numeric engine's small-signal equations."""
-    from ..engines.numeric.planner import NumericPlanner
-    from ..engines.numeric.smallsignal import SmallSignal
-    from .point import dc_inputs
-    planner = NumericPlanner(model, 1.0, "backward_euler", "scheme", 1e-12, 200, False, False)
-    obstacles = planner.circuit.numeric_obstacles()
-    if obstacles:
-        raise SimulationInputError("the numeric engine's small-signal analysis cannot take this model: "
-                                   + "; ".join(obstacles[:3]) + " (use engine='symbolic')")
-    u0 = dc_inputs(model, values)
-    point = planner.dc_point(u0, values, hold_ic=False)
-    ss = SmallSignal(planner.circuit, values, point, u0, planner.parts.scales(values))
+    from .point import numeric_small_signal
+    ss, probe = numeric_small_signal(model, values)
     vectors = ss.step_vectors(f, du)
-    return {k: vectors @ planner.parts.probe(k, ss.n_nodes) for k in signals}
+    return {k: vectors @ probe(k) for k in signals}
