@@ -141,3 +141,30 @@ def test_numeric_transfer_function_of_a_large_mesh_is_the_nodal_resistance(tmp_p
     # mesh at the source's potential
     assert r.gain == pytest.approx(1.0, rel=1e-12) and abs(r.input_resistance) > 1e15
     assert r.output_resistance == pytest.approx(r_far, rel=1e-9)
+
+
+def test_numeric_dc_sweep_is_the_symbolic_one():
+    from phsym.netlist.analyses import Sweep
+    from phsym.simulation.analyses.dcsweep import dc_sweep
+    m = phsym.load(ROOT / "tests/decks/bjt_common_emitter.cir")
+    sweeps = [Sweep("VCC", "source", tuple(np.linspace(0.0, 12.0, 13)))]
+    a = dc_sweep(m, sweeps, engine="symbolic")
+    b = dc_sweep(m, sweeps, engine="numeric")
+    for k in a.signals:
+        scale = max(np.abs(v).max() for q, v in a.signals.items() if q[0] == k[0])
+        assert np.max(np.abs(a.signals[k] - b.signals[k])) <= 1e-8 * scale, k
+
+
+def test_numeric_dc_sweep_of_a_large_r2r_ladder_halves_at_each_node():
+    """An R-2R ladder (445 elements: auto runs the numeric engine): node k at V / 2^k."""
+    from phsym.netlist.analyses import Sweep
+    from phsym.simulation.analyses.dcsweep import dc_sweep
+    n = 220
+    lines = ["V1 n0 0 DC 1"] + [f"R{k} n{k} n{k + 1} 1k\nRG{k} n{k + 1} 0 2k" for k in range(n)] + [f"RT n{n} 0 2k"]
+    m = phsym.parse("\n".join(lines) + "\n")
+    assert not m.symbolic_ready
+    v = np.array([-2.0, 0.0, 1.5, 5.0])
+    res = dc_sweep(m, [Sweep("V1", "source", tuple(v))], signals=["v(n1)", "v(n2)", "v(n10)", "i(V1)"])
+    for k in (1, 2, 10):
+        assert np.allclose(res.signals[f"v(n{k})"], v / 2 ** k, rtol=1e-12, atol=1e-15)
+    assert np.allclose(res.signals["i(V1)"], -v / 2e3, rtol=1e-12)     # the ladder is R from n0 to ground

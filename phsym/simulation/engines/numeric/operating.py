@@ -172,7 +172,8 @@ def _effort_start(S: DCSystem, u0: np.ndarray) -> np.ndarray:
 
 
 def dc_point(c: CircuitData, values: Mapping[sp.Symbol, float], u0: np.ndarray, x_fix: np.ndarray,
-             xs: np.ndarray, held: Sequence[int] = (), fail: bool = True) -> Optional[DCPoint]:
+             xs: np.ndarray, held: Sequence[int] = (), fail: bool = True,
+             guess: Optional[DCPoint] = None) -> Optional[DCPoint]:
     """The DC operating point (see the module docstring).
 
     Parameters
@@ -191,10 +192,13 @@ def dc_point(c: CircuitData, values: Mapping[sp.Symbol, float], u0: np.ndarray, 
         States held at their value.
     fail : bool
         Raise :class:`~phsym.errors.SimulationError` when no method converges (else return None).
+    guess : DCPoint, optional
+        A point of the same equations at other inputs (a sweep's last point): its equations are
+        reused and Newton starts from it (``values``, ``x_fix`` and ``held`` are then its own).
     """
-    S = DCSystem(c, values, x_fix, held)
+    S = DCSystem(c, values, x_fix, held) if guess is None else guess.system
     sol = _Solver(S, xs, u0)
-    z0 = _effort_start(S, np.asarray(u0, dtype=float))
+    z0 = _effort_start(S, np.asarray(u0, dtype=float)) if guess is None else guess.z.copy()
     z, _ = sol.newton(z0)
     method = "newton"
     if z is None:

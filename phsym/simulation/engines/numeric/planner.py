@@ -127,7 +127,7 @@ class NumericPlanner:
         p = self.dc_point(u0, self.model.parameter_values(params), hold_ic)
         return p.x, self._start_of(p)
 
-    def dc_point(self, u0: np.ndarray, values, hold_ic: bool = True) -> DCPoint:
+    def dc_point(self, u0: np.ndarray, values, hold_ic: bool = True, guess: Optional[DCPoint] = None) -> DCPoint:
         """The DC point (:func:`~.operating.dc_point`) at the inputs ``u0``.
 
         Parameters
@@ -138,10 +138,13 @@ class NumericPlanner:
             Parameter values.
         hold_ic : bool
             Hold the storages of a ``.ic`` card at their value.
+        guess : DCPoint, optional
+            A point at the same parameter values and other inputs (a sweep's last): Newton starts
+            there, on its equations.
         """
         x_ic, _ = self.initial(values)
         deck = getattr(self.model.netlist, "deck", None)
         held_names = set(deck.held) if deck is not None and hold_ic else set()
         held = [i for s in self.circuit.storages if held_names & set(s.record.elements) for i in s.states]
         with paused_collection():
-            return dc_point(self.circuit, values, u0, x_ic, self.parts.scales(values), held)
+            return dc_point(self.circuit, values, u0, x_ic, self.parts.scales(values), held, guess=guess)
