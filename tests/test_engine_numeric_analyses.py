@@ -1,8 +1,9 @@
-"""Small-signal analysis (``.ac``) on the numeric engine.
+"""SPICE's analyses (``.ac``, ``.op``, ``.tf``, ``.dc``) and streams on the numeric engine.
 
-Against the symbolic structure's small-signal model on small decks (diodes with junction charges,
-a BJT stage, controlled sources, a transformer, an op-amp), and against an independent sparse
-nodal analysis of an RC mesh large enough for ``engine="auto"`` to choose the numeric path.
+Against the symbolic structure's analyses on small decks (diodes with junction charges, BJT
+stages, controlled sources, a transformer, an op-amp), and on circuits large enough for
+``engine="auto"`` to choose the numeric path against independent references: a sparse nodal
+analysis of an RC mesh, the closed form of an R-2R ladder, Tellegen's balance of a gate chain.
 """
 from pathlib import Path
 
@@ -168,3 +169,24 @@ def test_numeric_dc_sweep_of_a_large_r2r_ladder_halves_at_each_node():
     for k in (1, 2, 10):
         assert np.allclose(res.signals[f"v(n{k})"], v / 2 ** k, rtol=1e-12, atol=1e-15)
     assert np.allclose(res.signals["i(V1)"], -v / 2e3, rtol=1e-12)     # the ladder is R from n0 to ground
+
+
+def test_numeric_stream_equals_one_long_run():
+    """Streams on the numeric engine: blocks of any size give the samples of one long run."""
+    model = phsym.load(ROOT / "netlists/diode_clipper.cir")
+    sim = phsym.Simulator(model, 48000, engine="numeric")
+    rng = np.random.default_rng(3)
+    u = 3 * np.sin(2 * np.pi * 440 * np.arange(600) / 48000) + 0.2 * rng.standard_normal(600)
+    full = sim.run(u={model.inputs[0]: u}, align="samples")
+    assert full.info["engine"] == "numeric"
+    for sizes in ([1, 1, 5, 64], list(rng.integers(1, 200, 5))):
+        s = sim.stream(signals=["v(out)"])
+        k, blocks = 0, []
+        for b in sizes:
+            blocks.append(u[k:k + b])
+            k += b
+        blocks.append(u[k:])
+        y = np.concatenate([s.process(b) for b in blocks])
+        assert s.last.info["engine"] == "numeric"
+        np.testing.assert_array_equal(y, full["v(out)"])
+        np.testing.assert_array_equal(s.state, full.x[-1])
