@@ -3,7 +3,8 @@
 Against the symbolic structure's analyses on small decks (diodes with junction charges, BJT
 stages, controlled sources, a transformer, an op-amp), and on circuits large enough for
 ``engine="auto"`` to choose the numeric path against independent references: a sparse nodal
-analysis of an RC mesh, the closed form of an R-2R ladder, Tellegen's balance of a gate chain.
+analysis of an RC mesh and the closed form of an R-2R ladder (a gate chain's operating point:
+tests/test_large_symbolic.py).
 """
 from pathlib import Path
 
