@@ -8,6 +8,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 import sympy as sp
 
+from .common.parallel import paused_collection
 from .components import DATUM, REGISTRY, Contribution, couple_inductors
 from .errors import PhsymError, StructureError
 from .graph import branches_of, build_graph, check_sources
@@ -51,9 +52,10 @@ class Model:
     """
 
     def __init__(self, netlist: Netlist):
-        self._located(self._build, netlist)
-        if len(self.graph.graph["branches"]) <= SYMBOLIC_LIMIT:
-            self._located(lambda: self.structure)     # small models: the structure's errors at load
+        with paused_collection():
+            self._located(self._build, netlist)
+            if len(self.graph.graph["branches"]) <= SYMBOLIC_LIMIT:
+                self._located(lambda: self.structure)     # small models: the structure's errors at load
 
     def _located(self, build, *args):
         """``build(*args)``, with a :class:`StructureError` pointed at the netlist line of the first
@@ -102,7 +104,8 @@ class Model:
     @cached_property
     def circuit(self) -> CircuitData:
         """The circuit as data: nodes, branches and element groups (numeric engine; no Dirac structure)."""
-        return self._located(lambda: CircuitData.build(*branches_of(self.graph), *self._records))
+        with paused_collection():
+            return self._located(lambda: CircuitData.build(*branches_of(self.graph), *self._records))
 
     @property
     def is_linear(self) -> bool:
@@ -159,7 +162,8 @@ class Model:
     def _names(self) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
         # printing a sympy symbol costs microseconds; a sweep asks per parameter set
         storages, _, ports, _ = self._records
-        return tuple(str(x) for st in storages for x in st.states), tuple(p.element for p in ports)
+        return tuple(getattr(x, "name", None) or str(x) for st in storages for x in st.states), \
+            tuple(p.element for p in ports)
 
     @cached_property
     def _parameter_order(self) -> tuple:
@@ -412,7 +416,8 @@ def parse(text: str, file: Optional[str] = None) -> Model:
     file : str, optional
         File name used in error messages.
     """
-    return Model(parse_netlist(text, file=file))
+    with paused_collection():
+        return Model(parse_netlist(text, file=file))
 
 
 def load(path: Union[str, Path]):
@@ -425,4 +430,5 @@ def load(path: Union[str, Path]):
     path = Path(path)
     if path.suffix.lower() == ".json":
         return LinearPHS.load(path)
-    return Model(load_netlist(path))
+    with paused_collection():
+        return Model(load_netlist(path))

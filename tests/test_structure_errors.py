@@ -172,3 +172,19 @@ def test_initial_condition_must_be_finite():
     assert phsym.Simulator(m, 1000).run(duration=0.002).x[0, 0] == pytest.approx(1e-6)     # q = C u_C
     with pytest.raises(phsym.SimulationError, match="IC=sqrt"):
         phsym.Simulator(m, 1000).run(duration=0.002, params={"a": 0.0})
+
+
+def _ladder(n):
+    """An RC ladder of ``n`` stages from node a (over 150 unknowns for n = 80: the sparse-LU path)."""
+    lines = [f"R{k} {'a' if k == 0 else f'n{k}'} n{k + 1} 1k\nC{k} n{k + 1} 0 1n" for k in range(n)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_large_network_with_tied_sources_is_singular():
+    e = err("TF1 a 0 b 0 2\nV1 a 0\nV2 b 0\n" + _ladder(80))
+    assert "singular" in str(e) and {"TF1", "V1", "V2"} <= set(e.elements)
+
+
+def test_a_large_regular_network_loads():
+    m = phsym.parse("TF1 a 0 b 0 2\nV1 a 0\nRB b 0 1k\n" + _ladder(80))
+    assert m.structure.n_x == 80

@@ -223,6 +223,9 @@ class Dissipation:
         but the unknown the paired norator's law reads (the output voltage),
         and its equation is the constraint that the network's value of its
         other variable is zero.  Law ``0``.
+    coefficient : sympy.Expr, optional
+        ``c`` of a linear law ``z = c w`` when the component knows it (a
+        resistor's ``R``), so the circuit data need not take the law apart.
     """
 
     element: str
@@ -235,6 +238,7 @@ class Dissipation:
     active: bool = False
     reads: Tuple[Tuple[sp.Symbol, str], ...] = ()
     nullator: bool = False
+    coefficient: Optional[sp.Expr] = None
 
 
 @dataclass

@@ -6,6 +6,7 @@ from typing import Dict, Optional, Sequence, Tuple
 
 import sympy as sp
 
+from ..common.symbolic import product
 from .base import EFFORT, P_LINEAR, P_STORE_EFFORT, P_VCR, Contribution, Dissipation, Storage
 from .component import Component
 
@@ -82,7 +83,7 @@ class Device(Component):
             inner[tag] = f"{self.name}#{tag}"
             br = self.branch("dissipation", P_LINEAR, nodes=(nodes[tag], inner[tag]), suffix=f".r{tag}")
             out.branches.append(br)
-            out.dissipations.append(Dissipation(br.name, br.name, "through", r * _I, _I, True))
+            out.dissipations.append(Dissipation(br.name, br.name, "through", product(r, _I), _I, True, coefficient=r))
         return inner
 
     def multiport(self, out: Contribution, ports: Sequence[Tuple[str, str, str, sp.Expr]],

@@ -10,6 +10,7 @@ from typing import Tuple
 import sympy as sp
 
 from ..common.piecewise import piecewise_integral
+from ..common.symbolic import product
 from ..errors import NetlistError
 from .base import EFFORT, FLOW, P_STORE_EFFORT, P_STORE_FLOW, Contribution, Storage
 from .component import Component, LawForm, Value, register
@@ -93,7 +94,7 @@ class StorageComponent(Component):
             H = self.energy_of_law(law, x)
         elif type(self).linear_energy is StorageComponent.linear_energy:
             hess = 1 / self.value(self.main_value().key)
-            H = sp.Mul(_HALF, x ** 2, hess)     # x**2 / (2 value), in half the sympy operations
+            H = product(_HALF, x ** 2, hess)     # x**2 / (2 value)
         else:
             H = self.linear_energy(x, self.value(self.main_value().key))
         port = self.port()

@@ -170,12 +170,15 @@ def excitation(model, values, source: Optional[str] = None) -> tuple:
 
 
 def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[str]] = None,
-                params: Optional[Mapping[str, float]] = None) -> AcResult:
+                params: Optional[Mapping[str, float]] = None, engine: str = "auto") -> AcResult:
     """Small-signal response at the DC operating point (SPICE's ``.ac``).
 
     The point is SPICE's (sources at their DC values, :mod:`.point`); the
-    small-signal model (:func:`phsym.structure.smallsignal.small_signal`)
-    holds every law, transistors and controlled sources included.
+    small-signal model holds every law, transistors and controlled sources
+    included: the structure's (:func:`phsym.structure.smallsignal.small_signal`)
+    or, on the numeric engine, the sparse linearisation of its equations
+    (:mod:`phsym.simulation.engines.numeric.smallsignal`; one sparse LU per
+    frequency, for circuits of any size).
 
     Parameters
     ----------
@@ -190,6 +193,10 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
         Signal labels (default: every node voltage and voltage-source current).
     params : mapping of str to float, optional
         Parameter overrides by name.
+    engine : str
+        ``"symbolic"`` (the structure's small-signal model), ``"numeric"`` or
+        ``"auto"``: symbolic when the model builds its structure at load (at
+        most :data:`~phsym.model.SYMBOLIC_LIMIT` branches), numeric above.
 
     Returns
     -------
@@ -204,17 +211,19 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
     """
     from ...model import load
     from ...structure.smallsignal import small_signal
-    from .point import dc_inputs, dc_point, default_signals, signal_vectors
+    from .point import dc_inputs, dc_point, default_signals, signal_vectors, use_numeric
     if isinstance(model, (str, Path)):
         model = load(model)
     values = model.parameter_values(params)
     du, what = excitation(model, values, source)
+    signals = list(signals) if signals is not None else default_signals(model)
+    f = np.asarray(f, dtype=float)
+    if use_numeric(model, engine):
+        return AcResult(f=f, source=what, response=_numeric_response(model, values, f, du, signals))
     pt = dc_point(model, values, dc_inputs(model, values))
     ss = small_signal(model.structure, values, pt.x, pt.w, pt.lam, pt.u)
-    signals = list(signals) if signals is not None else default_signals(model)
     vecs = signal_vectors(model, values, signals)
     n = ss.A.shape[0]
-    f = np.asarray(f, dtype=float)
     out = {k: np.empty(f.size, dtype=complex) for k in signals}
     b = ss.B @ du
     for i, fk in enumerate(f):
@@ -227,3 +236,12 @@ def ac_analysis(model, f, source: Optional[str] = None, signals: Optional[List[s
         for k, c in vecs.items():
             out[k][i] = c[:n] @ e + c[n:] @ du
     return AcResult(f=f, source=what, response=out)
+
+
+
+def _numeric_response(model, values, f: np.ndarray, du: np.ndarray, signals: List[str]) -> Dict[str, np.ndarray]:
+    """Each signal's response on the numeric engine's small-signal equations."""
+    from .point import numeric_small_signal
+    ss, probe = numeric_small_signal(model, values)
+    vectors = ss.step_vectors(f, du)
+    return {k: vectors @ probe(k) for k in signals}

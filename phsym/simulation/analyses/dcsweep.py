@@ -110,7 +110,7 @@ def _points(sweeps) -> List[tuple]:
 
 
 def dc_sweep(model, sweeps: Sequence, signals: Optional[List[str]] = None,
-             params: Optional[Mapping[str, float]] = None) -> DcResult:
+             params: Optional[Mapping[str, float]] = None, engine: str = "auto") -> DcResult:
     """Operating points over SPICE's ``.dc`` sweeps.
 
     Parameters
@@ -123,6 +123,10 @@ def dc_sweep(model, sweeps: Sequence, signals: Optional[List[str]] = None,
         Signal labels (default: every node voltage and voltage-source current).
     params : mapping of str to float, optional
         Parameter overrides by name.
+    engine : str
+        ``"symbolic"`` (the structure's DC solver), ``"numeric"`` (the numeric engine's nodal DC
+        equations, each point from the last) or ``"auto"`` (numeric above
+        :data:`~phsym.model.SYMBOLIC_LIMIT` branches).
 
     Raises
     ------
@@ -133,7 +137,8 @@ def dc_sweep(model, sweeps: Sequence, signals: Optional[List[str]] = None,
     """
     from ...model import Model, load
     from ...netlist import load_netlist
-    from .point import dc_inputs, dc_point, default_signals, efforts, signal_vectors
+    from ..engines.numeric.planner import NumericPlanner
+    from .point import dc_inputs, dc_point, default_signals, efforts, signal_vectors, use_numeric
     path = Path(model) if isinstance(model, (str, Path)) else None
     base = load(path) if path is not None else model
     if not sweeps or len(sweeps) > 2:
@@ -157,6 +162,9 @@ def dc_sweep(model, sweeps: Sequence, signals: Optional[List[str]] = None,
     rows = _points(sweeps)
     out = {k: np.empty(len(rows)) for k in labels}
     last, models, vectors = None, {}, {}
+    numeric = use_numeric(base, engine)
+    planners: dict = {}
+    last_over = None
     for r, point in enumerate(rows):
         model, over = base, dict(params or {})
         for (kind, ref), value in zip(kinds, point):
@@ -171,6 +179,23 @@ def dc_sweep(model, sweeps: Sequence, signals: Optional[List[str]] = None,
         for (kind, ref), value in zip(kinds, point):
             if kind == "source":
                 u[ref] = value
+        if numeric:
+            planner = planners.get(id(model))
+            if planner is None:
+                planner = planners[id(model)] = NumericPlanner(model, 1.0, "backward_euler", "scheme", 1e-12, 200,
+                                                               False, False)
+            same = last is not None and model is base and last_over == over     # same equations, other inputs
+            try:
+                pt = planner.dc_point(u, values, hold_ic=False, guess=last if same else None)
+            except SimulationError:
+                at = ", ".join(f"{s.name}={v:g}" for s, v in zip(sweeps, point))
+                raise SimulationError(f"no DC solution at {at}", step=r, time=0.0) from None
+            n_nodes = pt.system.L.n_nodes
+            step = np.concatenate([pt.z[:n_nodes], pt.branch_currents(), u])
+            for k in labels:
+                out[k][r] = float(planner.parts.probe(k, n_nodes) @ step)
+            last, last_over = pt, over
+            continue
         try:
             pt = dc_point(model, values, u, last if model is base else None)
         except SimulationError:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
 
+import numpy as np
+
 from ...errors import SimulationError
 from ...graph import DOMAIN_UNITS
 
@@ -66,8 +68,7 @@ class OperatingPoint:
         Domain of each node and element (``"electrical"``, ``"thermal"``...;
         units in :data:`phsym.graph.DOMAIN_UNITS`).
     note : str
-        What the table leaves out (a large circuit's point on the numeric
-        engine lists the currents of its sources only, as SPICE prints them).
+        How the point was found, when not on the symbolic structure.
     """
 
     nodes: Dict[str, float] = field(default_factory=dict)
@@ -95,8 +96,7 @@ class OperatingPoint:
                          f"{self.power[e]:>15.6g}")
         if self.note:
             lines += ["", self.note]
-        else:
-            lines += ["", f"total power {sum(self.power.values()):.3g} W (zero up to rounding)"]
+        lines += ["", f"total power {sum(self.power.values()):.3g} W (zero up to rounding)"]
         return "\n".join(lines)
 
 
@@ -173,11 +173,12 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
 def numeric_operating_point(model, params: Optional[Mapping[str, float]] = None) -> OperatingPoint:
     """The operating point on the numeric engine's DC system (models above the symbolic limit).
 
-    Node potentials, the states, and the current and power of every source
-    (what SPICE prints for ``.op``); the other elements' currents are left
-    out (:attr:`OperatingPoint.note` says so).  Same DC values of the
-    sources and the same solver as a transient's DC start on that engine
-    (gmin and source stepping), ``.ic`` values not held.
+    Node potentials, the states, and every element's current, voltage and
+    power as :func:`operating_point` lists them (a two-terminal element
+    from its first node to its second, a multi-terminal one per branch),
+    from the numeric engine's branch currents at the DC solution.  Same DC
+    values of the sources and the same solver as a transient's DC start on
+    that engine (gmin and source stepping), ``.ic`` values not held.
 
     Parameters
     ----------
@@ -191,19 +192,38 @@ def numeric_operating_point(model, params: Optional[Mapping[str, float]] = None)
     values = model.parameter_values(params)
     u0 = dc_inputs(model, values)
     planner = NumericPlanner(model, 1.0, "backward_euler", "scheme", 1e-12, 200, False, False)
-    x, at = planner.dc_solution(u0, params, hold_ic=False)
+    p = planner.dc_point(u0, values, hold_ic=False)
+    at = p.unknowns()
     c = planner.circuit
-    op = OperatingPoint(title=model.netlist.title, state={s: float(v) for s, v in zip(c.states, x)},
-                        note="numeric engine (a large circuit): node potentials and the sources' currents")
-    op.nodes = {n: at.get(f"v({n})", 0.0) for n in c.nodes}
-    for j, p in enumerate(c.ports):
-        b = c.branches[p.branch]
-        v = op.nodes.get(b.node_from, 0.0) - op.nodes.get(b.node_to, 0.0)
-        # receiver convention from node_from to node_to: the current the source's branch carries
-        i = at.get(f"i({p.record.element})", 0.0) if p.across else float(u0[j])
-        name = p.record.element
-        op.currents[name], op.voltages[name], op.power[name] = i, v, v * i
-        op.domains[name] = b.domain if b.domain in DOMAIN_UNITS else "electrical"
+    op = OperatingPoint(title=model.netlist.title, state={s: float(v) for s, v in zip(c.states, p.x)},
+                        note="numeric engine (nodal DC equations of a large circuit)")
+    nodes = [n for el in model.netlist.elements for n in el.nodes if n != "0"]
+    op.nodes = {n: at.get(f"v({n})", 0.0) for n in dict.fromkeys(nodes + list(c.nodes))}
+    n_nodes = p.system.L.n_nodes
+    step = np.concatenate([p.z[:n_nodes], p.branch_currents(), u0])      # what the probes read
+
+    def signal(label: str) -> float:
+        return float(planner.parts.probe(label, n_nodes) @ step)
+    op.domains = {n: "electrical" for n in op.nodes}
+    for b in c.branches:
+        for n in (b.node_from, b.node_to):
+            if n in op.domains and b.domain in DOMAIN_UNITS:
+                op.domains[n] = b.domain
+    branch_domain = {b.name: b.domain for b in c.branches}
+    multi = {el.name for el in model.netlist.elements if len(el.nodes) > 2}
+    for b in c.branches:        # transistors, tubes, controlled sources: each port
+        if b.element in multi:
+            v = op.nodes.get(b.node_from, 0.0) - op.nodes.get(b.node_to, 0.0)
+            i = signal(f"i({b.name})")
+            op.currents[b.name], op.voltages[b.name], op.power[b.name] = i, v, v * i
+            op.domains[b.name] = _domain(b.domain, (b.node_from, b.node_to), op.domains)
+    for el in model.netlist.elements:
+        if len(el.nodes) != 2:
+            continue
+        i = signal(f"i({el.name})")
+        v = op.nodes.get(el.nodes[0], 0.0) - op.nodes.get(el.nodes[1], 0.0)
+        op.currents[el.name], op.voltages[el.name], op.power[el.name] = i, v, v * i
+        op.domains[el.name] = _domain(branch_domain.get(el.name, "any"), el.nodes, op.domains)
     return op
 
 

@@ -20,10 +20,11 @@ import numpy as np
 import sympy as sp
 
 from ...common.piecewise import ite_free
-from ...errors import SimulationError
+from ...errors import SimulationError, SimulationInputError
 from ..probes import probe_vector
 
-__all__ = ["DCPoint", "dc_inputs", "dc_point", "efforts", "default_signals", "signal_vectors"]
+__all__ = ["DCPoint", "dc_inputs", "dc_point", "efforts", "default_signals", "signal_vectors", "use_numeric",
+           "numeric_small_signal"]
 
 
 @dataclass
@@ -140,3 +141,49 @@ def signal_vectors(model, values: Mapping[sp.Symbol, float], labels: Sequence[st
     S = model.structure
     Jn = S.J_numeric(values)
     return {k: probe_vector(S, k, values, Jn) for k in labels}
+
+
+def use_numeric(model, engine: str) -> bool:
+    """Whether a small-signal analysis runs on the numeric engine.
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    engine : str
+        ``"symbolic"``, ``"numeric"`` or ``"auto"`` (numeric when the model does not build its
+        symbolic structure at load: above :data:`~phsym.model.SYMBOLIC_LIMIT` branches).
+    """
+    if engine not in ("auto", "symbolic", "numeric"):
+        raise SimulationInputError(f"unknown engine {engine!r}: auto, symbolic or numeric")
+    return engine == "numeric" or (engine == "auto" and not model.symbolic_ready)
+
+
+def numeric_small_signal(model, values: Mapping[sp.Symbol, float]):
+    """``(equations, probe)``: the numeric engine's small-signal equations at SPICE's DC point
+    (:class:`~phsym.simulation.engines.numeric.smallsignal.SmallSignal`) and ``probe(label)``, the
+    vector that reads a signal off their step vectors.
+
+    Parameters
+    ----------
+    model : Model
+        A model built from a netlist.
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+
+    Raises
+    ------
+    SimulationInputError
+        For a model the numeric engine cannot take.
+    """
+    from ..engines.numeric.planner import NumericPlanner
+    from ..engines.numeric.smallsignal import SmallSignal
+    planner = NumericPlanner(model, 1.0, "backward_euler", "scheme", 1e-12, 200, False, False)
+    obstacles = planner.circuit.numeric_obstacles()
+    if obstacles:
+        raise SimulationInputError("the numeric engine's small-signal analysis cannot take this model: "
+                                   + "; ".join(obstacles[:3]) + " (use engine='symbolic')")
+    u0 = dc_inputs(model, values)
+    point = planner.dc_point(u0, values, hold_ic=False)
+    ss = SmallSignal(planner.circuit, values, point, u0, planner.parts.scales(values))
+    return ss, lambda label: planner.parts.probe(label, ss.n_nodes)

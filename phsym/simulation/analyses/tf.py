@@ -77,7 +77,8 @@ def _with_test_source(model, nodes):
     return Model(dataclasses.replace(model.netlist, elements=list(model.netlist.elements) + [spec]))
 
 
-def transfer_function(model, output: str, source: str, params: Optional[Mapping[str, float]] = None) -> TfResult:
+def transfer_function(model, output: str, source: str, params: Optional[Mapping[str, float]] = None,
+                      engine: str = "auto") -> TfResult:
     """SPICE's ``.tf OUTPUT SOURCE`` (see the module docstring).
 
     Parameters
@@ -90,6 +91,9 @@ def transfer_function(model, output: str, source: str, params: Optional[Mapping[
         The input source (voltage or current).
     params : mapping of str to float, optional
         Parameter overrides by name.
+    engine : str
+        ``"symbolic"``, ``"numeric"`` (the numeric engine's sparse small-signal equations) or
+        ``"auto"`` (numeric above :data:`~phsym.model.SYMBOLIC_LIMIT` branches).
 
     Raises
     ------
@@ -100,7 +104,7 @@ def transfer_function(model, output: str, source: str, params: Optional[Mapping[
     """
     from ...model import load
     from ...structure.smallsignal import small_signal
-    from .point import dc_inputs, dc_point, signal_vectors
+    from .point import dc_inputs, dc_point, numeric_small_signal, signal_vectors, use_numeric
     if isinstance(model, (str, Path)):
         model = load(model)
     probe = parse_probe(output)
@@ -115,6 +119,15 @@ def transfer_function(model, output: str, source: str, params: Optional[Mapping[
             raise SignalError(f".tf {what} {name!r} is not a source; sources: "
                               + ", ".join(str(u) for u in model.inputs if str(u) != TEST_SOURCE))
     values = model.parameter_values(params)
+    if use_numeric(model, engine):
+        ns, probe_of = numeric_small_signal(model, values)
+
+        def response(col: int, labels):
+            du = np.zeros(len(names))
+            du[col] = 1.0
+            vec = ns.step_vectors(np.zeros(1), du)[0].real
+            return [float(vec @ probe_of(k)) for k in labels]
+        return _result(model, output, source, names, response)
     pt = dc_point(model, values, dc_inputs(model, values))
     ss = small_signal(model.structure, values, pt.x, pt.w, pt.lam, pt.u)
     n = ss.A.shape[0]
@@ -129,6 +142,13 @@ def transfer_function(model, output: str, source: str, params: Optional[Mapping[
                                   step=0, time=0.0) from None
         e = ss.M @ xi
         return [float(c[:n] @ e + c[n:] @ du) for c in signal_vectors(model, values, labels).values()]
+    return _result(model, output, source, names, response)
+
+
+def _result(model, output: str, source: str, names, response) -> TfResult:
+    """The three numbers from ``response(input column, labels)`` (signals for a unit input)."""
+    probe = parse_probe(output)
+    voltage = probe.quantity == "v"
     j = names.index(source.lower())
     src = str(model.inputs[j])
     current_source = model.netlist.element(src).kind == "isource"

@@ -24,6 +24,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--signal", action="append", default=[],
                    help="signal label (default: every node voltage and voltage-source current)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="parameter override")
+    p.add_argument("--engine", choices=("auto", "symbolic", "numeric"), default="auto",
+                   help="small-signal model: the symbolic structure's, or the numeric engine's sparse "
+                        "equations (auto: numeric above the symbolic limit of branches)")
     p.add_argument("--out", help="write a CSV table (f, dB and phase per signal); default: print it")
     p.add_argument("--plot", help="write a Bode plot (e.g. bode.png; needs matplotlib)")
     p.set_defaults(func=run)
@@ -61,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         raise SimulationError(f"--sweep: N must be an integer, got {n!r}") from None
     f = frequency_grid(kind, points, _number(f1), _number(f2))
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
-    res = ac_analysis(args.file, f, source=args.source, signals=args.signal or None, params=params or None)
+    res = ac_analysis(args.file, f, source=args.source, signals=args.signal or None, params=params or None,
+                      engine=args.engine)
     res.save(args.out if args.out else sys.stdout)
     for name, value in res.measure(deck_settings(args.file).analyses.measures).items():
         print(f"{name:<20} = {value:.6e}", file=sys.stdout if args.out else sys.stderr)   # as ngspice prints .meas

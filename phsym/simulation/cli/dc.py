@@ -20,6 +20,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--signal", action="append", default=[],
                    help="signal label, e.g. v(1) or i(vids) (default: .print dc, else every node and source)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="parameter override")
+    p.add_argument("--engine", choices=("auto", "symbolic", "numeric"), default="auto",
+                   help="DC solver: the symbolic structure's, or the numeric engine's nodal equations "
+                        "(auto: numeric above the symbolic limit of branches)")
     p.add_argument("--out", help="write a CSV table; default: print it")
     p.add_argument("--plot", help="write a plot (e.g. dc.png; needs matplotlib)")
     p.set_defaults(func=run)
@@ -46,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         raise SimulationError(f"{args.file} has no .dc card: give the sweep with --sweep SRC START STOP STEP")
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
     signals = args.signal or deck.prints.get("dc") or None
-    res = dc_sweep(args.file, sweeps, signals=signals, params=params or None)
+    res = dc_sweep(args.file, sweeps, signals=signals, params=params or None, engine=args.engine)
     res.save(args.out if args.out else sys.stdout)
     for name, value in res.measure(deck.measures).items():
         print(f"{name:<20} = {value:.6e}", file=sys.stdout if args.out else sys.stderr)   # as ngspice prints .meas

@@ -19,6 +19,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("output", nargs="?", help="output, e.g. 'v(5)', 'v(a,b)', 'i(vout)' (default: the deck's .tf)")
     p.add_argument("source", nargs="?", help="input source (default: the deck's .tf)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="parameter override")
+    p.add_argument("--engine", choices=("auto", "symbolic", "numeric"), default="auto",
+                   help="small-signal model: the symbolic structure's, or the numeric engine's sparse "
+                        "equations (auto: numeric above the symbolic limit of branches)")
     p.add_argument("--json", action="store_true", help="print JSON instead of name = value lines")
     p.set_defaults(func=run)
     return p
@@ -38,6 +41,6 @@ def run(args: argparse.Namespace) -> int:
                                   "(phsym tf DECK 'v(5)' VIN)")
         output, source = output or tf.output, source or tf.source
     params = {k: _number(v) for k, v in _pairs(args.param, "param").items()}
-    res = transfer_function(args.file, output, source, params=params or None)
+    res = transfer_function(args.file, output, source, params=params or None, engine=args.engine)
     print(json.dumps(res.as_dict(), indent=1) if args.json else res.to_text())
     return 0

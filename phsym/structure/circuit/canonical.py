@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import sympy as sp
@@ -231,11 +231,35 @@ def canonical(exprs: Sequence[sp.Expr], variables: Sequence[sp.Symbol],
 _LAMBDAS: Dict[sp.Expr, Tuple[object, List[sp.Symbol]]] = {}
 
 
-def _value(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> float:
-    if expr.is_Float or expr.is_Integer or expr.is_Rational:
+def _arithmetic(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> Optional[float]:
+    """The value of a sum / product / power of numbers and symbols (``1/C1``: one per capacitor, too
+    many distinct expressions to compile each), or ``None`` for anything else."""
+    if expr.is_Rational or expr.is_Float:
         return float(expr)
     if expr.is_Symbol:
         return float(values[expr])
+    if expr.is_Pow:
+        b, e = _arithmetic(expr.base, values), _arithmetic(expr.exp, values)
+        if b is None or e is None:
+            return None
+        r = b ** e
+        return float("nan") if isinstance(r, complex) else r
+    if expr.is_Mul or expr.is_Add:
+        out = 1.0 if expr.is_Mul else 0.0
+        for a in expr.args:
+            v = _arithmetic(a, values)
+            if v is None:
+                return None
+            out = out * v if expr.is_Mul else out + v
+        return out
+    return None
+
+
+def _value(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> float:
+    if len(expr.args) <= 4:
+        v = _arithmetic(expr, values)
+        if v is not None:
+            return v
     hit = _LAMBDAS.get(expr)
     if hit is None:
         syms = sorted(expr.free_symbols, key=str)

@@ -262,7 +262,7 @@ class CircuitData:
             for x, bname in zip(st.states, st.branches):
                 state_branch[bname] = len(states)
                 idx.append(len(states))
-                states.append(str(x))
+                states.append(x.name if isinstance(x, sp.Symbol) else str(x))
             out.storages.append(_storage(st, tuple(idx), tuple(bidx[b] for b in st.branches)))
         port_index = {d.element: j for j, d in enumerate(dissipations)}
         for j, d in enumerate(dissipations):
@@ -304,6 +304,8 @@ def _dissipation(d: Dissipation, j: int, branch: int, port_index: Dict[str, int]
     across = d.control == "across"
     law = sp.sympify(d.law)
     if d.linear and not d.couples and not d.reads and not d.nullator:
+        if d.coefficient is not None:
+            return DissipationItem(d, branch, across, True, coefficient=d.coefficient)
         c = law.xreplace({d.variable: 1})
         if law.xreplace({d.variable: 0}) != 0 or c.has(d.variable):
             raise StructureError(f"the linear law of {d.element} is not proportional to its variable: {law}",

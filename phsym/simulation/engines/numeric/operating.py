@@ -49,6 +49,8 @@ class DCPoint:
         ``newton``, ``gmin stepping`` or ``source stepping``.
     system : DCSystem
         The equations.
+    K : ndarray
+        Their known values (the inputs among them).
     """
 
     x: np.ndarray
@@ -56,6 +58,11 @@ class DCPoint:
     efforts: np.ndarray
     method: str
     system: DCSystem
+    K: Optional[np.ndarray] = None
+
+    def branch_currents(self) -> np.ndarray:
+        """Each branch's current at the point (receiver convention, :attr:`CircuitData.branches` order)."""
+        return self.system.branch_currents(self.z, self.K)
 
     def unknowns(self) -> dict:
         """Value by unknown name (``v(node)``, ``i(V1)``...), the states' slots left out."""
@@ -165,7 +172,8 @@ def _effort_start(S: DCSystem, u0: np.ndarray) -> np.ndarray:
 
 
 def dc_point(c: CircuitData, values: Mapping[sp.Symbol, float], u0: np.ndarray, x_fix: np.ndarray,
-             xs: np.ndarray, held: Sequence[int] = (), fail: bool = True) -> Optional[DCPoint]:
+             xs: np.ndarray, held: Sequence[int] = (), fail: bool = True,
+             guess: Optional[DCPoint] = None) -> Optional[DCPoint]:
     """The DC operating point (see the module docstring).
 
     Parameters
@@ -184,10 +192,13 @@ def dc_point(c: CircuitData, values: Mapping[sp.Symbol, float], u0: np.ndarray, 
         States held at their value.
     fail : bool
         Raise :class:`~phsym.errors.SimulationError` when no method converges (else return None).
+    guess : DCPoint, optional
+        A point of the same equations at other inputs (a sweep's last point): its equations are
+        reused and Newton starts from it (``values``, ``x_fix`` and ``held`` are then its own).
     """
-    S = DCSystem(c, values, x_fix, held)
+    S = DCSystem(c, values, x_fix, held) if guess is None else guess.system
     sol = _Solver(S, xs, u0)
-    z0 = _effort_start(S, np.asarray(u0, dtype=float))
+    z0 = _effort_start(S, np.asarray(u0, dtype=float)) if guess is None else guess.z.copy()
     z, _ = sol.newton(z0)
     method = "newton"
     if z is None:
@@ -215,7 +226,9 @@ def dc_point(c: CircuitData, values: Mapping[sp.Symbol, float], u0: np.ndarray, 
             return None
         raise SimulationError("no DC operating point found (Newton, gmin stepping and source stepping failed: "
                               "the DC problem is singular or has no solution; give x0 explicitly)", step=0, time=0.0)
-    return DCPoint(_states(S, z, values), z, _efforts(S, z), method, S)
+    K = sol.K0.copy()
+    K[S.L.k_u(0):S.L.k_u(0) + sol.u0.size] = sol.u0
+    return DCPoint(_states(S, z, values), z, _efforts(S, z), method, S, K)
 
 
 def _efforts(S: DCSystem, z: np.ndarray) -> np.ndarray:

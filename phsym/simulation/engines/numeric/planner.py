@@ -15,12 +15,13 @@ from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
+from ....common.parallel import paused_collection
 from ....errors import SimulationInputError
 from ...plan import RunPlan
 from ...summary import ModelSummary
 from .layout import STATE
 from .loop import NumericLoop
-from .operating import dc_point, frozen_start
+from .operating import DCPoint, dc_point, frozen_start
 from .parts import NumericParts
 from .step import StepSystem
 
@@ -72,7 +73,8 @@ class NumericPlanner:
             values = model.parameter_values(params)
         by_name = {name: float(values[sym]) for name, sym in model._symbol_items}
         x_ic, desc = self.initial(values)
-        S = StepSystem(c, values, self.scheme, self.stiff)
+        with paused_collection():       # a large circuit's system: many objects, little garbage
+            S = StepSystem(c, values, self.scheme, self.stiff)
         stiff = self.stiff if c.stiff else None
         loop = NumericLoop(S, self.parts.scales(values), self.tol, self.maxit, self.flag, stiff=stiff)
         loop.starter = lambda x, u0: self.start(x, u0, values, loop)
@@ -95,7 +97,8 @@ class NumericPlanner:
         """Newton's start of a run's first step from the state ``x``: the potentials and currents the
         state implies at the first inputs (:func:`~.operating.frozen_start`), and each carried effort
         (by the unknown names of :class:`~.layout.Layout`)."""
-        p = frozen_start(self.circuit, values, u0, x, loop.xs)
+        with paused_collection():
+            p = frozen_start(self.circuit, values, u0, x, loop.xs)
         if p is None:
             return {}
         return self._start_of(p)
@@ -121,10 +124,27 @@ class NumericPlanner:
         hold_ic : bool
             Hold the storages of a ``.ic`` card at their value.
         """
-        values = self.model.parameter_values(params)
+        p = self.dc_point(u0, self.model.parameter_values(params), hold_ic)
+        return p.x, self._start_of(p)
+
+    def dc_point(self, u0: np.ndarray, values, hold_ic: bool = True, guess: Optional[DCPoint] = None) -> DCPoint:
+        """The DC point (:func:`~.operating.dc_point`) at the inputs ``u0``.
+
+        Parameters
+        ----------
+        u0 : ndarray
+            Inputs.
+        values : mapping of sympy.Symbol to float
+            Parameter values.
+        hold_ic : bool
+            Hold the storages of a ``.ic`` card at their value.
+        guess : DCPoint, optional
+            A point at the same parameter values and other inputs (a sweep's last): Newton starts
+            there, on its equations.
+        """
         x_ic, _ = self.initial(values)
         deck = getattr(self.model.netlist, "deck", None)
         held_names = set(deck.held) if deck is not None and hold_ic else set()
         held = [i for s in self.circuit.storages if held_names & set(s.record.elements) for i in s.states]
-        p = dc_point(self.circuit, values, u0, x_ic, self.parts.scales(values), held)
-        return p.x, self._start_of(p)
+        with paused_collection():
+            return dc_point(self.circuit, values, u0, x_ic, self.parts.scales(values), held, guess=guess)

@@ -32,6 +32,7 @@ from ....structure.circuit.data import CircuitData
 from .groups import GroupTable, Instance
 from .layout import Layout, branch_voltage
 from .limits import junction_slots
+from .newton import call_groups
 from .sparse_build import Compressed, Triplets
 
 __all__ = ["System"]
@@ -250,6 +251,37 @@ class System:
         self.stamp_pos = np.ascontiguousarray(self.J.map[n_const:], dtype=np.int64)
         self.stamp_src = np.asarray(src, dtype=np.int64)
         self._stamp_ab = (np.asarray(ca, dtype=float), np.asarray(cb, dtype=float))
+
+    # ------------------------------------------------------------ numbers at a point
+    def outputs(self, z: np.ndarray, K: np.ndarray) -> np.ndarray:
+        """Every kernel's outputs and derivatives (``OUT``) at the unknowns ``z`` and known values ``K``
+        (outside Newton: no junction limiting).
+
+        Parameters
+        ----------
+        z, K : ndarray
+            Unknowns and known values (:class:`~.layout.Layout`).
+        """
+        G = self.groups
+        IN = self.IZ.matrix(1.0) @ z + self.IK.matrix(1.0) @ K
+        OUT = np.zeros(max(G.n_out, 1))
+        if len(G):
+            table, P = G.arrays()
+            call_groups(table, P, np.ascontiguousarray(IN, dtype=float), OUT)
+        return OUT
+
+    def branch_currents(self, z: np.ndarray, K: np.ndarray, h: float = 1.0) -> np.ndarray:
+        """Each branch's current ``Ib = Zb z + Ob OUT + Kb K`` (a step's at ``h``; DC has no ``1/h`` entries).
+
+        Parameters
+        ----------
+        z, K : ndarray
+            Unknowns and known values.
+        h : float
+            The step.
+        """
+        OUT = self.outputs(z, K)
+        return self.BZ.matrix(h) @ z + self.BO.matrix(h) @ OUT + self.BK.matrix(h) @ K
 
     # ------------------------------------------------------------ numbers at a step
     def jacobian_constant(self, h: float) -> np.ndarray:
