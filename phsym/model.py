@@ -9,6 +9,7 @@ import numpy as np
 import sympy as sp
 
 from .components import DATUM, REGISTRY, Contribution, couple_inductors
+from .common.bounded import TIMEOUT_ENV, NotReal, deadline, nonreal_points, real_value
 from .errors import PhsymError, StructureError
 from .graph import branches_of, build_graph, check_sources
 from .netlist.params import evaluate_parameters, finite_value, prepare_parameters
@@ -71,20 +72,21 @@ class Model:
         self.netlist = netlist
         defaults = {p.symbol: float(p.default) for p in netlist.parameters.values()}
         self.defaults: Dict[sp.Symbol, float] = defaults
+        # declared constraints (positive R, C, ...; |k| < 1) at every parameter set, first: a law of
+        # a value outside them (a coupling of k = 1) has no meaning to build
+        self._checked = [(spec.name, v, sp.sympify(spec.values[v.key]))
+                         for spec in netlist.elements for v in REGISTRY[spec.kind].values
+                         if v.check is not None and v.key in spec.values]
+        self._check_values(defaults)
         contrib = Contribution()
         for spec in netlist.elements:
-            contrib.extend(REGISTRY[spec.kind](spec, defaults).contribute())
+            contrib.extend(_contribute(spec, defaults))
         storages = couple_inductors(contrib.storages, contrib.couplings)
         for st in storages:
             for ic in st.initial:
                 if ic is not None and finite_value(sp.sympify(ic), defaults) is None:
                     raise StructureError(f"initial condition IC={ic} is not a finite real number",
                                          list(st.elements), hint="check the IC expression and the parameters it uses")
-        # declared constraints (positive R, C, ...; |k| < 1) at every parameter set
-        self._checked = [(spec.name, v, sp.sympify(spec.values[v.key]))
-                         for spec in netlist.elements for v in REGISTRY[spec.kind].values
-                         if v.check is not None and v.key in spec.values]
-        self._check_values(defaults)
         self.graph = build_graph(contrib.branches)
         check_sources(self.graph, *branches_of(self.graph), contrib.ports)
         self._records = (storages, contrib.dissipations, contrib.ports, contrib.twoports)
@@ -137,11 +139,11 @@ class Model:
                 if ok.get(i) == v:      # a sweep varies a few values: the others pass as before
                     continue
             else:
-                val = expr.xreplace({s: sp.Float(values[s]) for s in expr.free_symbols if s in values})
-                try:
-                    v = float(val)
-                except (TypeError, ValueError):
-                    raise StructureError(f"value {decl.key} of {name} is not a real number: {val}", [name]) from None
+                try:        # in floats: sympy's evalf overflows mpmath on exp(exp(...))
+                    v = real_value(expr, values)
+                except NotReal as exc:
+                    raise StructureError(f"value {decl.key} of {name} is not a finite real number: {exc}",
+                                         [name], hint="check the expression and the parameter values") from None
             problem = decl.problem(v)
             if problem:
                 raise StructureError(f"value {decl.key} of {name} {problem}", [name],
@@ -355,7 +357,28 @@ class Model:
     @cached_property
     def _checks(self) -> Dict[str, bool]:
         # symbolic, seconds on a large circuit: once per model
-        return check_structure(self.structure, self.defaults, self.explicit)
+        out = check_structure(self.structure, self.defaults, self.explicit)
+        out["laws real"] = not self.complex_laws()
+        return out
+
+    def complex_laws(self) -> Dict[str, List[float]]:
+        """Laws of the netlist that are not real-valued for some real argument, sampled at the default
+        parameters (``I={log(v)}`` for ``v < 0``): element name -> the points of
+        :data:`phsym.common.bounded.GRID` (0 excluded) where the law leaves the real numbers.
+
+        A law real nowhere is refused when the netlist loads; :meth:`check` reports these as
+        ``"laws real": False``.
+        """
+        out = {}
+        for spec in self.netlist.elements:
+            law = spec.law
+            if law is None or getattr(law, "learn", False) or not law.expr.free_symbols <= \
+                    set(self.defaults) | {law.variable}:
+                continue
+            bad = [x for x in nonreal_points(law.expr, law.variable, self.defaults) if x != 0.0]
+            if bad:
+                out[spec.name] = bad
+        return out
 
     def linearize(self, x0: Optional[np.ndarray] = None, u0: Optional[np.ndarray] = None,
                   params: Optional[Mapping[str, float]] = None, symbolic: bool = False) -> LinearPHS:
@@ -400,6 +423,26 @@ class Model:
         S = self.structure
         return (f"<Model {self.name!r}: {S.n_x} states, {S.n_w} dissipative ports, "
                 f"{S.n_lambda} algebraic, {S.n_u} ports>")
+
+
+def _contribute(spec, defaults: Mapping[sp.Symbol, float]) -> Contribution:
+    """The element's contribution, its symbolic work (integrating a law, deciding passivity) under the
+    time budget of :mod:`phsym.common.bounded`; sympy's and arithmetic errors on the element's values
+    and laws become a :class:`StructureError` naming it."""
+    law = f" {spec.law.key}={{{spec.law.expr}}}" if getattr(spec, "law", None) is not None else ""
+    law = law if len(law) < 200 else law[:196] + "...}"
+
+    def slow(seconds: float) -> StructureError:
+        return StructureError(f"the symbolic work on {spec.name}'s law{law} took more than {seconds:g} s",
+                              [spec.name], hint=f"give the law in a simpler form, or raise {TIMEOUT_ENV}")
+    try:
+        with deadline(slow):
+            return REGISTRY[spec.kind](spec, defaults).contribute()
+    except PhsymError:
+        raise
+    except (ArithmeticError, ValueError, TypeError, RecursionError, sp.polys.polyerrors.PolynomialError) as exc:
+        raise StructureError(f"cannot build {spec.name}{law}: {type(exc).__name__}: {str(exc)[:200]}",
+                             [spec.name], hint="check the element's values and law") from None
 
 
 def parse(text: str, file: Optional[str] = None) -> Model:

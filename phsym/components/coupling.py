@@ -5,6 +5,7 @@ from typing import Dict, List, Sequence
 
 import sympy as sp
 
+from ..common.bounded import TIMEOUT_ENV, deadline
 from ..errors import StructureError
 from .base import FLOW, Contribution, Coupling, Storage
 from .component import Component, Value, register
@@ -102,10 +103,26 @@ def couple_inductors(storages: List[Storage], couplings: Sequence[Coupling]) -> 
                     raise StructureError(f"inductors {a} and {b} are coupled twice", [k.element])
                 Lm[i, j] = Lm[j, i] = k.k * sp.sqrt(Ls[i] * Ls[j])
         phi = sp.Matrix([st.states[0] for st in sts])
-        H = sp.expand((phi.T * Lm.inv() * phi)[0, 0] / 2)
+        H = _coupled_energy(phi, Lm, [k.element for k in couplings if k.inductors[0].lower() in idx])
         out.append(Storage(tuple(st.elements[0] for st in sts), tuple(phi), H,
                            tuple(st.branches[0] for st in sts), (FLOW,) * len(sts),
                            tuple(st.initial[0] for st in sts), quadratic=True))
         merged.update(members)
     rest = [s for s in storages if not (len(s.elements) == 1 and s.elements[0].lower() in merged)]
     return rest + out
+
+
+def _coupled_energy(phi: sp.Matrix, Lm: sp.Matrix, elements: List[str]) -> sp.Expr:
+    """``phi^T L^-1 phi / 2``, a :class:`StructureError` naming the couplings when ``L`` is singular
+    or its symbolic inverse exceeds the time budget (:mod:`phsym.common.bounded`)."""
+    def slow(seconds: float) -> StructureError:
+        return StructureError(f"inverting the inductance matrix of {len(elements)} couplings took more than "
+                              f"{seconds:g} s", elements,
+                              hint=f"couple fewer inductors in one group, or raise {TIMEOUT_ENV}")
+    try:
+        with deadline(slow):
+            return sp.expand((phi.T * Lm.inv() * phi)[0, 0] / 2)
+    except (ValueError, ArithmeticError) as exc:       # NonInvertibleMatrixError is a ValueError
+        raise StructureError(f"the inductance matrix of the coupled inductors is singular ({exc})", elements,
+                             hint="coupling coefficients must keep |k| < 1 (a perfect coupling "
+                                  "has no inductance matrix inverse); use a TF transformer instead") from None

@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Set, Tuple, Type, Union
 import sympy as sp
 
 from ..components import DATUM, REGISTRY, Component, ElementSpec, Law, Waveform
+from ..common.bounded import GRID, nonreal_points
 from ..common.names import NameTable
 from ..errors import Location, NetlistError
 from .numbers import looks_numeric, parse_number
@@ -379,4 +380,12 @@ def _law(cls: Type[Component], given: Dict[str, Assign], stmt: Statement, ctx: C
     if a.value.kind == "word" and a.value.text.lower() == "learn":
         # placeholders fix the structure only: a quadratic energy, a unit resistance or conductance
         return Law(form.key, var ** 2 / 2 if form.key == "H" else var, var, loc, learn=True)
-    return Law(form.key, word_expr(a.value, stmt, names), var, loc)
+    expr = word_expr(a.value, stmt, names)
+    values = {s: v for s, v in ctx.table.defaults.items() if s in expr.free_symbols}
+    if expr.free_symbols <= set(values) | {var} and len(nonreal_points(expr, var, values)) == len(GRID):
+        raise NetlistError(f"law {form.key}={{{a.value.inner if a.value.kind == 'braced' else a.value.text}}} of "
+                           f"{ctx.prefix + stmt.head.text} is not a real number for any real {var} "
+                           f"(sampled from -1e3 to 1e3)", loc,
+                           hint="a law must be real-valued: check the arguments of sqrt, log, asin, acos and "
+                                "fractional powers")
+    return Law(form.key, expr, var, loc)
