@@ -357,7 +357,11 @@ class Model:
     @cached_property
     def _checks(self) -> Dict[str, bool]:
         # symbolic, seconds on a large circuit: once per model
-        out = check_structure(self.structure, self.defaults, self.explicit)
+        def slow(seconds: float) -> StructureError:
+            return StructureError(f"the symbolic structure checks took more than {seconds:g} s",
+                                  hint=f"simplify the laws, or raise {TIMEOUT_ENV}; simulating needs no checks")
+        with deadline(slow):
+            out = check_structure(self.structure, self.defaults, self.explicit)
         out["laws real"] = not self.complex_laws()
         return out
 

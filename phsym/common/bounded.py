@@ -7,8 +7,9 @@ bounds that cost in three ways:
 
 * **sizes, before the work**: :func:`size_problem` measures an expression
   (tree nodes, integer exponents of symbolic powers, the number of terms a
-  full expansion would have, counted without expanding) against
-  :data:`MAX_NODES`, :data:`MAX_EXPONENT` and :data:`MAX_TERMS`; callers
+  full expansion would have and its degree, counted without expanding)
+  against :data:`MAX_NODES`, :data:`MAX_EXPONENT`, :data:`MAX_TERMS` and
+  :data:`MAX_GRADIENT`; callers
   refuse an expression over a limit with their own error, naming the
   element and the expression;
 * **floats, not arbitrary precision**: :func:`real_value` evaluates an
@@ -42,8 +43,8 @@ from typing import Callable, Iterator, Mapping, Optional
 
 import sympy as sp
 
-__all__ = ["MAX_NODES", "MAX_EXPONENT", "MAX_TERMS", "TIMEOUT_ENV", "DEFAULT_TIMEOUT", "NotReal",
-           "GRID", "nonreal_points", "size_problem", "expansion_terms", "node_count", "real_value", "constant_problem",
+__all__ = ["MAX_NODES", "MAX_EXPONENT", "MAX_TERMS", "MAX_GRADIENT", "TIMEOUT_ENV", "DEFAULT_TIMEOUT", "CODEGEN_TIMES", "NotReal",
+           "GRID", "nonreal_points", "size_problem", "expansion_terms", "polynomial_degree", "node_count", "real_value", "constant_problem",
            "timeout", "deadline"]
 
 #: Tree nodes of one expression (a ``Piecewise`` table counts one node a piece).
@@ -53,10 +54,15 @@ MAX_NODES = 20_000
 MAX_EXPONENT = 64
 #: Terms a full expansion of an expression may have.
 MAX_TERMS = 10_000
+#: Terms of an expanded polynomial times half its degree: about the size of its discrete gradient,
+#: which the simulators compile ((q+1)^40 is 820; (q+1)^64, 2080, took minutes to compile).
+MAX_GRADIENT = 1_000
 #: Environment variable: seconds one symbolic operation on a user expression may take.
 TIMEOUT_ENV = "PHSYM_SYMBOLIC_TIMEOUT"
 #: Default of :data:`TIMEOUT_ENV`.
 DEFAULT_TIMEOUT = 30.0
+#: Generating a simulator's code (all laws at once, discrete gradients) gets this many budgets.
+CODEGEN_TIMES = 4
 
 
 class NotReal(ValueError):
@@ -134,9 +140,39 @@ def size_problem(expr: sp.Basic) -> Optional[str]:
     for p in expr.atoms(sp.Pow):
         if p.exp.is_Integer and abs(p.exp) > MAX_EXPONENT and not p.base.is_number:
             return f"an integer power {p.exp} (at most {MAX_EXPONENT})"
-    if expansion_terms(expr) > MAX_TERMS:
+    terms = expansion_terms(expr)
+    if terms > MAX_TERMS:
         return f"more than {MAX_TERMS} terms once expanded"
+    degree = polynomial_degree(expr)
+    if terms * degree // 2 > MAX_GRADIENT:
+        return (f"about {terms} terms of degree up to {degree} once expanded, a discrete gradient of about "
+                f"{terms * degree // 2} terms (at most {MAX_GRADIENT})")
     return None
+
+
+def polynomial_degree(expr: sp.Basic) -> int:
+    """Total degree of ``expr`` as a polynomial in its symbols, counted on the tree (an upper bound; any
+    other function of symbols counts 1)."""
+    memo: dict = {}
+
+    def deg(e) -> int:
+        if e in memo:
+            return memo[e]
+        if e.is_number:
+            n = 0
+        elif e.is_Symbol:
+            n = 1
+        elif e.is_Add:
+            n = max(deg(a) for a in e.args)
+        elif e.is_Mul:
+            n = sum(deg(a) for a in e.args)
+        elif e.is_Pow and e.exp.is_Integer and e.exp > 0:
+            n = int(min(e.exp, MAX_TERMS)) * deg(e.base)
+        else:
+            n = 1
+        memo[e] = n
+        return n
+    return deg(expr)
 
 
 def _sign(x: float) -> float:
@@ -285,23 +321,36 @@ def nonreal_points(expr: sp.Basic, variable: sp.Symbol, values: Mapping[sp.Symbo
     return bad
 
 
-def constant_problem(expr: sp.Basic) -> Optional[tuple]:
-    """The first sub-expression of ``expr`` without symbols that has no finite real value.
+def constant_problem(expr: sp.Basic, values: Optional[Mapping[sp.Symbol, float]] = None,
+                     variables=()) -> Optional[tuple]:
+    """The first sub-expression of ``expr`` free of ``variables`` that has no finite real value.
+
+    Parameters
+    ----------
+    expr : sympy.Basic
+    values : mapping of sympy.Symbol to float, optional
+        Parameter values: a sub-expression in these symbols only is a constant too.
+    variables : collection of sympy.Symbol
+        The law's variables.
 
     Returns
     -------
     tuple of (sympy.Expr, str) or None
         The sub-expression and why (``sqrt(-1)``: not real; ``exp(exp(exp(10)))``: overflows).
     """
+    values = values or {}
+    known, variables = set(values), set(variables)
     stack = [expr]
     while stack:
         e = stack.pop()
-        if isinstance(e, sp.Expr) and e.is_number and not e.is_Float and not e.is_Rational:
-            try:
-                real_value(e)
-            except NotReal as exc:
-                return e, str(exc)
-            continue
+        if isinstance(e, sp.Expr) and not (e.is_Float or e.is_Rational or e.is_Symbol):
+            free = e.free_symbols
+            if free <= known and not free & variables:
+                try:
+                    real_value(e, values)
+                except NotReal as exc:
+                    return e, str(exc)
+                continue
         stack.extend(e.args)
     return None
 
