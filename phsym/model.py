@@ -16,6 +16,7 @@ from .netlist.params import evaluate_parameters, finite_value, prepare_parameter
 from .netlist.parser import load_netlist, parse_netlist
 from .netlist.spec import Netlist
 from .structure.checks import check_structure, latex_model
+from .structure.numeric_checks import numeric_checks
 from .structure.circuit.data import CircuitData
 from .structure.dirac import Structure
 from .structure.forms import DescriptorForm, ExplicitForm, descriptor, explicit
@@ -343,14 +344,22 @@ class Model:
         return descriptor(self._symbolic("descriptor", symbolic))
 
     def check(self, symbolic: bool = False) -> Dict[str, bool]:
-        """Structure checks (see :func:`phsym.structure.checks.check_structure`).
+        """Structure checks (see :func:`phsym.structure.checks.check_structure`), and ``laws real``
+        (:meth:`complex_laws`).
 
         Parameters
         ----------
         symbolic : bool
-            Build the symbolic structure of a model above :data:`SYMBOLIC_LIMIT` branches (refused
-            otherwise, with a :class:`StructureError` saying so).
+            Check a model above :data:`SYMBOLIC_LIMIT` branches on its symbolic structure (built for
+            it: minutes and GBs); by default such a model is checked numerically, in time linear in
+            its size (:func:`phsym.structure.numeric_checks.numeric_checks`), with the same keys.
         """
+        if not (symbolic or self.symbolic_ready):
+            if "_numeric_checks" not in self.__dict__:
+                out = numeric_checks(*branches_of(self.graph), self._records, self.defaults)
+                out["laws real"] = not self.complex_laws()
+                self.__dict__["_numeric_checks"] = out
+            return dict(self.__dict__["_numeric_checks"])
         self._symbolic("check", symbolic)
         return dict(self._checks)
 

@@ -55,8 +55,8 @@ MAX_EXPONENT = 64
 #: Terms a full expansion of an expression may have.
 MAX_TERMS = 10_000
 #: Terms of an expanded polynomial times half its degree: about the size of its discrete gradient,
-#: which the simulators compile ((q+1)^40 is 820; (q+1)^64, 2080, took minutes to compile).
-MAX_GRADIENT = 1_000
+#: which the simulators compile ((q+1)^30 is 465; (q+1)^40, 820, took 100 s to simulate, (q+1)^64 minutes).
+MAX_GRADIENT = 500
 #: Environment variable: seconds one symbolic operation on a user expression may take.
 TIMEOUT_ENV = "PHSYM_SYMBOLIC_TIMEOUT"
 #: Default of :data:`TIMEOUT_ENV`.
