@@ -82,7 +82,7 @@ class Model:
         contrib = Contribution()
         for spec in netlist.elements:
             contrib.extend(_contribute(spec, defaults))
-        storages = couple_inductors(contrib.storages, contrib.couplings)
+        storages = couple_inductors(contrib.storages, contrib.couplings, defaults)
         for st in storages:
             for ic in st.initial:
                 if ic is not None and finite_value(sp.sympify(ic), defaults) is None:
