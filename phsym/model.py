@@ -9,14 +9,15 @@ import numpy as np
 import sympy as sp
 
 from .components import DATUM, REGISTRY, Contribution, couple_inductors
-from .common.bounded import TIMEOUT_ENV, NotReal, deadline, nonreal_points, real_value
+from .components.contribute import contribute
+from .common.bounded import TIMEOUT_ENV, NotReal, deadline, real_value
 from .errors import PhsymError, StructureError
 from .graph import branches_of, build_graph, check_sources
 from .netlist.params import evaluate_parameters, finite_value, prepare_parameters
 from .netlist.parser import load_netlist, parse_netlist
 from .netlist.spec import Netlist
 from .structure.checks import check_structure, latex_model
-from .structure.numeric_checks import numeric_checks
+from .structure.numeric_checks import complex_laws, numeric_checks
 from .structure.circuit.data import CircuitData
 from .structure.dirac import Structure
 from .structure.forms import DescriptorForm, ExplicitForm, descriptor, explicit
@@ -81,7 +82,7 @@ class Model:
         self._check_values(defaults)
         contrib = Contribution()
         for spec in netlist.elements:
-            contrib.extend(_contribute(spec, defaults))
+            contrib.extend(contribute(spec, defaults))
         storages = couple_inductors(contrib.storages, contrib.couplings, defaults)
         for st in storages:
             for ic in st.initial:
@@ -366,32 +367,16 @@ class Model:
     @cached_property
     def _checks(self) -> Dict[str, bool]:
         # symbolic, seconds on a large circuit: once per model
-        def slow(seconds: float) -> StructureError:
-            return StructureError(f"the symbolic structure checks took more than {seconds:g} s",
-                                  hint=f"simplify the laws, or raise {TIMEOUT_ENV}; simulating needs no checks")
-        with deadline(slow):
+        with deadline(lambda s: StructureError(f"the symbolic structure checks took more than {s:g} s",
+                                               hint=f"simplify the laws, or raise {TIMEOUT_ENV}")):
             out = check_structure(self.structure, self.defaults, self.explicit)
         out["laws real"] = not self.complex_laws()
         return out
 
     def complex_laws(self) -> Dict[str, List[float]]:
-        """Laws of the netlist that are not real-valued for some real argument, sampled at the default
-        parameters (``I={log(v)}`` for ``v < 0``): element name -> the points of
-        :data:`phsym.common.bounded.GRID` (0 excluded) where the law leaves the real numbers.
-
-        A law real nowhere is refused when the netlist loads; :meth:`check` reports these as
-        ``"laws real": False``.
-        """
-        out = {}
-        for spec in self.netlist.elements:
-            law = spec.law
-            if law is None or getattr(law, "learn", False) or not law.expr.free_symbols <= \
-                    set(self.defaults) | {law.variable}:
-                continue
-            bad = [x for x in nonreal_points(law.expr, law.variable, self.defaults) if x != 0.0]
-            if bad:
-                out[spec.name] = bad
-        return out
+        """Laws not real-valued somewhere at the defaults (``I={log(v)}``, ``v < 0``): element name ->
+        those points (:func:`phsym.structure.numeric_checks.complex_laws`); ``check()``'s ``laws real``."""
+        return complex_laws(self.netlist.elements, self.defaults)
 
     def linearize(self, x0: Optional[np.ndarray] = None, u0: Optional[np.ndarray] = None,
                   params: Optional[Mapping[str, float]] = None, symbolic: bool = False) -> LinearPHS:
@@ -436,26 +421,6 @@ class Model:
         S = self.structure
         return (f"<Model {self.name!r}: {S.n_x} states, {S.n_w} dissipative ports, "
                 f"{S.n_lambda} algebraic, {S.n_u} ports>")
-
-
-def _contribute(spec, defaults: Mapping[sp.Symbol, float]) -> Contribution:
-    """The element's contribution, its symbolic work (integrating a law, deciding passivity) under the
-    time budget of :mod:`phsym.common.bounded`; sympy's and arithmetic errors on the element's values
-    and laws become a :class:`StructureError` naming it."""
-    law = f" {spec.law.key}={{{spec.law.expr}}}" if getattr(spec, "law", None) is not None else ""
-    law = law if len(law) < 200 else law[:196] + "...}"
-
-    def slow(seconds: float) -> StructureError:
-        return StructureError(f"the symbolic work on {spec.name}'s law{law} took more than {seconds:g} s",
-                              [spec.name], hint=f"give the law in a simpler form, or raise {TIMEOUT_ENV}")
-    try:
-        with deadline(slow):
-            return REGISTRY[spec.kind](spec, defaults).contribute()
-    except PhsymError:
-        raise
-    except (ArithmeticError, ValueError, TypeError, RecursionError, sp.polys.polyerrors.PolynomialError) as exc:
-        raise StructureError(f"cannot build {spec.name}{law}: {type(exc).__name__}: {str(exc)[:200]}",
-                             [spec.name], hint="check the element's values and law") from None
 
 
 def parse(text: str, file: Optional[str] = None) -> Model:

@@ -31,12 +31,12 @@ import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
-from ..common.bounded import NotReal, real_value
+from ..common.bounded import NotReal, nonreal_points, real_value
 from ..components.dissipation import check_passive
 from ..errors import StructureError
 from ..graph import loop_matrix
 
-__all__ = ["numeric_checks"]
+__all__ = ["numeric_checks", "complex_laws"]
 
 
 def _incidence(branches, nodes: Sequence[str]) -> sps.csr_matrix:
@@ -144,4 +144,18 @@ def numeric_checks(branches, in_tree: np.ndarray, records, values: Mapping[sp.Sy
             continue
         ok &= bool(np.min(np.linalg.eigvalsh(0.5 * (Hn + Hn.T))) >= -1e-9 * max(1.0, np.abs(Hn).max()))
     out["Q^T E PSD"] = ok
+    return out
+
+
+def complex_laws(elements, values: Mapping[sp.Symbol, float]) -> Dict[str, list]:
+    """Laws of ``elements`` (netlist element specs) that leave the real numbers somewhere on
+    :data:`phsym.common.bounded.GRID` (0 excluded) at ``values``: element name -> those points."""
+    out = {}
+    for spec in elements:
+        law = spec.law
+        if law is None or getattr(law, "learn", False) or not law.expr.free_symbols <= set(values) | {law.variable}:
+            continue
+        bad = [x for x in nonreal_points(law.expr, law.variable, values) if x != 0.0]
+        if bad:
+            out[spec.name] = bad
     return out
