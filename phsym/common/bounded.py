@@ -134,12 +134,26 @@ def size_problem(expr: sp.Basic) -> Optional[str]:
     str or None
         E.g. ``"an integer power 18446744073709551616 (at most 64)"``.
     """
-    nodes = node_count(expr)
-    if nodes > MAX_NODES:
-        return f"more than {MAX_NODES} terms and operations"
-    for p in expr.atoms(sp.Pow):
-        if p.exp.is_Integer and abs(p.exp) > MAX_EXPONENT and not p.base.is_number:
-            return f"an integer power {p.exp} (at most {MAX_EXPONENT})"
+    n, stack, expands = 0, [expr], False
+    while stack:        # one walk: nodes, exponents, and whether anything multiplies out
+        e = stack.pop()
+        n += 1
+        if n > MAX_NODES:
+            return f"more than {MAX_NODES} terms and operations"
+        if isinstance(e, sp.Piecewise) and len(e.args) > 16:     # a pwl table: linear pieces
+            n += len(e.args)
+            continue
+        if e.is_Pow:
+            x = e.exp
+            if x.is_Integer and not e.base.is_number:
+                if abs(x) > MAX_EXPONENT:
+                    return f"an integer power {x} (at most {MAX_EXPONENT})"
+                expands = expands or (x > 1 and not e.base.is_Symbol)
+        elif e.is_Mul:
+            expands = expands or any(a.is_Add for a in e.args)
+        stack.extend(e.args)
+    if not expands and n <= 64:         # nothing multiplies out: terms and degree stay small
+        return None
     terms = expansion_terms(expr)
     if terms > MAX_TERMS:
         return f"more than {MAX_TERMS} terms once expanded"
@@ -338,6 +352,8 @@ def constant_problem(expr: sp.Basic, values: Optional[Mapping[sp.Symbol, float]]
     tuple of (sympy.Expr, str) or None
         The sub-expression and why (``sqrt(-1)``: not real; ``exp(exp(exp(10)))``: overflows).
     """
+    if _plain(expr):
+        return None         # numbers and names in sums and products (most values): nothing to evaluate
     values = values or {}
     known, variables = set(values), set(variables)
     stack = [expr]
@@ -353,6 +369,18 @@ def constant_problem(expr: sp.Basic, values: Optional[Mapping[sp.Symbol, float]]
                 continue
         stack.extend(e.args)
     return None
+
+
+def _plain(expr: sp.Basic) -> bool:
+    """Whether ``expr`` is built of symbols, floats and rationals by ``+`` and ``*`` only."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if e.is_Add or e.is_Mul:
+            stack.extend(e.args)
+        elif not (e.is_Symbol or e.is_Float or e.is_Rational):
+            return False
+    return True
 
 
 def timeout() -> float:
