@@ -10,12 +10,15 @@ import sympy as sp
 
 from .common.parallel import paused_collection
 from .components import DATUM, REGISTRY, Contribution, couple_inductors
+from .components.contribute import contribute
+from .common.bounded import TIMEOUT_ENV, NotReal, deadline, real_value
 from .errors import PhsymError, StructureError
 from .graph import branches_of, build_graph, check_sources
 from .netlist.params import evaluate_parameters, finite_value, prepare_parameters
 from .netlist.parser import load_netlist, parse_netlist
 from .netlist.spec import Netlist
 from .structure.checks import check_structure, latex_model
+from .structure.numeric_checks import complex_laws, numeric_checks
 from .structure.circuit.data import CircuitData
 from .structure.dirac import Structure
 from .structure.forms import DescriptorForm, ExplicitForm, descriptor, explicit
@@ -73,20 +76,21 @@ class Model:
         self.netlist = netlist
         defaults = {p.symbol: float(p.default) for p in netlist.parameters.values()}
         self.defaults: Dict[sp.Symbol, float] = defaults
+        # declared constraints (positive R, C, ...; |k| < 1) at every parameter set, first: a law of
+        # a value outside them (a coupling of k = 1) has no meaning to build
+        self._checked = [(spec.name, v, sp.sympify(spec.values[v.key]))
+                         for spec in netlist.elements for v in REGISTRY[spec.kind].values
+                         if v.check is not None and v.key in spec.values]
+        self._check_values(defaults)
         contrib = Contribution()
         for spec in netlist.elements:
-            contrib.extend(REGISTRY[spec.kind](spec, defaults).contribute())
-        storages = couple_inductors(contrib.storages, contrib.couplings)
+            contrib.extend(contribute(spec, defaults))
+        storages = couple_inductors(contrib.storages, contrib.couplings, defaults)
         for st in storages:
             for ic in st.initial:
                 if ic is not None and finite_value(sp.sympify(ic), defaults) is None:
                     raise StructureError(f"initial condition IC={ic} is not a finite real number",
                                          list(st.elements), hint="check the IC expression and the parameters it uses")
-        # declared constraints (positive R, C, ...; |k| < 1) at every parameter set
-        self._checked = [(spec.name, v, sp.sympify(spec.values[v.key]))
-                         for spec in netlist.elements for v in REGISTRY[spec.kind].values
-                         if v.check is not None and v.key in spec.values]
-        self._check_values(defaults)
         self.graph = build_graph(contrib.branches)
         check_sources(self.graph, *branches_of(self.graph), contrib.ports)
         self._records = (storages, contrib.dissipations, contrib.ports, contrib.twoports)
@@ -140,11 +144,11 @@ class Model:
                 if ok.get(i) == v:      # a sweep varies a few values: the others pass as before
                     continue
             else:
-                val = expr.xreplace({s: sp.Float(values[s]) for s in expr.free_symbols if s in values})
-                try:
-                    v = float(val)
-                except (TypeError, ValueError):
-                    raise StructureError(f"value {decl.key} of {name} is not a real number: {val}", [name]) from None
+                try:        # in floats: sympy's evalf overflows mpmath on exp(exp(...))
+                    v = real_value(expr, values)
+                except NotReal as exc:
+                    raise StructureError(f"value {decl.key} of {name} is not a finite real number: {exc}",
+                                         [name], hint="check the expression and the parameter values") from None
             problem = decl.problem(v)
             if problem:
                 raise StructureError(f"value {decl.key} of {name} {problem}", [name],
@@ -345,21 +349,38 @@ class Model:
         return descriptor(self._symbolic("descriptor", symbolic))
 
     def check(self, symbolic: bool = False) -> Dict[str, bool]:
-        """Structure checks (see :func:`phsym.structure.checks.check_structure`).
+        """Structure checks (see :func:`phsym.structure.checks.check_structure`), and ``laws real``
+        (:meth:`complex_laws`).
 
         Parameters
         ----------
         symbolic : bool
-            Build the symbolic structure of a model above :data:`SYMBOLIC_LIMIT` branches (refused
-            otherwise, with a :class:`StructureError` saying so).
+            Check a model above :data:`SYMBOLIC_LIMIT` branches on its symbolic structure (built for
+            it: minutes and GBs); by default such a model is checked numerically, in time linear in
+            its size (:func:`phsym.structure.numeric_checks.numeric_checks`), with the same keys.
         """
+        if not (symbolic or self.symbolic_ready):
+            if "_numeric_checks" not in self.__dict__:
+                out = numeric_checks(*branches_of(self.graph), self._records, self.defaults)
+                out["laws real"] = not self.complex_laws()
+                self.__dict__["_numeric_checks"] = out
+            return dict(self.__dict__["_numeric_checks"])
         self._symbolic("check", symbolic)
         return dict(self._checks)
 
     @cached_property
     def _checks(self) -> Dict[str, bool]:
         # symbolic, seconds on a large circuit: once per model
-        return check_structure(self.structure, self.defaults, self.explicit)
+        with deadline(lambda s: StructureError(f"the symbolic structure checks took more than {s:g} s",
+                                               hint=f"simplify the laws, or raise {TIMEOUT_ENV}")):
+            out = check_structure(self.structure, self.defaults, self.explicit)
+        out["laws real"] = not self.complex_laws()
+        return out
+
+    def complex_laws(self) -> Dict[str, List[float]]:
+        """Laws not real-valued somewhere at the defaults (``I={log(v)}``, ``v < 0``): element name ->
+        those points (:func:`phsym.structure.numeric_checks.complex_laws`); ``check()``'s ``laws real``."""
+        return complex_laws(self.netlist.elements, self.defaults)
 
     def linearize(self, x0: Optional[np.ndarray] = None, u0: Optional[np.ndarray] = None,
                   params: Optional[Mapping[str, float]] = None, symbolic: bool = False) -> LinearPHS:

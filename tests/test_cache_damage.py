@@ -73,6 +73,11 @@ def pristine(tmp_path_factory):
 
 
 def _damage(path: Path, how: str):
+    if how == "directory":          # a directory in the file's place (a botched copy or restore)
+        path.unlink()
+        path.mkdir()
+        (path / "stray").write_text("x")
+        return
     raw = path.read_bytes()
     path.write_bytes(raw[: len(raw) // 2] if how == "truncate" else os.urandom(len(raw)))
 
@@ -112,6 +117,27 @@ def test_damaged_entry_is_removed_rebuilt_and_reported_once(pristine, entry, pat
     second = _run(env, net, root / "second.npz", warm)      # the rebuilt entry is good
     assert not second["cache"], second["cache"]
     assert second["warm"] == warm
+    _same(root / "ref.npz", root / "second.npz")
+
+
+@pytest.mark.parametrize("entry,pattern,warm", [k for k in KINDS if k[0] in ("generated module", "numba index")],
+                         ids=["generated-module", "numba-index"])
+def test_entry_replaced_by_a_directory_is_removed_and_rebuilt(pristine, entry, pattern, warm):
+    root, work, backup, net = pristine
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(backup, work)
+    files = sorted(work.glob(pattern))
+    assert files, entry
+    for f in files:
+        _damage(f, "directory")
+    env = _env(work)
+    first = _run(env, net, root / "first.npz", warm)
+    assert len(first["cache"]) == 1 and "damaged cache entry" in first["cache"][0], first["cache"]
+    assert not first["other"], first["other"]
+    _same(root / "ref.npz", root / "first.npz")
+    assert all(f.is_file() for f in work.glob(pattern))       # the directory is gone, the entry rebuilt
+    second = _run(env, net, root / "second.npz", warm)
+    assert not second["cache"], second["cache"]
     _same(root / "ref.npz", root / "second.npz")
 
 

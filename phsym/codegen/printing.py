@@ -32,6 +32,15 @@ class _Printer(PythonCodePrinter):
     def _print_Float(self, expr):
         return repr(float(expr))
 
+    def _print_Integer(self, expr):
+        # numba types integer literals as int64: a larger coefficient (a high power's binomials) as a float
+        return str(expr.p) if abs(expr.p) < 2 ** 62 else repr(float(expr.p))
+
+    def _print_Rational(self, expr):
+        if max(abs(expr.p), expr.q) < 2 ** 62:
+            return super()._print_Rational(expr)
+        return repr(expr.p / expr.q)
+
     def _print_Pow(self, expr, rational=False):
         # a negative power as a division: numba raises ZeroDivisionError for
         # 0.0 ** -n even with error_model="numpy", where 1.0 / 0.0 gives inf;

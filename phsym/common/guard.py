@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -44,7 +45,8 @@ def discard(paths: Iterable[PathLike], reason: str) -> None:
     Parameters
     ----------
     paths : iterable of path
-        The entry's files; the first one names it in the warning.
+        The entry's files (a directory in a file's place is removed with
+        its contents); the first one names it in the warning.
     reason : str
         What was wrong (``"truncated"``, the decoder's message...).  The
         warning points at the first caller outside phsym.
@@ -52,7 +54,10 @@ def discard(paths: Iterable[PathLike], reason: str) -> None:
     paths = [Path(p) for p in paths]
     for p in paths:
         try:
-            p.unlink()
+            if p.is_dir() and not p.is_symlink():       # an entry replaced by a directory
+                shutil.rmtree(p)
+            else:
+                p.unlink()
         except FileNotFoundError:
             pass
         except OSError:      # read-only cache: the entry is skipped, not removed

@@ -1,10 +1,12 @@
 """Magnetic coupling of inductors (``K1 L1 L2 k``)."""
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
+import numpy as np
 import sympy as sp
 
+from ..common.bounded import TIMEOUT_ENV, NotReal, deadline, real_value
 from ..errors import StructureError
 from .base import FLOW, Contribution, Coupling, Storage
 from .component import Component, Value, register
@@ -39,7 +41,8 @@ class MutualInductance(Component):
         return Contribution(couplings=[Coupling(self.name, (a, b), self.value("k"))])
 
 
-def couple_inductors(storages: List[Storage], couplings: Sequence[Coupling]) -> List[Storage]:
+def couple_inductors(storages: List[Storage], couplings: Sequence[Coupling],
+                     values: Optional[Mapping[sp.Symbol, float]] = None) -> List[Storage]:
     """Merge coupled inductors into multi-port storages.
 
     Inductors linked by ``K`` elements (transitively) form one storage with
@@ -101,11 +104,45 @@ def couple_inductors(storages: List[Storage], couplings: Sequence[Coupling]) -> 
                 if Lm[i, j] != 0:
                     raise StructureError(f"inductors {a} and {b} are coupled twice", [k.element])
                 Lm[i, j] = Lm[j, i] = k.k * sp.sqrt(Ls[i] * Ls[j])
+        group = [k.element for k in couplings if k.inductors[0].lower() in idx]
+        if values is not None:
+            _check_positive(Lm, values, group)
         phi = sp.Matrix([st.states[0] for st in sts])
-        H = sp.expand((phi.T * Lm.inv() * phi)[0, 0] / 2)
+        H = _coupled_energy(phi, Lm, group)
         out.append(Storage(tuple(st.elements[0] for st in sts), tuple(phi), H,
                            tuple(st.branches[0] for st in sts), (FLOW,) * len(sts),
                            tuple(st.initial[0] for st in sts), quadratic=True))
         merged.update(members)
     rest = [s for s in storages if not (len(s.elements) == 1 and s.elements[0].lower() in merged)]
     return rest + out
+
+
+def _coupled_energy(phi: sp.Matrix, Lm: sp.Matrix, elements: List[str]) -> sp.Expr:
+    """``phi^T L^-1 phi / 2``, a :class:`StructureError` naming the couplings when ``L`` is singular
+    or its symbolic inverse exceeds the time budget (:mod:`phsym.common.bounded`)."""
+    def slow(seconds: float) -> StructureError:
+        return StructureError(f"inverting the inductance matrix of {len(elements)} couplings took more than "
+                              f"{seconds:g} s", elements,
+                              hint=f"couple fewer inductors in one group, or raise {TIMEOUT_ENV}")
+    try:
+        with deadline(slow):
+            return sp.expand((phi.T * Lm.inv() * phi)[0, 0] / 2)
+    except (ValueError, ArithmeticError) as exc:       # NonInvertibleMatrixError is a ValueError
+        raise StructureError(f"the inductance matrix of the coupled inductors is singular ({exc})", elements,
+                             hint="coupling coefficients must keep |k| < 1 (a perfect coupling "
+                                  "has no inductance matrix inverse); use a TF transformer instead") from None
+
+
+def _check_positive(Lm: sp.Matrix, values: Mapping[sp.Symbol, float], elements: List[str]) -> None:
+    """A :class:`StructureError` unless the inductance matrix is positive definite at ``values``
+    (pairwise ``|k| < 1`` does not make three or more couplings so: k = -1/2 between three equal coils)."""
+    try:
+        L = np.array([[real_value(v, values) for v in row] for row in Lm.tolist()], dtype=float)
+    except NotReal:
+        return          # the values' own checks report it
+    low = float(np.min(np.linalg.eigvalsh(0.5 * (L + L.T))))
+    if not low > 1e-12 * float(np.abs(L).max()):
+        raise StructureError(f"the inductance matrix of the coupled inductors is singular or indefinite at the "
+                             f"default values (smallest eigenvalue {low:.3g} H)", elements,
+                             hint="choose coupling coefficients that keep the inductance matrix positive definite "
+                                  "(the stored energy positive)")

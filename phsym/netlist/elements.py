@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Set, Tuple, Type, Union
 import sympy as sp
 
 from ..components import DATUM, REGISTRY, Component, ElementSpec, Law, Waveform
+from ..common.bounded import GRID, constant_problem, nonreal_points
 from ..common.names import NameTable
 from ..errors import Location, NetlistError
 from .numbers import looks_numeric, parse_number
@@ -405,6 +406,12 @@ def _model_card(cls: Type[Component], positional: List[Word], stmt: Statement, c
     return None
 
 
+def _text(word: Word) -> str:
+    """A value word's text for a message (an expression without its braces, cut to 120 characters)."""
+    text = word.inner if word.kind == "braced" else word.text
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
 def _law(cls: Type[Component], given: Dict[str, Assign], stmt: Statement, ctx: Context,
          arg_locs: Dict[str, Location]) -> Optional[Law]:
     keys = [f.key for f in cls.laws if f.key in given]
@@ -426,4 +433,17 @@ def _law(cls: Type[Component], given: Dict[str, Assign], stmt: Statement, ctx: C
     if a.value.kind == "word" and a.value.text.lower() == "learn":
         # placeholders fix the structure only: a quadratic energy, a unit resistance or conductance
         return Law(form.key, var ** 2 / 2 if form.key == "H" else var, var, loc, learn=True)
-    return Law(form.key, word_expr(a.value, stmt, names), var, loc)
+    expr = word_expr(a.value, stmt, names)
+    values = {s: v for s, v in ctx.table.defaults.items() if s in expr.free_symbols}
+    bad = constant_problem(expr, values, (var,))
+    if bad is not None:
+        raise NetlistError(f"law {form.key}={{{_text(a.value)}}} of {ctx.prefix + stmt.head.text} has a term with no "
+                           f"finite real value at the parameters' defaults: {bad[1]}", loc,
+                           hint="check the parameters the law uses and the arguments of exp, sqrt, log and powers")
+    if expr.free_symbols <= set(values) | {var} and len(nonreal_points(expr, var, values)) == len(GRID):
+        raise NetlistError(f"law {form.key}={{{_text(a.value)}}} of "
+                           f"{ctx.prefix + stmt.head.text} is not a real number for any real {var} "
+                           f"(sampled from -1e3 to 1e3)", loc,
+                           hint="a law must be real-valued: check the arguments of sqrt, log, asin, acos and "
+                                "fractional powers")
+    return Law(form.key, expr, var, loc)

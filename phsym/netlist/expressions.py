@@ -35,6 +35,7 @@ from typing import Callable, List, Mapping, Optional
 
 import sympy as sp
 
+from ..common.bounded import constant_problem, size_problem
 from ..errors import Location, NetlistError
 from .numbers import parse_number, split_number
 from .tables import PwlTable, pwl_function
@@ -225,28 +226,28 @@ class _Parser:
         self.depth += 1
         if self.depth > _MAX_DEPTH:
             raise self.error("expression is nested too deeply", self.tok)
-        value = self.term()
-        while self.is_op("+", "-"):
+        terms = [self.term()]
+        while self.is_op("+", "-"):       # one Add at the end: a sum of n terms costs O(n), not O(n^2)
             op = self.tok.text
             self.i += 1
             rhs = self.term()
-            value = value + rhs if op == "+" else value - rhs
+            terms.append(rhs if op == "+" else -rhs)
         self.depth -= 1
-        return value
+        return terms[0] if len(terms) == 1 else sp.Add(*terms)
 
     def term(self) -> sp.Expr:
-        value = self.unary()
+        factors = [self.unary()]
         while self.is_op("*", "/"):
             op_tok = self.tok
             self.i += 1
             rhs = self.unary()
             if op_tok.text == "*":
-                value = value * rhs
+                factors.append(rhs)
             else:
                 if rhs.is_zero:
                     raise self.error("division by zero", op_tok, hint="the divisor evaluates to zero; check the parameter values")
-                value = value / rhs
-        return value
+                factors.append(1 / rhs)
+        return factors[0] if len(factors) == 1 else sp.Mul(*factors)
 
     def unary(self) -> sp.Expr:
         if self.is_op("+", "-"):
@@ -375,13 +376,29 @@ def parse_expression_at(text: str, symbols: Mapping[str, sp.Symbol], locate: Loc
     Used by the netlist parser, whose expressions may span continuation lines;
     ``probes`` reads ``v(...)`` and ``i(...)`` (see the module docstring).
     """
-    try:
-        return _Parser(text, symbols, locate, allow_suffixes, probes).parse()
+    whole = locate(0, max(1, len(text)))
+    try:        # linear in the text (sums and products are built at once); constants in floats
+        expr = _Parser(text, symbols, locate, allow_suffixes, probes).parse()
+        bad = constant_problem(expr)
     except NetlistError:
         raise
     except (ArithmeticError, ValueError, TypeError, RecursionError) as exc:
-        raise NetlistError(f"cannot evaluate expression '{text}': {exc}",
-                           locate(0, max(1, len(text)))) from None
+        raise NetlistError(f"cannot evaluate expression '{_short(text)}': {exc}", whole) from None
+    if bad is not None:
+        raise NetlistError(f"expression '{_short(text)}' has no finite real value: {_short(bad[1])}",
+                           whole, hint="values and laws must be real; check the arguments of sqrt, log, "
+                                       "asin, acos, powers and exp")
+    big = size_problem(expr)
+    if big is not None:
+        raise NetlistError(f"expression '{_short(text)}' is too large for symbolic work: {big}", whole,
+                           hint="give it in a simpler form (a lower power, fewer terms); laws are "
+                                "differentiated and expanded symbolically")
+    return expr
+
+
+def _short(text: str, n: int = 120) -> str:
+    """``text`` cut to ``n`` characters for a message."""
+    return text if len(text) <= n else text[:n - 3] + "..."
 
 
 def parse_expression(text: str, symbols: Mapping[str, sp.Symbol],

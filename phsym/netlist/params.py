@@ -5,11 +5,11 @@ and defining both is an error); the spelling of the definition is kept.
 """
 from __future__ import annotations
 
-import cmath
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import sympy as sp
 
+from ..common.bounded import NotReal, real_value
 from ..common.names import NameTable
 from ..errors import Location, NetlistError
 from .expressions import parse_expression_at
@@ -31,13 +31,10 @@ def finite_value(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> Optional[f
     values : mapping of sympy.Symbol to float
         Values of those symbols.
     """
-    try:
-        num = complex(expr.xreplace({s: sp.Float(values[s]) for s in expr.free_symbols}).evalf())
-    except (TypeError, ValueError, KeyError, ArithmeticError, RecursionError):
+    try:        # in floats: evalf may need unbounded precision (sin(exp(exp(100))))
+        return real_value(expr, values)
+    except NotReal:
         return None
-    if abs(num.imag) > 1e-12 * max(1.0, abs(num.real)) or not cmath.isfinite(num):
-        return None
-    return num.real
 
 
 class ParamTable:

@@ -12,6 +12,7 @@ from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..codegen.newton.module import generate
+from ..common.bounded import CODEGEN_TIMES, TIMEOUT_ENV, deadline, timeout
 from ..common.schemes import get_scheme, stiff_rule
 from ..errors import PhsymError, SimulationError, SimulationInputError
 from ..netlist.params import expand_derived
@@ -135,8 +136,14 @@ class Simulator(LinearPlanning):
             symbols = [p.symbol for p in params.values()]
             ctl = [params[c].symbol for c in controls]
             derived = {d: e for d, e in expand_derived(params).items() if e.free_symbols & set(ctl)}
-            self._gen = generate(model.structure, symbols, self.scheme, source=model.netlist.file or model.name,
-                                 controls=ctl, derived=derived, stiff=self.stiff)
+            def slow(seconds: float) -> SimulationError:
+                return SimulationError(f"generating the simulation code of this model took more than {seconds:g} s "
+                                       "(the laws' discrete gradients grow with their degree); give the laws in a "
+                                       f"simpler form (lower powers, fewer terms), or raise {TIMEOUT_ENV} "
+                                       f"(codegen gets {CODEGEN_TIMES}x its value)")
+            with deadline(slow, CODEGEN_TIMES * timeout()):
+                self._gen = generate(model.structure, symbols, self.scheme, source=model.netlist.file or model.name,
+                                     controls=ctl, derived=derived, stiff=self.stiff)
         elif engine == "numeric":
             self._numeric = NumericPlanner(model, self.fs, self.scheme, self.stiff, self.tol, self.maxit,
                                            self.on_error == "flag", record_efforts)

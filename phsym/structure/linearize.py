@@ -65,14 +65,22 @@ def operating_point(S: Structure, values: Mapping[sp.Symbol, float],
                                          for d in S.dissipative]) or [0], "numpy")
     fw = sp.lambdify([w_syms], ite_free([_fill(d.w if d.effort_out else d.z, subs).xreplace(at_x)
                                          for d in S.dissipative]) or [0], "numpy")
-    gx = np.asarray(grad(x0), dtype=float).reshape(-1)[:S.n_x]
+    # numpy evaluates both branches of a piecewise law (a contact's untaken branch: a negative
+    # base to a fractional power): those values are dropped, their warnings too
+    with np.errstate(all="ignore"):
+        gx = np.asarray(grad(x0), dtype=float).reshape(-1)[:S.n_x]
+    if not np.all(np.isfinite(gx)):
+        bad = [str(S.states[i]) for i in np.flatnonzero(~np.isfinite(gx))]
+        raise StructureError(f"the energy's gradient is not finite at x0 (states {', '.join(bad)})",
+                             hint="linearise at another operating point (x0=...)")
     sl = S.block("lambda")
 
     def resid(v):
         w, lam = v[:S.n_w], v[S.n_w:]
-        e = np.concatenate([gx, np.asarray(ew(w), float).reshape(-1)[:S.n_w], lam, u0])
-        f = Jn @ e
-        r_w = np.asarray(fw(w), float).reshape(-1)[:S.n_w] - f[S.n_x:S.n_x + S.n_w]
+        with np.errstate(all="ignore"):
+            e = np.concatenate([gx, np.asarray(ew(w), float).reshape(-1)[:S.n_w], lam, u0])
+            f = Jn @ e
+            r_w = np.asarray(fw(w), float).reshape(-1)[:S.n_w] - f[S.n_x:S.n_x + S.n_w]
         return np.concatenate([r_w, f[sl]])
 
     if S.is_linear:

@@ -131,7 +131,11 @@ def input_source(spec: str, fs: float):
         raise SimulationError(f"input expression {spec!r} uses unknown names "
                               f"{sorted(str(s) for s in expr.free_symbols - {t})}")
     f = sp.lambdify(t, expr, "numpy")
-    return lambda tt: np.broadcast_to(np.asarray(f(tt), dtype=float), np.shape(tt))
+
+    def wave(tt):
+        with np.errstate(all="ignore"):     # an overflow is a non-finite sample, which the run reports
+            return np.broadcast_to(np.asarray(f(tt), dtype=float), np.shape(tt))
+    return wave
 
 
 def input_sources(pairs: Dict[str, str], fs: Optional[float]) -> Tuple[Dict[str, Any], Optional[int], bool]:

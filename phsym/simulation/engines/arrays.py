@@ -125,7 +125,15 @@ class RunArrays:
 
 
 def plain_call(fn, types, *args):
-    return fn(*args)
+    try:
+        return fn(*args)
+    except Exception as exc:        # numba's compile errors: a model whose code cannot be typed
+        if type(exc).__module__.startswith("numba"):
+            first = next((ln for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+            raise SimulationError(f"the generated code of this model does not compile ({type(exc).__name__}: "
+                                  f"{first[:200]}); a law probably has a non-real or out-of-range term: "
+                                  "check the laws' constants and powers") from None
+        raise
 
 
 def _chunks(N: int, chunk: int, progress: Progress):

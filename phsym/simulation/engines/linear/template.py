@@ -95,7 +95,12 @@ class LinearTemplate:
     @staticmethod
     def _at(fn: Tuple[Callable, List[sp.Symbol]], values: Mapping[sp.Symbol, float]) -> float:
         f, params = fn
-        return float(f(*(float(values[p]) for p in params)))
+        try:
+            return float(f(*(float(values[p]) for p in params)))
+        except (ArithmeticError, ValueError) as exc:     # exp(exp(a)) at a parameter set: math range error
+            names = ", ".join(f"{p} = {float(values[p]):.6g}" for p in params)
+            raise StructureError(f"a coefficient of the model has no finite real value at {names or 'the defaults'}"
+                                 f" ({exc})", hint="check the parameter values and the laws that use them") from None
 
     def matrices(self, values: Mapping[sp.Symbol, float], Jn, J_constant: bool):
         """Dense ``(E, J, R, Q, B, N, kept)`` of the descriptor form at ``values``
