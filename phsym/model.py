@@ -11,7 +11,8 @@ import sympy as sp
 from .common.parallel import paused_collection
 from .components import DATUM, REGISTRY, Contribution, couple_inductors
 from .components.contribute import contribute
-from .common.bounded import TIMEOUT_ENV, NotReal, deadline, real_value
+from .components.declared import DeclaredChecks
+from .common.bounded import TIMEOUT_ENV, deadline
 from .errors import PhsymError, StructureError
 from .graph import branches_of, build_graph, check_sources
 from .netlist.params import evaluate_parameters, finite_value, prepare_parameters
@@ -78,9 +79,7 @@ class Model:
         self.defaults: Dict[sp.Symbol, float] = defaults
         # declared constraints (positive R, C, ...; |k| < 1) at every parameter set, first: a law of
         # a value outside them (a coupling of k = 1) has no meaning to build
-        self._checked = [(spec.name, v, sp.sympify(spec.values[v.key]))
-                         for spec in netlist.elements for v in REGISTRY[spec.kind].values
-                         if v.check is not None and v.key in spec.values]
+        self._check_values = DeclaredChecks(netlist.elements)
         self._check_values(defaults)
         contrib = Contribution()
         for spec in netlist.elements:
@@ -132,29 +131,6 @@ class Model:
         g = self.graph
         return {"elements": len(self.netlist.elements), "branches": len(g.graph["branches"]),
                 "nodes": g.number_of_nodes() - 1, "states": len(self._names[0]), "inputs": len(self._names[1])}
-
-    def _check_values(self, values: Mapping[sp.Symbol, float], only: Optional[Sequence[int]] = None) -> None:
-        """Declared constraints of the element values (see :class:`~phsym.components.Value`);
-        ``only`` the checks of these indices."""
-        ok = self.__dict__.setdefault("_checked_ok", {})       # the last value each check passed
-        for i in range(len(self._checked)) if only is None else only:
-            name, decl, expr = self._checked[i]
-            if expr.is_Symbol and expr in values:      # the common case, without sympy arithmetic
-                v = float(values[expr])
-                if ok.get(i) == v:      # a sweep varies a few values: the others pass as before
-                    continue
-            else:
-                try:        # in floats: sympy's evalf overflows mpmath on exp(exp(...))
-                    v = real_value(expr, values)
-                except NotReal as exc:
-                    raise StructureError(f"value {decl.key} of {name} is not a finite real number: {exc}",
-                                         [name], hint="check the expression and the parameter values") from None
-            problem = decl.problem(v)
-            if problem:
-                raise StructureError(f"value {decl.key} of {name} {problem}", [name],
-                                     hint="such a value has no passive meaning; "
-                                          "remove the element or use a nonlinear law")
-            ok[i] = v
 
     # ------------------------------------------------------------ naming
     @property
@@ -310,7 +286,7 @@ class Model:
             if n not in names and p.expression is not None and p.expression.free_symbols & moved:
                 moved.add(p.symbol)
                 derived.append(p)
-        checks = [i for i, (_, _, expr) in enumerate(self._checked) if expr.free_symbols & moved]
+        checks = self._check_values.depending_on(moved)
         symbols = [P[n].symbol for n in names]
         for row in rows:
             if tuple(row) != keys:
