@@ -79,7 +79,7 @@ def test_pickup_operating_point_by_hand(op):
 
 @pytest.mark.parametrize("engine", ["auto", "numeric"])
 def test_pickup_transient_reads_the_magnet_node(engine):
-    Um, phi, x = _rest()
+    Um, phi, _ = _rest()
     res = phsym.Simulator(phsym.load(NET), 48000, engine=engine).run(duration=2e-3, x0="dc")   # before the pluck
     np.testing.assert_allclose(res["v(m1)"], Um, rtol=1e-12)          # the node m1, not the mass M1
     np.testing.assert_allclose(res["v(m2)"], Um, rtol=1e-9)

@@ -13,7 +13,8 @@ the effort vector ``e`` and the flow vector ``f = J e`` of the Dirac form
 combination; the simulator turns it into numbers
 (:mod:`phsym.simulation.probes`) and the identification into symbolic step
 outputs (:mod:`phsym.codegen.newton.sensitivity`).  This is the one parser of the
-labels.
+labels; :func:`names_node` is the one rule for a name that is both a node and
+an element (``v(X)`` reads the node, as in SPICE).
 """
 from __future__ import annotations
 
