@@ -106,7 +106,7 @@ def test_numeric_ac_refuses_what_the_engine_cannot_take():
 
 @pytest.mark.parametrize("deck", ["netlists/cantilever.cir", "netlists/fractional_integrator.cir",
                                   "tests/decks/bjt_emitter_follower_pnp.cir", "tests/decks/cccs_ccvs_stage.cir",
-                                  "tests/decks/transformer_rectifier.cir"])
+                                  "tests/decks/transformer_rectifier.cir", "netlists/pickup.cir"])
 def test_numeric_operating_point_lists_every_element_as_the_symbolic_one(deck):
     from phsym.simulation.analyses.op import numeric_operating_point, operating_point
     m = phsym.load(ROOT / deck)
@@ -116,6 +116,8 @@ def test_numeric_operating_point_lists_every_element_as_the_symbolic_one(deck):
     for k in a.currents:
         assert b.currents[k] == pytest.approx(a.currents[k], abs=1e-9 * scale), k
         assert b.voltages[k] == pytest.approx(a.voltages[k], abs=1e-9 * (1 + abs(a.voltages[k]))), k
+    for n in a.nodes:       # pickup.cir: node m1 beside a mass M1
+        assert b.nodes[n] == pytest.approx(a.nodes[n], abs=1e-9 * (1 + abs(a.nodes[n]))), n
 
 
 def test_numeric_transfer_function_is_the_symbolic_one():

@@ -13,13 +13,14 @@ the effort vector ``e`` and the flow vector ``f = J e`` of the Dirac form
 combination; the simulator turns it into numbers
 (:mod:`phsym.simulation.probes`) and the identification into symbolic step
 outputs (:mod:`phsym.codegen.newton.sensitivity`).  This is the one parser of the
-labels.
+labels; :func:`names_node` is the one rule for a name that is both a node and
+an element (``v(X)`` reads the node, as in SPICE).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, Optional, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
 import sympy as sp
 
@@ -28,7 +29,7 @@ from ..common.quantities import DOMAINS as _DOMAINS, PROBE_NAMES, SYMBOLS, Quant
 from ..errors import StructureError
 from .dirac import Structure
 
-__all__ = ["Probe", "parse_probe", "probe_map", "Combination", "label_quantity"]
+__all__ = ["Probe", "parse_probe", "probe_map", "Combination", "label_quantity", "names_node"]
 
 #: ``{("e" or "f", index): coefficient}``: the signal is ``sum coef * e[index]`` (or ``f[index]``).
 Combination = Dict[Tuple[str, int], sp.Expr]
@@ -89,17 +90,46 @@ def parse_probe(label: str) -> Probe:
     return Probe(which, m.group(2), m.group(3), "" if word == which else word)
 
 
+def names_node(p: Probe, nodes: Iterable) -> bool:
+    """Whether the one-name label ``p`` reads the node ``p.first`` rather than an element.
+
+    As in SPICE, ``v(X)`` is the potential of the node ``X`` whenever the
+    circuit has a node of that name (in any case), even when an element is
+    named ``X`` too: ``v(m1)`` of a magnetic node ``m1`` is not the velocity
+    of a mass ``M1``.  ``i(X)`` and ``y(X)`` always read an element or a source.
+
+    Parameters
+    ----------
+    p : Probe
+        A parsed label with its quantity settled (:func:`probe_map` does that).
+    nodes : iterable
+        The circuit's node names.
+    """
+    if p.quantity != "v" or p.second is not None:
+        return False
+    low = p.first.lower()
+    return any(str(n).lower() == low for n in nodes)
+
+
 def _domain(graph, p: Probe) -> Tuple[str, bool]:
     """Domain of what ``p`` names, and whether it is an element (else a node)."""
     low = p.first.lower()
+    node = next((n for n in graph if str(n).lower() == low), None)
+    if node is not None and (p.second is not None or (_across_name(p.name, graph.nodes[node]) if p.name
+                                                      else p.quantity == "v")):
+        return domain_of(graph.nodes[node].get("domain")).name, False     # a node first (names_node)
     for b in graph.graph["branches"]:
         if low in (b.name.lower(), b.element.lower()):
             dom = b.domain if b.domain in _DOMAINS else graph.nodes[b.node_from].get("domain")
             if dom in (None, "any"):      # a two-port's side on the datum: the other node says
                 dom = graph.nodes[b.node_to].get("domain") if b.node_to in graph else None
             return domain_of(dom).name, True
-    node = next((n for n in graph if str(n).lower() == low), None)
     return domain_of(graph.nodes[node].get("domain") if node is not None else None).name, False
+
+
+def _across_name(name: str, node_data: dict) -> bool:
+    """Whether the quantity ``name`` is the across variable on a node's domain (``T`` on a thermal node)."""
+    return PROBE_NAMES[name].get(domain_of(node_data.get("domain")).name) == "v"
 
 
 def _settle(graph, p: Probe, label: str) -> Probe:
@@ -173,7 +203,7 @@ def probe_map(S: Structure, label: str) -> Combination:
         for k, b in enumerate(S.branches):       # an element's name means its first branch
             if b.element not in names:
                 names.set(b.element, k)
-        k = names[p.first] if p.first in names else None
+        k = names[p.first] if p.first in names and not names_node(p, S.graph) else None
         if k is not None:
             across, through = S.branch_map(k)
             return dict(across if p.quantity == "v" else through)

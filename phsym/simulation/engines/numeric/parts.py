@@ -27,7 +27,7 @@ from ....errors import SignalError, SimulationError, StructureError
 from ....netlist.params import finite_value
 from ....structure.circuit.canonical import placeholder_values
 from ....structure.circuit.data import CircuitData
-from ....structure.probes import parse_probe
+from ....structure.probes import names_node, parse_probe
 from ...initial import crossing
 from ...plancache import FixedParts
 from .kernels_py import call
@@ -176,7 +176,7 @@ class NumericParts:
                 else:
                     self._branch_voltage(port.branch, out, -1.0)
                 return out
-            if p.second is None and p.first in self._branches:
+            if p.second is None and p.first in self._branches and not names_node(p, self._nodes):
                 b = self._branches[p.first]
                 if p.quantity == "i":
                     out[n_nodes + b] = 1.0
