@@ -1,0 +1,669 @@
+"""A self-contained C99 library of a model: ``NAME.h`` and ``NAME.c`` (libm only).
+
+The step is the generated numba loop translated statement by statement
+(:mod:`phsym.codegen.c.translate`); this module writes what the Python side
+of the simulator does around it, in C:
+
+* the instance struct (every array sized at export time: no allocation, no
+  globals), ``NAME_init`` / ``NAME_reset`` (the state and Newton start the
+  simulator starts from) / ``NAME_set_param`` (control parameters, ramped
+  over the next ``process`` call);
+* ``NAME_process``: blocks of at most ``NAME_BLOCK`` samples, each a call of
+  the generated ``run`` over the inputs of those samples, the previous
+  sample ahead of them (:class:`phsym.simulation.stream.Stream`'s layout:
+  output sample k is the step that ends at input sample k);
+* a step ``run`` gives up on is subdivided exactly as
+  :mod:`phsym.simulation.engines.substeps` does (halves, down to ``h/1024``,
+  with the same accumulation of the sub-steps' outputs); a step that fails
+  even then holds the last good state and output and is counted
+  (``NAME_failures``): no blocking, no NaN;
+* outputs: probes as the dot product of the step's efforts with the probe
+  vector (summed in the order :meth:`SimulationResult._probe` sums them),
+  states, port outputs.
+
+``NAME_RECORD_ENERGY`` (0 by default) compiles the loop that books the
+stored energy and the powers of every step, as the simulator's loop does.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Sequence, Tuple
+
+from ...errors import ExportError
+from ...version import __version__
+from .prune import dead_code, without_record
+from .translate import HELPERS, Translator
+
+__all__ = ["Control", "Output", "LibrarySpec", "c_identifier", "library_sources", "RUN_KINDS", "MAX_LEVELS"]
+
+#: Halvings of a failed step (as :data:`phsym.simulation.engines.substeps.MAX_LEVELS`).
+MAX_LEVELS = 10
+
+#: Kinds of the generated ``run``'s arguments (:data:`phsym.codegen.newton.module.RUN_ARGS`).
+RUN_KINDS = dict(x="D1", v="D1", U="D2", p="D1", xs="D1", h="d", k0="i", k1="i", tol="d", maxit="i", flag="b",
+                 X="D2", Y="D2", Hh="D1", Pd="D1", Ps="D1", Pc="D1", Pn="D1", IT="I1", FL="I1", E="D2", rec_e="b",
+                 info="I1", F="D1", Jm="D2", piv="I1", d="D1", vp="D1", wt="D1", ub="D1", e="D1", y="D1",
+                 vold="D1", ve="D1")
+
+
+@dataclass
+class Control:
+    """A parameter the library changes while running (``NAME_set_param``).
+
+    Attributes
+    ----------
+    name : str
+        Parameter name in the netlist.
+    column : int
+        Its column of the input array ``U`` of ``run``.
+    default, minimum, maximum : float
+        Value at export and range.
+    unit : str
+        Unit (for plugin metadata), may be empty.
+    """
+
+    name: str
+    column: int
+    default: float
+    minimum: float
+    maximum: float
+    unit: str = ""
+
+
+@dataclass
+class Output:
+    """A signal the library returns: ``kind`` ``"e"`` (probe: ``sum c_j e_j``), ``"x"`` (state at the
+    step's end), ``"y"`` (port output of the step) or ``"u"`` (input column at the sample)."""
+
+    label: str
+    kind: str
+    index: int = 0
+    coefs: List[Tuple[int, float]] = field(default_factory=list)
+
+
+@dataclass
+class LibrarySpec:
+    """Everything the C library is made of (numbers and the generated module).
+
+    Attributes
+    ----------
+    name : str
+        C identifier prefixing every symbol.
+    origin : str
+        What the model came from (netlist file), for the header comment.
+    module_source : str
+        The generated step module (:func:`phsym.codegen.newton.module.module_source`).
+    namespace : dict
+        Callables the module imports (kernels), by name.
+    scheme : str
+        The step's scheme.
+    fs : float
+        Sample rate the export was made and checked at.
+    n_x, n_v, n_u, n_e, n_ve : int
+        States, Newton unknowns, ports, effort-vector size, carried work array size.
+    p, xs : list of float
+        Parameter array and state scales.
+    tol : float
+        Newton tolerance.
+    maxit : int
+        Newton iteration cap.
+    x0, v0 : list of float
+        State and Newton start after ``NAME_reset``.
+    increments : list of bool
+        Per state: whether its unknown is its increment (a failed step's restart, as the simulator's).
+    columns : list of str
+        Names of the columns of ``U``: the model's inputs, then its controls.
+    inputs : list of int
+        Columns fed by ``NAME_process``'s input channels, in channel order.
+    fixed : dict of int to float
+        The other input columns: their netlist values.
+    controls : list of Control
+        Control parameters (``NAME_set_param``).
+    outputs : list of Output
+        Output channels.
+    block : int
+        Samples per call of the generated loop.
+    """
+
+    name: str
+    origin: str
+    module_source: str
+    namespace: Dict[str, object]
+    scheme: str
+    fs: float
+    n_x: int
+    n_v: int
+    n_u: int
+    n_e: int
+    n_ve: int
+    p: List[float]
+    xs: List[float]
+    tol: float
+    maxit: int
+    x0: List[float]
+    v0: List[float]
+    increments: List[bool]
+    columns: List[str]
+    inputs: List[int]
+    fixed: Dict[int, float]
+    controls: List[Control]
+    outputs: List[Output]
+    block: int = 64
+
+
+def c_identifier(text: str) -> str:
+    """A C identifier from a name (``overdrive`` from ``overdrive.cir``, ``v_out_`` from ``v(out)``).
+
+    Parameters
+    ----------
+    text : str
+        Any name.
+    """
+    s = re.sub(r"[^A-Za-z0-9_]", "_", text)
+    return s if s and not s[0].isdigit() else "m_" + s
+
+
+def _num(v: float) -> str:
+    r = repr(float(v))
+    if r == "nan":
+        return "NAN"
+    if r in ("inf", "-inf"):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    return r
+
+
+def _array(values: Sequence[float]) -> str:
+    return "{" + ", ".join(_num(v) for v in values) + "}" if len(values) else "{0}"
+
+
+def _run_call(fn, args: Dict[str, str], dims: Dict[Tuple[str, int], str]) -> str:
+    """The C call of a translated ``run``: its arguments, then each array's hidden dimensions."""
+    out = []
+    for p in fn.params:
+        out.append(args[p])
+        out += [dims[(p, j)] for j in range(2) if (p, j) in fn.hidden]
+    return f"{fn.cname}({', '.join(out)})"
+
+
+def library_sources(spec: LibrarySpec) -> Tuple[str, str]:
+    """``(NAME.h, NAME.c)`` of a model.
+
+    Parameters
+    ----------
+    spec : LibrarySpec
+        The model's numbers and generated module.
+    """
+    N = spec.name
+    up = N.upper()
+    M, MU, NE = max(spec.n_v, 1), max(spec.n_u, 1), max(spec.n_e, 1)
+    NX, NC, NCTL = max(spec.n_x, 1), max(len(spec.columns), 1), max(len(spec.controls), 1)
+    P, B = max(len(spec.p), 1), int(spec.block)
+    if len(spec.v0) > M or len(spec.x0) != spec.n_x:
+        raise ExportError("C export: the initial state does not fit the model")
+
+    def transform(name: str, node: ast.FunctionDef) -> ast.FunctionDef:
+        if name == "run_fast":
+            return without_record(node, spec.n_x)
+        import copy
+        return dead_code(copy.deepcopy(node))
+
+    T = Translator(spec.module_source, spec.namespace, f"{N}_", transform=transform)
+    if "run" not in T.defs:
+        raise ExportError("C export: the generated module has no run loop")
+    T.defs["run_fast"] = T.defs["run"]
+    rec = T.function("run", RUN_KINDS, f"{N}_run_rec")
+    fast = T.function("run_fast", RUN_KINDS, f"{N}_run_fast")
+    body = T.source({rec.cname: f"{up}_RECORD_ENERGY", fast.cname: f"!{up}_RECORD_ENERGY"})
+
+    def call(fn, A: str) -> str:
+        a = {"x": "s->x", "v": "s->v", "U": f"{A}U", "p": "s->p", "xs": "s->xs", "h": "hh", "k0": "k0", "k1": "k1",
+             "tol": "s->tol", "maxit": "s->maxit", "flag": "0", "rec_e": "1", "info": "s->info"}
+        a.update({k: f"{A}{k}" for k in ("X", "Y", "Hh", "Pd", "Ps", "Pc", "Pn", "IT", "FL", "E")})
+        a.update({k: f"s->{k}" for k in ("F", "Jm", "piv", "d", "vp", "wt", "ub", "e", "y", "vold", "ve")})
+        dims = {("U", 1): str(NC), ("X", 1): str(NX), ("Y", 1): str(MU), ("E", 1): str(NE), ("Jm", 1): str(3 * M)}
+        return _run_call(fn, a, dims)
+
+    ctl_names = [c.name for c in spec.controls]
+    enum = [f"    {up}_PARAM_{c_identifier(n).upper()} = {j}," for j, n in enumerate(ctl_names)]
+    legend = [f" *   input {j}: {spec.columns[c]}" for j, c in enumerate(spec.inputs)] + \
+             [f" *   output {j}: {o.label}" for j, o in enumerate(spec.outputs)] + \
+             [f" *   parameter {j}: {c.name} = {c.default:g} in [{c.minimum:g}, {c.maximum:g}] {c.unit}"
+              for j, c in enumerate(spec.controls)]
+    head = [f"/* {N}: generated by phsym {__version__} (phsym.codegen.c) from {spec.origin}.",
+            f" * The {spec.scheme} step of phsym's generated loop at {spec.fs:g} Hz, in C99 (libm only).",
+            " * Do not edit: phsym export rewrites it from the netlist."] + legend + [" */"]
+    h = head + [f"#ifndef {up}_H", f"#define {up}_H", "", "#ifdef __cplusplus", 'extern "C" {', "#endif", "",
+                "/* 1: also book the stored energy, the dissipated power and the balance of every step */",
+                f"#ifndef {up}_RECORD_ENERGY", f"#define {up}_RECORD_ENERGY 0", "#endif", "",
+                f"#define {up}_NUM_INPUTS {len(spec.inputs)}", f"#define {up}_NUM_OUTPUTS {len(spec.outputs)}",
+                f"#define {up}_NUM_PARAMS {len(spec.controls)}",
+                f"#define {up}_SAMPLE_RATE {_num(spec.fs)}  /* the rate the export was checked at */",
+                f"#define {up}_BLOCK {B}", "",
+                "typedef enum {"] + (enum or [f"    {up}_PARAM_NONE_ = -1,"]) + [f"}} {N}_param;", ""]
+    h += [f"/* work arrays of one call of the step loop ({B} steps, or 2 sub-steps) */",
+          f"typedef struct {{ double U[({B} + 1) * {NC}], X[({B} + 1) * {NX}], Y[{B} * {MU}], E[{B} * {NE}];",
+          f"    double Hh[{B} + 1], Pd[{B}], Ps[{B}], Pc[{B}], Pn[{B}]; long IT[{B}], FL[{B}]; }} {N}_block;",
+          f"typedef struct {{ double U[3 * {NC}], X[3 * {NX}], Y[2 * {MU}], E[2 * {NE}];",
+          f"    double Hh[3], Pd[2], Ps[2], Pc[2], Pn[2]; long IT[2], FL[2]; }} {N}_level;", "",
+          "/* one instance: everything it uses (no globals, no allocation) */",
+          "typedef struct {",
+          f"    double fs, h, tol; long maxit;",
+          f"    double p[{P}], xs[{NX}], x[{NX}], v[{M}], vold[{M}];",
+          f"    long info[4], piv[{M}];",
+          f"    double F[{M}], Jm[{M} * {3 * M}], d[{M}], vp[{M}], wt[{M}], ub[{MU}], e[{NE}], y[{MU}];",
+          f"    double ve[{max(spec.n_ve, 1)}];",
+          f"    {N}_block blk;",
+          f"    {N}_level lv[{MAX_LEVELS}];",
+          f"    double acc_Y[{MU}], acc_E[{NE}], acc_Pd, acc_Ps, acc_Pc, acc_Pn, acc_H; long acc_it, acc_count;",
+          f"    double u_prev[{NC}], ctl[{NCTL}], target[{NCTL}], e_last[{NE}], y_last[{MU}];",
+          "    int started;",
+          "    long failures, subdivided, iterations, samples;",
+          "    double last_H, last_P_diss, last_balance, max_balance;",
+          f"}} {N}_state;", "",
+          f"/* 0, or -1 for a rate that is not positive */",
+          f"int {N}_init({N}_state *s, double fs);",
+          f"/* back to the state the simulator starts from (the DC operating point or the netlist's ICs) */",
+          f"void {N}_reset({N}_state *s);",
+          f"/* a control parameter, reached linearly over the next process call; -1: no such parameter */",
+          f"int {N}_set_param({N}_state *s, int index, double value);",
+          f"double {N}_get_param(const {N}_state *s, int index);",
+          f"const char *{N}_param_name(int index);",
+          f"void {N}_param_range(int index, double *minimum, double *maximum, double *value);",
+          f"/* in[j][k]: input j (volts) at sample k; out[j][k]: output j of the step ending at sample k */",
+          f"void {N}_process({N}_state *s, const float *const *in, float *const *out, int nframes);",
+          f"void {N}_process_double({N}_state *s, const double *const *in, double *const *out, int nframes);",
+          f"/* steps that failed even in sub-steps (held at the last good state) since the last reset */",
+          f"long {N}_failures(const {N}_state *s);",
+          f"#if {up}_RECORD_ENERGY",
+          f"/* the last step's stored energy [J], dissipated power [W], balance residual [J]; the largest |residual| */",
+          f"void {N}_energy(const {N}_state *s, double *H, double *P_diss, double *balance, double *max_balance);",
+          "#endif", "", "#ifdef __cplusplus", "}", "#endif", f"#endif /* {up}_H */", ""]
+
+    out_lines = []
+    for j, o in enumerate(spec.outputs):
+        dst = f"        if (out && out[{j}]) out[{j}][src + k] = "
+        if o.kind == "e":
+            terms = "".join(f" + A->E[k * {NE} + {i}] * {_num(c)}" for i, c in o.coefs if c != 0.0)
+            out_lines.append(f"{dst}0.0{terms};")
+        elif o.kind == "x":
+            out_lines.append(f"{dst}A->X[(k + 1) * {NX} + {o.index}];")
+        elif o.kind == "y":
+            out_lines.append(f"{dst}A->Y[k * {MU} + {o.index}];")
+        elif o.kind == "u":
+            out_lines.append(f"{dst}A->U[(k + 1) * {NC} + {o.index}];")
+        else:
+            raise ExportError(f"C export: output kind {o.kind!r}")
+    fill = [f"        row[{c}] = {_num(v)};" for c, v in sorted(spec.fixed.items())]
+    fill += [f"        row[{c}] = in && in[{j}] ? in[{j}][src + k] : 0.0;" for j, c in enumerate(spec.inputs)]
+    fill += [f"        row[{c.column}] = idx == nframes ? s->target[{j}] : s->ctl[{j}] + (s->target[{j}] - s->ctl[{j}])"
+             f" * ((double)idx / (double)nframes);" for j, c in enumerate(spec.controls)]
+    names = ", ".join(f'"{n}"' for n in ctl_names) or '""'
+    C = head + [f'#include "{N}.h"', "#include <math.h>", "#include <string.h>", "",
+                HELPERS, "", body, "",
+                f"static const double {N}_p0[{P}] = {_array(spec.p)};",
+                f"static const double {N}_xs0[{NX}] = {_array(spec.xs)};",
+                f"static const double {N}_x0[{NX}] = {_array(spec.x0)};",
+                f"static const double {N}_v0[{M}] = {_array(list(spec.v0) + [0.0] * (M - len(spec.v0)))};",
+                f"static const int {N}_incr[{NX}] = {{{', '.join('1' if b else '0' for b in spec.increments) or '0'}}};",
+                f"static const double {N}_ctl0[{NCTL}] = {_array([c.default for c in spec.controls])};",
+                f"static const double {N}_ctl_lo[{NCTL}] = {_array([c.minimum for c in spec.controls])};",
+                f"static const double {N}_ctl_hi[{NCTL}] = {_array([c.maximum for c in spec.controls])};",
+                f"static const char *const {N}_ctl_names[{NCTL}] = {{{names}}};", ""]
+    C += _DRIVER.format(N=N, UP=up, NX=NX, M=M, MU=MU, NE=NE, NC=NC, B=B, NCTL=NCTL, NXR=spec.n_x,
+                        NCTLR=len(spec.controls), LEVELS=MAX_LEVELS, P=P, NI=len(spec.inputs),
+                        NO=len(spec.outputs), NIB=max(len(spec.inputs), 1), NOB=max(len(spec.outputs), 1),
+                        TOL=_num(spec.tol), MAXIT=int(spec.maxit),
+                        RUN_REC=call(rec, "A->"), RUN_FAST=call(fast, "A->"),
+                        FILL="\n".join(fill) or "        (void)row;", OUTS="\n".join(out_lines) or "",
+                        ).split("\n")
+    return "\n".join(h), "\n".join(C) + "\n"
+
+
+_DRIVER = r"""
+#if {UP}_RECORD_ENERGY
+#define {N}_RUN(A, hh, k0, k1) {RUN_REC}
+#else
+#define {N}_RUN(A, hh, k0, k1) {RUN_FAST}
+#endif
+
+int {N}_init({N}_state *s, double fs)
+{{
+    int i;
+    if (!(fs > 0.0) || !isfinite(fs))
+        return -1;
+    memset(s, 0, sizeof *s);
+    s->fs = fs;
+    s->h = 1.0 / fs;
+    s->tol = {TOL};
+    s->maxit = {MAXIT};
+    for (i = 0; i < {P}; i++)
+        s->p[i] = {N}_p0[i];
+    for (i = 0; i < {NX}; i++)
+        s->xs[i] = {N}_xs0[i];
+    for (i = 0; i < {NCTL}; i++)
+        s->ctl[i] = s->target[i] = {N}_ctl0[i];
+    {N}_reset(s);
+    return 0;
+}}
+
+void {N}_reset({N}_state *s)
+{{
+    int i;
+    for (i = 0; i < {NX}; i++)
+        s->x[i] = {N}_x0[i];
+    for (i = 0; i < {M}; i++) {{
+        s->v[i] = {N}_v0[i];
+        s->vold[i] = 0.0;
+        s->F[i] = s->d[i] = s->vp[i] = 0.0;
+        s->wt[i] = 1.0;
+        s->piv[i] = 0;
+    }}
+    for (i = 0; i < {M} * {M} * 3; i++)
+        s->Jm[i] = 0.0;
+    for (i = 0; i < 4; i++)
+        s->info[i] = 0;
+    for (i = 0; i < {MU}; i++)
+        s->ub[i] = s->y[i] = s->y_last[i] = 0.0;
+    for (i = 0; i < {NE}; i++)
+        s->e[i] = s->e_last[i] = 0.0;
+    for (i = 0; i < (int)(sizeof s->ve / sizeof s->ve[0]); i++)
+        s->ve[i] = NAN;    /* nothing carried yet */
+    s->started = 0;
+    s->failures = s->subdivided = s->iterations = s->samples = 0;
+    s->last_H = s->last_P_diss = s->last_balance = s->max_balance = 0.0;
+}}
+
+int {N}_set_param({N}_state *s, int index, double value)
+{{
+    if (index < 0 || index >= {NCTLR} || !isfinite(value))
+        return -1;
+    if (value < {N}_ctl_lo[index])
+        value = {N}_ctl_lo[index];
+    if (value > {N}_ctl_hi[index])
+        value = {N}_ctl_hi[index];
+    s->target[index] = value;
+    return 0;
+}}
+
+double {N}_get_param(const {N}_state *s, int index)
+{{
+    return index >= 0 && index < {NCTLR} ? s->target[index] : NAN;
+}}
+
+const char *{N}_param_name(int index)
+{{
+    return index >= 0 && index < {NCTLR} ? {N}_ctl_names[index] : (const char *)0;
+}}
+
+void {N}_param_range(int index, double *minimum, double *maximum, double *value)
+{{
+    if (index < 0 || index >= {NCTLR})
+        return;
+    if (minimum) *minimum = {N}_ctl_lo[index];
+    if (maximum) *maximum = {N}_ctl_hi[index];
+    if (value) *value = {N}_ctl0[index];
+}}
+
+long {N}_failures(const {N}_state *s)
+{{
+    return s->failures;
+}}
+
+/* the failed step restarts from the unknowns Newton last converged to, state increments scaled */
+static void {N}_restart({N}_state *s, int from_last, double scale)
+{{
+    int i;
+    if (from_last)
+        for (i = 0; i < {M}; i++)
+            s->v[i] = s->vold[i];
+    for (i = 0; i < {NXR} && i < {M}; i++)
+        s->v[i] *= scale;
+    for (i = 0; i < {M}; i++)
+        s->vold[i] = s->v[i];
+}}
+
+/* Substeps.add: the time integrals of the sub-steps j0 .. j1-1 of one level */
+static void {N}_acc_add({N}_state *s, const {N}_level *A, long j0, long j1, double hs)
+{{
+    long i;
+    if (j1 <= j0)
+        return;
+    for (i = 0; i < {MU}; i++)
+        s->acc_Y[i] += hs * (j1 - j0 == 2 ? A->Y[i] + A->Y[{MU} + i] : A->Y[j0 * {MU} + i]);
+    for (i = 0; i < {NE}; i++)
+        s->acc_E[i] += hs * (j1 - j0 == 2 ? A->E[i] + A->E[{NE} + i] : A->E[j0 * {NE} + i]);
+#if {UP}_RECORD_ENERGY
+    s->acc_Pd += hs * (j1 - j0 == 2 ? A->Pd[0] + A->Pd[1] : A->Pd[j0]);
+    s->acc_Ps += hs * (j1 - j0 == 2 ? A->Ps[0] + A->Ps[1] : A->Ps[j0]);
+    s->acc_Pc += hs * (j1 - j0 == 2 ? A->Pc[0] + A->Pc[1] : A->Pc[j0]);
+    s->acc_Pn += hs * (j1 - j0 == 2 ? A->Pn[0] + A->Pn[1] : A->Pn[j0]);
+    s->acc_H = A->Hh[j1];
+#endif
+    for (i = j0; i < j1; i++)
+        s->acc_it += A->IT[i];
+    s->acc_count += j1 - j0;
+}}
+
+/* substeps.subdivide: from u0 to u1 over h in two halves, halving failed halves again */
+static int {N}_subdivide({N}_state *s, const double *u0, const double *u1, double h, int level)
+{{
+    {N}_level *A = &s->lv[level - 1];
+    double hh = 0.5 * h;
+    long j = 0, k0, k1 = 2, bad, i;
+    for (i = 0; i < {NC}; i++) {{
+        A->U[i] = u0[i];
+        A->U[{NC} + i] = 0.5 * (u0[i] + u1[i]);
+        A->U[2 * {NC} + i] = u1[i];
+    }}
+    for (i = 0; i < {NX}; i++)
+        A->X[i] = s->x[i];
+    for (i = 0; i < 2; i++) {{
+        A->IT[i] = A->FL[i] = 0;
+        A->Pc[i] = A->Pn[i] = 0.0;
+    }}
+    for (i = 0; i < 2 * {NE}; i++)
+        A->E[i] = 0.0;
+    while (j < 2) {{
+        k0 = j;
+        bad = {N}_RUN(A, hh, k0, k1);
+        {N}_acc_add(s, A, j, bad < 0 ? 2 : bad, hh);
+        if (bad < 0)
+            return 1;
+        if (level >= {LEVELS})
+            return 0;
+        for (i = 0; i < {NXR}; i++)
+            s->x[i] = A->X[bad * {NX} + i];
+        {N}_restart(s, 1, 0.5);
+        if (!{N}_subdivide(s, &A->U[bad * {NC}], &A->U[(bad + 1) * {NC}], hh, level + 1))
+            return 0;
+        for (i = 0; i < {NXR}; i++)
+            A->X[(bad + 1) * {NX} + i] = s->x[i];
+        {N}_restart(s, 0, 2.0);
+        j = bad + 1;
+    }}
+    return 1;
+}}
+
+/* NewtonLoop._subdivide: the failed step k of the block in sub-steps; 0 when that fails too */
+static int {N}_substeps({N}_state *s, long k)
+{{
+    {N}_block *A = &s->blk;
+    long failed[3], i;
+    double h = s->h;
+    for (i = 0; i < 3; i++)
+        failed[i] = s->info[i];
+    for (i = 0; i < {NXR}; i++)
+        s->x[i] = A->X[k * {NX} + i];
+    for (i = 0; i < {M}; i++)
+        s->v[i] = s->vold[i];
+    for (i = 0; i < {NXR} && i < {M}; i++)
+        s->v[i] *= 0.5;
+    for (i = 0; i < {M}; i++)
+        s->vold[i] = s->v[i];
+    for (i = 0; i < {MU}; i++)
+        s->acc_Y[i] = 0.0;
+    for (i = 0; i < {NE}; i++)
+        s->acc_E[i] = 0.0;
+    s->acc_Pd = s->acc_Ps = s->acc_Pc = s->acc_Pn = 0.0;
+    s->acc_H = NAN;
+    s->acc_it = s->acc_count = 0;
+    if (!{N}_subdivide(s, &A->U[k * {NC}], &A->U[(k + 1) * {NC}], h, 1)) {{
+        for (i = 0; i < 3; i++)
+            s->info[i] = failed[i];
+        return 0;
+    }}
+    for (i = 0; i < {NXR}; i++)
+        A->X[(k + 1) * {NX} + i] = s->x[i];
+#if {UP}_RECORD_ENERGY
+    A->Hh[k + 1] = s->acc_H;
+    A->Pd[k] = s->acc_Pd / h;
+    A->Ps[k] = s->acc_Ps / h;
+    A->Pc[k] = s->acc_Pc / h;
+    A->Pn[k] = s->acc_Pn / h;
+#endif
+    for (i = 0; i < {MU}; i++)
+        A->Y[k * {MU} + i] = s->acc_Y[i] / h;
+    for (i = 0; i < {NE}; i++)
+        A->E[k * {NE} + i] = s->acc_E[i] / h;
+    A->IT[k] = s->acc_it;
+    A->FL[k] = 0;
+    for (i = 0; i < {NXR} && i < {M}; i++)
+        s->v[i] = {N}_incr[i] ? A->X[(k + 1) * {NX} + i] - A->X[k * {NX} + i] : 0.0;
+    for (i = 0; i < {M}; i++)
+        s->vold[i] = s->v[i];
+    s->subdivided += 1;
+    return 1;
+}}
+
+/* the m steps of the block: the generated loop, failed steps subdivided or held */
+static void {N}_steps({N}_state *s, long m)
+{{
+    {N}_block *A = &s->blk;
+    double hh = s->h;
+    long k0 = 0, k1 = m, bad, i;
+    for (i = 0; i < {NXR}; i++)
+        A->X[i] = s->x[i];
+    for (;;) {{
+        bad = {N}_RUN(A, hh, k0, k1);
+        if (bad < 0)
+            break;
+        if (!{N}_substeps(s, bad)) {{
+            /* not even in sub-steps: hold the last good state and output, count it */
+            s->failures += 1;
+            for (i = 0; i < {NXR}; i++) {{
+                s->x[i] = A->X[bad * {NX} + i];
+                A->X[(bad + 1) * {NX} + i] = s->x[i];
+            }}
+            for (i = 0; i < {M}; i++)
+                s->v[i] = s->vold[i];
+            for (i = 0; i < {MU}; i++)
+                A->Y[bad * {MU} + i] = bad > 0 ? A->Y[(bad - 1) * {MU} + i] : s->y_last[i];
+            for (i = 0; i < {NE}; i++)
+                A->E[bad * {NE} + i] = bad > 0 ? A->E[(bad - 1) * {NE} + i] : s->e_last[i];
+#if {UP}_RECORD_ENERGY
+            A->Hh[bad + 1] = A->Hh[bad];
+            A->Pd[bad] = A->Ps[bad] = A->Pc[bad] = A->Pn[bad] = 0.0;
+#endif
+            A->IT[bad] = 0;
+            A->FL[bad] = 1;
+        }}
+        k0 = bad + 1;
+        if (k0 >= k1)
+            break;
+    }}
+    for (i = 0; i < m; i++)
+        s->iterations += A->IT[i];
+#if {UP}_RECORD_ENERGY
+    for (i = 0; i < m; i++) {{
+        double r = (A->Hh[i + 1] - A->Hh[i]) - hh * (A->Ps[i] - A->Pd[i]);
+        if (fabs(r) > s->max_balance)
+            s->max_balance = fabs(r);
+        s->last_balance = r;
+    }}
+    s->last_H = A->Hh[m];
+    s->last_P_diss = A->Pd[m - 1];
+#endif
+    for (i = 0; i < {MU}; i++)
+        s->y_last[i] = A->Y[(m - 1) * {MU} + i];
+    for (i = 0; i < {NE}; i++)
+        s->e_last[i] = A->E[(m - 1) * {NE} + i];
+}}
+
+#if {UP}_RECORD_ENERGY
+void {N}_energy(const {N}_state *s, double *H, double *P_diss, double *balance, double *max_balance)
+{{
+    if (H) *H = s->last_H;
+    if (P_diss) *P_diss = s->last_P_diss;
+    if (balance) *balance = s->last_balance;
+    if (max_balance) *max_balance = s->max_balance;
+}}
+#endif
+
+/* m samples (at most a block) of a call of nframes samples that started `at` samples earlier:
+   inputs and outputs at in[j][src + k], out[j][src + k]; controls ramp over the whole call */
+static void {N}_chunk({N}_state *s, const double *const *in, double *const *out, int src, int at, int m,
+                      int nframes)
+{{
+    {N}_block *A = &s->blk;
+    int i, k;
+    (void)nframes;
+    for (k = 0; k < m; k++) {{
+        double *row = &A->U[(k + 1) * {NC}];
+        int idx = at + k + 1;
+        (void)idx;
+{FILL}
+    }}
+    /* before the first sample the input is held at that sample for one step */
+    for (i = 0; i < {NC}; i++)
+        A->U[i] = s->started ? s->u_prev[i] : A->U[{NC} + i];
+    s->started = 1;
+    {N}_steps(s, m);
+    for (k = 0; k < m; k++) {{
+{OUTS}
+    }}
+    for (i = 0; i < {NC}; i++)
+        s->u_prev[i] = A->U[m * {NC} + i];
+    s->samples += m;
+}}
+
+void {N}_process_double({N}_state *s, const double *const *in, double *const *out, int nframes)
+{{
+    int at = 0, i;
+    while (at < nframes) {{
+        int m = nframes - at < {B} ? nframes - at : {B};
+        {N}_chunk(s, in, out, at, at, m, nframes);
+        at += m;
+    }}
+    for (i = 0; i < {NCTLR}; i++)
+        s->ctl[i] = s->target[i];
+}}
+
+void {N}_process({N}_state *s, const float *const *in, float *const *out, int nframes)
+{{
+    /* a block at a time through double buffers on the stack: no allocation */
+    double ib[{NIB}][{B}], ob[{NOB}][{B}];
+    const double *ip[{NIB}];
+    double *op[{NOB}];
+    int at = 0, i, j, k;
+    while (at < nframes) {{
+        int m = nframes - at < {B} ? nframes - at : {B};
+        for (j = 0; j < {NI}; j++) {{
+            for (k = 0; k < m; k++)
+                ib[j][k] = in && in[j] ? (double)in[j][at + k] : 0.0;
+            ip[j] = ib[j];
+        }}
+        for (j = 0; j < {NO}; j++)
+            op[j] = ob[j];
+        {N}_chunk(s, ip, op, 0, at, m, nframes);
+        for (j = 0; j < {NO}; j++)
+            if (out && out[j])
+                for (k = 0; k < m; k++)
+                    out[j][at + k] = (float)ob[j][k];
+        at += m;
+    }}
+    for (i = 0; i < {NCTLR}; i++)
+        s->ctl[i] = s->target[i];
+}}
+"""
