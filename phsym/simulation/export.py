@@ -25,11 +25,12 @@ from typing import Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from ..codegen.c.library import Control, LibrarySpec, Output, c_identifier, library_sources
+from ..codegen.c.lv2 import lv2_sources, plugin_uri
 from ..codegen.cache import import_generated
 from ..errors import ExportError, PhsymError, SignalError
 from .signals import initial_state
 
-__all__ = ["ExportedLibrary", "export_c", "c_spec", "exported_simulator"]
+__all__ = ["ExportedLibrary", "export_c", "export_lv2", "c_spec", "exported_simulator"]
 
 
 @dataclass
@@ -46,6 +47,10 @@ class ExportedLibrary:
         The numbers the library was made of.
     inputs, outputs : list of str
         Input sources and output labels, in channel order.
+    bundle : pathlib.Path or None
+        The LV2 bundle directory (``DIR/lv2/NAME.lv2``; :func:`export_lv2`), built by ``make`` in ``DIR``.
+    uri : str or None
+        The plugin's URI.
     """
 
     name: str
@@ -54,6 +59,8 @@ class ExportedLibrary:
     spec: LibrarySpec
     inputs: List[str]
     outputs: List[str]
+    bundle: Optional[Path] = None
+    uri: Optional[str] = None
 
 
 def exported_simulator(deck: Union[str, Path], fs: Optional[float] = None):
@@ -226,3 +233,40 @@ def export_c(deck: Union[str, Path], directory: Union[str, Path], fs: Optional[f
     cp.write_text(c)
     return ExportedLibrary(spec.name, hp, cp, spec, [spec.columns[j] for j in spec.inputs],
                            [o.label for o in spec.outputs])
+
+
+def export_lv2(deck: Union[str, Path], directory: Union[str, Path], fs: Optional[float] = None,
+               inputs: Optional[Sequence[str]] = None, outputs: Optional[Sequence[str]] = None,
+               name: Optional[str] = None, build: bool = False) -> ExportedLibrary:
+    """Write an LV2 plugin of a netlist: the C library, the plugin wrapper, ``lv2/NAME.lv2/*.ttl`` and a
+    ``Makefile`` building ``lv2/NAME.lv2/NAME.so`` (``make -C DIR``; needs ``lv2-dev``); hosts find the
+    bundle with ``LV2_PATH=DIR/lv2``.
+
+    Parameters
+    ----------
+    deck, directory, fs, inputs, outputs, name
+        As for :func:`export_c`.
+    build : bool
+        Run ``make`` in ``directory`` (raises :class:`~phsym.errors.ExportError` when it fails).
+
+    Returns
+    -------
+    ExportedLibrary
+        With ``bundle`` and ``uri`` set.
+    """
+    lib = export_c(deck, directory, fs, inputs, outputs, name)
+    out = Path(directory)
+    for rel, text in lv2_sources(lib.spec).items():
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    lib.bundle, lib.uri = out / "lv2" / f"{lib.name}.lv2", plugin_uri(lib.name)
+    if build:
+        import subprocess
+        try:
+            r = subprocess.run(["make", "-C", str(out)], capture_output=True, text=True)
+        except OSError as exc:
+            raise ExportError(f"cannot run make to build the plugin: {exc}") from None
+        if r.returncode != 0:
+            raise ExportError(f"building {lib.bundle} failed (is lv2-dev installed?):\n{r.stderr.strip()[-2000:]}")
+    return lib
