@@ -262,6 +262,8 @@ def library_sources(spec: LibrarySpec) -> Tuple[str, str]:
           "    long failures, subdivided, iterations, samples;",
           "    double last_H, last_P_diss, last_balance, max_balance;",
           f"}} {N}_state;", "",
+          f"/* sizeof({N}_state), for hosts that allocate it through a foreign-function interface */",
+          f"unsigned long {N}_state_size(void);",
           f"/* 0, or -1 for a rate that is not positive */",
           f"int {N}_init({N}_state *s, double fs);",
           f"/* back to the state the simulator starts from (the DC operating point or the netlist's ICs) */",
@@ -327,6 +329,11 @@ _DRIVER = r"""
 #else
 #define {N}_RUN(A, hh, k0, k1) {RUN_FAST}
 #endif
+
+unsigned long {N}_state_size(void)
+{{
+    return (unsigned long)sizeof({N}_state);
+}}
 
 int {N}_init({N}_state *s, double fs)
 {{
