@@ -133,3 +133,12 @@ def test_export_errors(tmp_path):
         export_c(ROOT / "netlists/diode_clipper.cir", tmp_path, fs=FS, inputs=["VX"])
     with pytest.raises(ExportError, match="block"):
         export_c(ROOT / "netlists/diode_clipper.cir", tmp_path, fs=FS, block=0)
+
+
+def test_cli_errors(tmp_path, capsys):
+    from phsym.cli import main
+    deck = str(ROOT / "netlists/diode_clipper.cir")
+    assert main(["export", deck, "--c", str(tmp_path), "--fs", "48k", "--inputs", "VX"]) == 1
+    assert "no input source 'VX'; sources: Vin" in capsys.readouterr().err
+    assert main(["export", deck, "--c", str(tmp_path), "--fs", "48k", "--outputs", "v(nowhere)"]) == 1
+    assert "nowhere" in capsys.readouterr().err
