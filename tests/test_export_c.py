@@ -112,7 +112,8 @@ def test_record_energy_and_failures(tmp_path):
     lib, stream = _export("netlists/overdrive.cir", tmp_path)
     fast, rec = CLib(lib, tmp_path), CLib(lib, tmp_path, ["OVERDRIVE_RECORD_ENERGY=1"])
     x = _sine(400, 0.3)
-    np.testing.assert_array_equal(fast.process(x), rec.process(x))
+    ref0 = fast.process(x)
+    np.testing.assert_array_equal(ref0, rec.process(x))
     stream.process({"VIN": x})
     e = [ctypes.c_double() for _ in range(4)]
     rec.f("energy")(rec.buf, *[ctypes.byref(v) for v in e])
@@ -126,6 +127,9 @@ def test_record_energy_and_failures(tmp_path):
     # NaN at samples 40..44: the steps ending there and the one from 44 to 45
     assert fast.f("failures")(fast.buf) == 6
     np.testing.assert_array_equal(y[40:46, 0], y[39, 0])         # held at the last good output
+    fast.f("reset")(fast.buf)                                      # back to the simulator's start
+    assert fast.f("failures")(fast.buf) == 0
+    np.testing.assert_array_equal(fast.process(x), ref0)
 
 
 def test_export_errors(tmp_path):
