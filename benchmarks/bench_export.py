@@ -74,7 +74,7 @@ def _hand(seconds: float, fs: float):
     import bench_bjt_hand as bh
     import phsym
     model = phsym.parse(bh.NETLIST)
-    sim = phsym.Simulator(model, fs)
+    sim = phsym.Simulator(model, fs, engine="generated")       # its DC start names the loop's port variables
     res = sim.run(duration=seconds, x0="dc")
     x0, h = res.x[0], res.info["h"]
     vin = res.u[:, model.inputs.index("VIN")].copy()
