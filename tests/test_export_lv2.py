@@ -16,7 +16,13 @@ from phsym.simulation.io.audio import read_wav, write_wav
 ROOT = Path(__file__).resolve().parents[1]
 HAVE_LV2 = shutil.which("lv2apply") is not None and Path("/usr/include/lv2/core/lv2.h").is_file() \
     and shutil.which("make") is not None
-pytestmark = pytest.mark.skipif(not HAVE_LV2, reason="lv2apply (lilv-utils) or lv2-dev not installed")
+# CI (.ci/run) installs them and sets PHSYM_REQUIRE_LV2: there the test runs or fails, elsewhere it may skip
+REQUIRED = os.environ.get("PHSYM_REQUIRE_LV2") == "1"
+pytestmark = pytest.mark.skipif(not HAVE_LV2 and not REQUIRED, reason="lv2apply (lilv-utils) or lv2-dev not installed")
+
+
+def test_host_present():
+    assert HAVE_LV2, "lv2apply (lilv-utils), lv2-dev or make missing: .ci/run installs them"
 
 
 def test_lv2apply_matches_simulate(tmp_path, capsys):
