@@ -22,7 +22,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--fs", help="sample rate (e.g. 48k); default: 1/TSTEP of the .tran card")
     p.add_argument("--inputs", help="sources fed by the audio inputs, comma-separated (default: the first "
                                     "time-varying source); other sources keep their netlist values")
-    p.add_argument("--outputs", help="signal labels of the outputs, comma-separated (default: the first probe)")
+    p.add_argument("--outputs", help="signal labels of the outputs, comma-separated (default: the first probe, "
+                                     "else the port outputs)")
     p.add_argument("--name", help="C prefix of the library (default: the netlist's file name)")
     p.add_argument("--build", action="store_true", help="with --lv2: also run make in DIR")
     p.set_defaults(func=run)
