@@ -218,9 +218,10 @@ def export_c(deck: Union[str, Path], directory: Union[str, Path], fs: Optional[f
 
     Examples
     --------
-    >>> lib = export_c("netlists/diode_clipper.cir", "build", fs=48000)      # doctest: +SKIP
-    >>> lib.header.name
-    'diode_clipper.h'
+    >>> import tempfile
+    >>> lib = export_c("netlists/diode_clipper.cir", tempfile.mkdtemp(), fs=48000)
+    >>> lib.header.name, lib.inputs, lib.outputs
+    ('diode_clipper.h', ['Vin'], ['v(out)'])
     """
     if int(block) < 1:
         raise ExportError(f"block must be at least 1 sample, got {block}")
