@@ -131,12 +131,15 @@ def c_spec(deck: Union[str, Path], fs: Optional[float] = None, inputs: Optional[
             varying = [0]
         chosen = varying[:1]
     fixed: Dict[int, float] = {}
+    waves: Dict[int, tuple] = {}
     for j in range(len(names)):
         if j in chosen:
             continue
-        if _time_varying(plan, j):
-            raise ExportError(f"{deck}: source {names[j]} has a time-varying waveform; the C library takes "
-                              f"time-varying sources as inputs: add it to --inputs")
+        wf = plan.waveforms[j]
+        if isinstance(wf, Exception):
+            raise ExportError(f"{deck}: source {names[j]}: {wf}")
+        if wf is not None and str(wf[0]).lower() != "dc":
+            waves[j] = (str(wf[0]), [float(v) for v in np.asarray(wf[1], dtype=float)])
         w = plan._waveform(j, np.zeros(1))
         fixed[j] = 0.0 if w is None else float(np.asarray(w, dtype=float).ravel()[0])
     # the start: as Stream does for the first sample, the chosen inputs at zero
@@ -168,7 +171,8 @@ def c_spec(deck: Union[str, Path], fs: Optional[float] = None, inputs: Optional[
                        p=[float(v) for v in loop.p], xs=[float(v) for v in loop.xs], tol=loop.tol, maxit=loop.maxit,
                        x0=[float(v) for v in xstart], v0=[float(v) for v in v0],
                        increments=[bool(b) for b in loop._increments], columns=names + list(summary.controls),
-                       inputs=chosen, fixed=fixed, controls=controls, outputs=outs, block=int(block))
+                       inputs=chosen, fixed={j: v for j, v in fixed.items() if j not in waves}, waves=waves,
+                       controls=controls, outputs=outs, block=int(block))
 
 
 def _output(plan, label: str) -> Output:

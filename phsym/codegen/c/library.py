@@ -36,6 +36,7 @@ from ...version import __version__
 from .prune import dead_code, without_record
 from .driver import DRIVER
 from .translate import HELPERS, Translator
+from .waveforms import waveform_function
 
 __all__ = ["Control", "Output", "LibrarySpec", "c_identifier", "library_sources", "RUN_KINDS", "MAX_LEVELS"]
 
@@ -119,7 +120,10 @@ class LibrarySpec:
     inputs : list of int
         Columns fed by ``NAME_process``'s input channels, in channel order.
     fixed : dict of int to float
-        The other input columns: their netlist values.
+        The other input columns with a constant netlist value: that value.
+    waves : dict of int to (str, list of float)
+        The other input columns with a time-varying netlist waveform: its shape and arguments
+        (evaluated at each sample's time, :mod:`.waveforms`).
     controls : list of Control
         Control parameters (``NAME_set_param``).
     outputs : list of Output
@@ -152,6 +156,7 @@ class LibrarySpec:
     controls: List[Control]
     outputs: List[Output]
     block: int = 64
+    waves: Dict[int, Tuple[str, List[float]]] = field(default_factory=dict)
 
 
 def c_identifier(text: str) -> str:
@@ -299,12 +304,14 @@ def library_sources(spec: LibrarySpec) -> Tuple[str, str]:
         else:
             raise ExportError(f"C export: output kind {o.kind!r}")
     fill = [f"        row[{c}] = {_num(v)};" for c, v in sorted(spec.fixed.items())]
+    fill += [f"        row[{c}] = {N}_wave{c}((double)(s->samples + k) * s->h);" for c in sorted(spec.waves)]
     fill += [f"        row[{c}] = in && in[{j}] ? in[{j}][src + k] : 0.0;" for j, c in enumerate(spec.inputs)]
     fill += [f"        row[{c.column}] = idx == nframes ? s->target[{j}] : s->ctl[{j}] + (s->target[{j}] - s->ctl[{j}])"
              f" * ((double)idx / (double)nframes);" for j, c in enumerate(spec.controls)]
     names = ", ".join(f'"{n}"' for n in ctl_names) or '""'
     C = head + [f'#include "{N}.h"', "#include <math.h>", "#include <string.h>", "",
-                HELPERS, "", body, "",
+                HELPERS, "", body, ""] + [waveform_function(f"{N}_wave{c}", *spec.waves[c]) + "\n"
+                                          for c in sorted(spec.waves)] + [
                 f"static const double {N}_p0[{P}] = {_array(spec.p)};",
                 f"static const double {N}_xs0[{NX}] = {_array(spec.xs)};",
                 f"static const double {N}_x0[{NX}] = {_array(spec.x0)};",
