@@ -28,6 +28,7 @@ from ..codegen.c.library import Control, LibrarySpec, Output, c_identifier, libr
 from ..codegen.c.lv2 import lv2_sources, plugin_uri
 from ..codegen.cache import import_generated
 from ..errors import ExportError, PhsymError, SignalError
+from .dcexport import dc_spec
 from .signals import initial_state
 
 __all__ = ["ExportedLibrary", "export_c", "export_lv2", "c_spec", "exported_simulator"]
@@ -146,10 +147,12 @@ def c_spec(deck: Union[str, Path], fs: Optional[float] = None, inputs: Optional[
     u0 = np.zeros(len(names))
     for j, v in fixed.items():
         u0[j] = v
+    dc = None
     if isinstance(x0, str) and x0.strip().lower() == "dc":
         found = sim.dc_solution(u0, None)
         xstart, start = found if isinstance(found, tuple) else (found, None)
         xstart = np.asarray(xstart, dtype=float)
+        dc = dc_spec(sim, u0, list(summary.controls), list(loop.unknowns), start, xstart)
     else:
         xstart, _ = initial_state(plan.x_ic, plan.x_ic_desc, summary.states, x0)
         start = plan.newton_start(np.asarray(xstart, dtype=float), u0)
@@ -172,7 +175,7 @@ def c_spec(deck: Union[str, Path], fs: Optional[float] = None, inputs: Optional[
                        x0=[float(v) for v in xstart], v0=[float(v) for v in v0],
                        increments=[bool(b) for b in loop._increments], columns=names + list(summary.controls),
                        inputs=chosen, fixed={j: v for j, v in fixed.items() if j not in waves}, waves=waves,
-                       controls=controls, outputs=outs, block=int(block))
+                       controls=controls, outputs=outs, block=int(block), dc=dc)
 
 
 def _output(plan, label: str) -> Output:

@@ -22,6 +22,7 @@ unsigned long {N}_state_size(void)
     return (unsigned long)sizeof({N}_state);
 }}
 
+{DC_POINT}
 int {N}_init({N}_state *s, double fs)
 {{
     int i;
@@ -67,6 +68,21 @@ void {N}_reset({N}_state *s)
     s->started = 0;
     s->failures = s->subdivided = s->iterations = s->samples = 0;
     s->last_H = s->last_P_diss = s->last_balance = s->max_balance = 0.0;
+    for (i = 0; i < {NCTL}; i++)
+        s->ctl[i] = s->target[i];     /* a reset starts at the parameters' set values */
+{DC_RESET}
+}}
+
+int {N}_dc_status(const {N}_state *s)
+{{
+    return s->dc_status;
+}}
+
+void {N}_get_state(const {N}_state *s, double *x)
+{{
+    int i;
+    for (i = 0; i < {NXR}; i++)
+        x[i] = s->x[i];
 }}
 
 int {N}_set_param({N}_state *s, int index, double value)
@@ -309,6 +325,7 @@ static void {N}_chunk({N}_state *s, const double *const *in, double *const *out,
         (void)idx;
 {FILL}
     }}
+{DC_FIRST}
     /* before the first sample the input is held at that sample for one step */
     for (i = 0; i < {NC}; i++)
         A->U[i] = s->started ? s->u_prev[i] : A->U[{NC} + i];

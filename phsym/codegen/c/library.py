@@ -29,11 +29,12 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from ...errors import ExportError
 from ...version import __version__
 from .prune import dead_code, without_record
+from .dc import DC_FUNCTIONS, DC_KINDS, DCSpec, dc_python, dc_source, dc_work
 from .driver import DRIVER
 from .translate import HELPERS, Translator
 from .waveforms import waveform_function
@@ -124,6 +125,9 @@ class LibrarySpec:
     waves : dict of int to (str, list of float)
         The other input columns with a time-varying netlist waveform: its shape and arguments
         (evaluated at each sample's time, :mod:`.waveforms`).
+    dc : DCSpec or None
+        The DC problem ``NAME_reset`` solves (:mod:`.dc`); None: the deck starts from its initial
+        conditions (``x0``, ``v0``).
     controls : list of Control
         Control parameters (``NAME_set_param``).
     outputs : list of Output
@@ -157,6 +161,7 @@ class LibrarySpec:
     outputs: List[Output]
     block: int = 64
     waves: Dict[int, Tuple[str, List[float]]] = field(default_factory=dict)
+    dc: Optional[DCSpec] = None
 
 
 def c_identifier(text: str) -> str:
@@ -193,6 +198,80 @@ def _run_call(fn, args: Dict[str, str], dims: Dict[Tuple[str, int], str]) -> str
     return f"{fn.cname}({', '.join(out)})"
 
 
+def _dc_reset(spec: LibrarySpec) -> str:
+    """C of NAME_reset after the constants: the DC point for the inputs at zero, the other sources at
+    t = 0, the parameters' set values."""
+    N, NU = spec.name, max(spec.n_u, 1)
+    if spec.dc is None:
+        return "    s->dc_status = -1;"
+    u = [f"        u[{c}] = {_num(v)};" for c, v in sorted(spec.fixed.items()) if c < spec.n_u]
+    u += [f"        u[{c}] = {N}_wave{c}(0.0);" for c in sorted(spec.waves) if c < spec.n_u]
+    return "\n".join([f"    {{", f"        double u[{NU}] = {{0}};"] + u + [f"        {N}_dc_point(s, u);", "    }"])
+
+
+def _dc_point(spec: LibrarySpec) -> str:
+    """C of NAME_dc_point: the DC operating point for inputs u and the parameters' set values, from the
+    export's point; the state and Newton's start on success (the simulator's ``carry(start)``)."""
+    N = spec.name
+    if spec.dc is None:
+        return ""
+    return "\n".join([
+        "/* the DC operating point for the inputs u and the parameters' set values, from the export's point */",
+        f"static void {N}_dc_point({N}_state *s, const double *u)",
+        "{",
+        f"    {N}_dcwork *W = &s->dcw;",
+        "    long i;",
+        "    int same = 1;",
+        f"    for (i = 0; i < {N}_DC_NZ; i++)",
+        f"        W->z[i] = {N}_dc_z0[i];",
+        f"    for (i = 0; i < {len(spec.controls)}; i++)",
+        "        s->dc_c[i] = s->target[i];",
+        f"    for (i = 0; i < {spec.n_u}; i++)",
+        "        s->dc_u[i] = u[i];",
+        f"    for (i = 0; i < {spec.n_u}; i++)",
+        f"        same &= u[i] == {N}_dc_u0[i];",
+        f"    for (i = 0; i < {len(spec.controls)}; i++)",
+        f"        same &= s->target[i] == {N}_dc_c0[i];",
+        "    if (same) {      /* the export's problem: its point is the simulator's own solution */",
+        f"        for (i = 0; i < {spec.n_x}; i++)",
+        f"            s->x[i] = {N}_x0[i];",
+        f"        for (i = 0; i < {N}_DC_NV; i++)",
+        f"            s->v[i] = {N}_v0[i];",
+        "        s->dc_status = 1;",
+        "        return;",
+        "    }",
+        f"    if (!{N}_dc_solve_point(W, s->target, u, W->z)) {{",
+        "        s->dc_status = 0;     /* the state and start stay where they were */",
+        "        return;",
+        "    }",
+        f"    for (i = 0; i < {N}_DC_NX; i++)",
+        f"        s->x[i] = {N}_dc_xfix[i];",
+        f"    for (i = 0; i < {N}_DC_NF; i++)",
+        f"        s->x[{N}_dc_free[i]] = W->z[i] * {N}_dc_sc[{N}_dc_free[i]];",
+        f"    for (i = 0; i < {N}_DC_NV; i++)",
+        f"        s->v[i] = {N}_dc_vmap[i] >= 0 ? W->z[{N}_dc_vmap[i]] : 0.0;",
+        "    s->dc_status = 1;",
+        "}", ""])
+
+
+def _dc_first(spec: LibrarySpec) -> str:
+    """C of the first sample after a reset: the DC point again when its inputs or parameters differ
+    from the reset's (the simulator's stream solves it for its first input sample)."""
+    N = spec.name
+    if spec.dc is None:
+        return ""
+    return "\n".join([
+        "    if (!s->started) {",
+        "        int again = 0;",
+        f"        for (i = 0; i < {spec.n_u}; i++)",
+        f"            again |= A->U[{max(len(spec.columns), 1)} + i] != s->dc_u[i];",
+        f"        for (i = 0; i < {len(spec.controls)}; i++)",
+        "            again |= s->target[i] != s->dc_c[i];",
+        "        if (again)",
+        f"            {N}_dc_point(s, &A->U[{max(len(spec.columns), 1)}]);",
+        "    }"])
+
+
 def library_sources(spec: LibrarySpec) -> Tuple[str, str]:
     """``(NAME.h, NAME.c)`` of a model.
 
@@ -219,6 +298,12 @@ def library_sources(spec: LibrarySpec) -> Tuple[str, str]:
     if "run" not in T.defs:
         raise ExportError("C export: the generated module has no run loop")
     T.defs["run_fast"] = T.defs["run"]
+    if spec.dc is not None:
+        from ..kernels import junction as kernels
+        T.namespace.update({k: getattr(kernels, k) for k in kernels.__all__})
+        T.defs.update({n.name: n for n in ast.parse(dc_python(spec.dc)).body if isinstance(n, ast.FunctionDef)})
+        for fn in DC_FUNCTIONS:
+            T.function(fn, DC_KINDS, f"{N}_{fn}")
     rec = T.function("run", RUN_KINDS, f"{N}_run_rec")
     fast = T.function("run_fast", RUN_KINDS, f"{N}_run_fast")
     body = T.source({rec.cname: f"{up}_RECORD_ENERGY", fast.cname: f"!{up}_RECORD_ENERGY"})
@@ -245,6 +330,7 @@ def library_sources(spec: LibrarySpec) -> Tuple[str, str]:
                 f"#ifndef {up}_RECORD_ENERGY", f"#define {up}_RECORD_ENERGY 0", "#endif", "",
                 f"#define {up}_NUM_INPUTS {len(spec.inputs)}", f"#define {up}_NUM_OUTPUTS {len(spec.outputs)}",
                 f"#define {up}_NUM_PARAMS {len(spec.controls)}",
+                f"#define {up}_NUM_STATES {spec.n_x}",
                 f"#define {up}_SAMPLE_RATE {_num(spec.fs)}  /* the rate the export was checked at */",
                 f"#define {up}_BLOCK {B}", "",
                 "typedef enum {"] + (enum or [f"    {up}_PARAM_NONE_ = -1,"]) + [f"}} {N}_param;", ""]
@@ -253,6 +339,7 @@ def library_sources(spec: LibrarySpec) -> Tuple[str, str]:
           f"    double Hh[{B} + 1], Pd[{B}], Ps[{B}], Pc[{B}], Pn[{B}]; long IT[{B}], FL[{B}]; }} {N}_block;",
           f"typedef struct {{ double U[3 * {NC}], X[3 * {NX}], Y[2 * {MU}], E[2 * {NE}];",
           f"    double Hh[3], Pd[2], Ps[2], Pc[2], Pn[2]; long IT[2], FL[2]; }} {N}_level;", "",
+          ] + ([dc_work(spec.dc, N), ""] if spec.dc is not None else []) + [
           "/* one instance: everything it uses (no globals, no allocation) */",
           "typedef struct {",
           "    double fs, h, tol; long maxit;",
@@ -264,7 +351,8 @@ def library_sources(spec: LibrarySpec) -> Tuple[str, str]:
           f"    {N}_level lv[{MAX_LEVELS}];",
           f"    double acc_Y[{MU}], acc_E[{NE}], acc_Pd, acc_Ps, acc_Pc, acc_Pn, acc_H; long acc_it, acc_count;",
           f"    double u_prev[{NC}], ctl[{NCTL}], target[{NCTL}], e_last[{NE}], y_last[{MU}];",
-          "    int started;",
+          "    int started, dc_status;",
+          ] + ([f"    {N}_dcwork dcw; double dc_u[{MU}], dc_c[{NCTL}];"] if spec.dc is not None else []) + [
           "    long failures, subdivided, iterations, samples;",
           "    double last_H, last_P_diss, last_balance, max_balance;",
           f"}} {N}_state;", "",
@@ -272,8 +360,15 @@ def library_sources(spec: LibrarySpec) -> Tuple[str, str]:
           f"unsigned long {N}_state_size(void);",
           "/* 0, or -1 for a rate that is not positive */",
           f"int {N}_init({N}_state *s, double fs);",
-          "/* back to the state the simulator starts from (the DC operating point or the netlist's ICs) */",
+          "/* back to the state the simulator starts from: the DC operating point for the parameters' set",
+          "   values, the inputs at zero and every other source at t = 0 (solved again at the first sample",
+          "   when that differs), or the netlist's initial conditions */",
           f"void {N}_reset({N}_state *s);",
+          "/* 1: the last reset's DC point was solved; 0: it failed and the export's point is kept;",
+          "   -1: the deck starts from its initial conditions (no DC solve) */",
+          f"int {N}_dc_status(const {N}_state *s);",
+          f"/* the state after the last processed sample (or the reset's): {N.upper()}_NUM_STATES values */",
+          f"void {N}_get_state(const {N}_state *s, double *x);",
           "/* a control parameter, reached linearly over the next process call; -1: no such parameter */",
           f"int {N}_set_param({N}_state *s, int index, double value);",
           f"double {N}_get_param(const {N}_state *s, int index);",
@@ -321,11 +416,15 @@ def library_sources(spec: LibrarySpec) -> Tuple[str, str]:
                 f"static const double {N}_ctl_lo[{NCTL}] = {_array([c.minimum for c in spec.controls])};",
                 f"static const double {N}_ctl_hi[{NCTL}] = {_array([c.maximum for c in spec.controls])};",
                 f"static const char *const {N}_ctl_names[{NCTL}] = {{{names}}};", ""]
+    if spec.dc is not None:
+        C += [dc_source(spec.dc, N), ""]
     C += DRIVER.format(N=N, UP=up, NX=NX, M=M, MU=MU, NE=NE, NC=NC, B=B, NCTL=NCTL, NXR=spec.n_x,
                         NCTLR=len(spec.controls), LEVELS=MAX_LEVELS, P=P, NI=len(spec.inputs),
                         NO=len(spec.outputs), NIB=max(len(spec.inputs), 1), NOB=max(len(spec.outputs), 1),
                         TOL=_num(spec.tol), MAXIT=int(spec.maxit),
                         RUN_REC=call(rec, "A->"), RUN_FAST=call(fast, "A->"),
                         FILL="\n".join(fill) or "        (void)row;", OUTS="\n".join(out_lines) or "",
+                        DC_RESET=_dc_reset(spec), DC_FIRST=_dc_first(spec),
+                        DC_POINT=_dc_point(spec),
                         ).split("\n")
     return "\n".join(h), "\n".join(C) + "\n"
