@@ -128,7 +128,7 @@ def test_netlist_waveforms(build, inputs):
     lib, c, stream = _instance(build, deck, inputs)
     assert lib.inputs == (inputs or ["Vin"])
     assert sorted(lib.spec.waves) == ([1, 2, 3, 4, 5] if inputs is None else [0, 2, 3, 4, 5])
-    x = _sine(480, 0.7) if inputs is None else 0.3 * np.cos(2 * np.pi * 300.0 * np.arange(480) / FS)
+    x = _sine(480, 0.7) if inputs is None else _sine(480, 0.3, 300.0)
     y = c.process(x, calls=(1, 63, 64, 65, 200))
     ref = stream.process({lib.inputs[0]: x})
     assert np.ptp(ref) > 0.1
@@ -152,7 +152,7 @@ def test_pot_turning(build):
 
 
 @pytest.mark.parametrize("deck, values", [("netlists/triode_volume.cir", (0.8, 0.1)),
-                                          ("tests/decks/export_bias.cir", (0.9, 0.05))])
+                                          ("tests/decks/export_waves.cir", (0.9, 0.05))])
 def test_reset_solves_dc(build, deck, values):
     """NAME_reset after set_param: the DC point solved in C for the new value is the simulator's
     (dc_solution with that value) to Newton's tolerance, and the samples that follow are those of
@@ -174,14 +174,14 @@ def test_reset_solves_dc(build, deck, values):
         np.testing.assert_allclose(xc, xr, rtol=1e-10, atol=1e-12 * np.abs(xr).max())
         moved.append(xc)
         np.testing.assert_allclose(c.process(x)[:, 0], ref, rtol=0, atol=1e-10 * np.abs(ref).max())
-    if deck.endswith("export_bias.cir"):
+    if deck.endswith("export_waves.cir"):
         assert np.abs(moved[0] - moved[1]).max() > 1e-3 * np.abs(moved[0]).max()   # the point did move
 
 
 def test_first_sample_dc(build):
     """A run whose first input sample is not zero starts, as the simulator's stream, from the DC point
     of that sample (solved in C at the first sample)."""
-    lib, c, stream = _instance(build, "tests/decks/export_bias.cir")
+    lib, c, stream = _instance(build, "tests/decks/export_waves.cir")
     x = 0.4 * np.cos(2 * np.pi * 1000.0 * np.arange(200) / FS)
     y = c.process(x)
     ref = stream.process({lib.inputs[0]: x})
