@@ -9,11 +9,14 @@ statement by statement, inside the block processing of
 numbers (parameters, state scales, the initial state and Newton's start,
 probe vectors, controls) from the simulator's plan.
 
-The start is computed here, at export: the DC operating point (or the
+The export's start is computed here: the DC operating point (or the
 netlist's initial conditions, as the deck asks) for the chosen inputs at
-zero and every other source at its netlist value; ``NAME_reset`` returns to
-it.  A run whose first input sample is not zero starts from the DC point of
-that sample in the simulator, from that of zero in the library.
+zero and every other source at its value at ``t = 0``.  The library keeps it
+as the answer for those values and as Newton's start of its own DC solve
+(:func:`phsym.simulation.dcexport.dc_spec`, :mod:`phsym.codegen.c.dc`),
+which ``NAME_reset`` runs for the parameters' set values and the first
+sample runs again when its inputs differ.  Sources that are not inputs keep
+their netlist waveform (:mod:`phsym.codegen.c.waveforms`).
 """
 from __future__ import annotations
 
@@ -211,7 +214,7 @@ def export_c(deck: Union[str, Path], directory: Union[str, Path], fs: Optional[f
         the rate, but only this one is checked against the simulator.
     inputs : sequence of str, optional
         Sources fed by the audio inputs (default: the deck's first time-varying source).  Every
-        other source keeps its netlist value.
+        other source keeps its netlist value or waveform.
     outputs : sequence of str, optional
         Signal labels of the outputs (default: the first probe, else the port outputs).
     name : str, optional

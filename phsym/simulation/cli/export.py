@@ -21,7 +21,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     g.add_argument("--lv2", metavar="DIR", dest="lv2_dir", help="write an LV2 plugin into DIR")
     p.add_argument("--fs", help="sample rate (e.g. 48k); default: 1/TSTEP of the .tran card")
     p.add_argument("--inputs", help="sources fed by the audio inputs, comma-separated (default: the first "
-                                    "time-varying source); other sources keep their netlist values")
+                                    "time-varying source); other sources keep their netlist values and waveforms")
     p.add_argument("--outputs", help="signal labels of the outputs, comma-separated (default: the first probe, "
                                      "else the port outputs)")
     p.add_argument("--name", help="C prefix of the library (default: the netlist's file name)")
