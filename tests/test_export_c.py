@@ -195,7 +195,7 @@ def test_record_energy_and_failures(build, tmp_path):
     """OVERDRIVE_RECORD_ENERGY=1 books the energy as the simulator does (the same outputs, the same
     final H, a balance at round-off); a NaN input fails its steps, which are held and counted.  The
     library without the record is built with -O2 here (the other tests use -O0): the same floats."""
-    lib, so, sim, x0 = build("netlists/overdrive.cir")
+    lib, _, sim, x0 = build("netlists/overdrive.cir")
     stream = sim.stream(x0=x0, signals=lib.outputs)
     fast = CLib(lib, compile_library(lib, tmp_path, opt="-O2"))
     rec = CLib(lib, compile_library(lib, tmp_path, ["OVERDRIVE_RECORD_ENERGY=1"]))

@@ -36,6 +36,7 @@ from ...version import __version__
 from .prune import dead_code, without_record
 from .dc import DC_FUNCTIONS, DC_KINDS, DCSpec, dc_python, dc_source, dc_work
 from .driver import DRIVER
+from .subset import literal
 from .translate import HELPERS, Translator
 from .waveforms import waveform_function
 
@@ -177,12 +178,7 @@ def c_identifier(text: str) -> str:
 
 
 def _num(v: float) -> str:
-    r = repr(float(v))
-    if r == "nan":
-        return "NAN"
-    if r in ("inf", "-inf"):
-        return "INFINITY" if v > 0 else "(-INFINITY)"
-    return r
+    return literal(float(v))
 
 
 def _array(values: Sequence[float]) -> str:
@@ -206,7 +202,7 @@ def _dc_reset(spec: LibrarySpec) -> str:
         return "    s->dc_status = -1;"
     u = [f"        u[{c}] = {_num(v)};" for c, v in sorted(spec.fixed.items()) if c < spec.n_u]
     u += [f"        u[{c}] = {N}_wave{c}(0.0);" for c in sorted(spec.waves) if c < spec.n_u]
-    return "\n".join([f"    {{", f"        double u[{NU}] = {{0}};"] + u + [f"        {N}_dc_point(s, u);", "    }"])
+    return "\n".join(["    {", f"        double u[{NU}] = {{0}};"] + u + [f"        {N}_dc_point(s, u);", "    }"])
 
 
 def _dc_point(spec: LibrarySpec) -> str:

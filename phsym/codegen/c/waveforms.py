@@ -17,17 +17,13 @@ import numpy as np
 
 from ...errors import ExportError
 from ...netlist.shapes import PULSE_EDGE
+from .subset import literal
 
 __all__ = ["waveform_function"]
 
 
 def _lit(v: float) -> str:
-    v = float(v)
-    if np.isnan(v):
-        return "NAN"
-    if np.isinf(v):
-        return "INFINITY" if v > 0 else "(-INFINITY)"
-    return repr(v)
+    return literal(float(v))
 
 
 def _pulse(a: Sequence[float]) -> List[str]:
