@@ -155,8 +155,8 @@ def test_pot_turning(build):
                                           ("tests/decks/export_waves.cir", (0.9, 0.05))])
 def test_reset_solves_dc(build, deck, values):
     """NAME_reset after set_param: the DC point solved in C for the new value is the simulator's
-    (dc_solution with that value) to Newton's tolerance, and the samples that follow are those of
-    the simulator run with that value."""
+    (its stream's start with that value) to Newton's tolerance (measured: 1e-15 relative), and the
+    samples that follow are those of the simulator run with that value (measured: 5e-13 of the peak)."""
     lib, c, _ = _instance(build, deck)
     _, _, sim, x0 = build(deck)
     assert lib.spec.dc is not None and c.f("dc_status")(c.buf) == 1
@@ -171,9 +171,9 @@ def test_reset_solves_dc(build, deck, values):
         x = _sine(200, 0.5)
         ref = stream.process({lib.inputs[0]: x})
         xr = stream.last.x[0]
-        np.testing.assert_allclose(xc, xr, rtol=1e-10, atol=1e-12 * np.abs(xr).max())
+        np.testing.assert_allclose(xc, xr, rtol=1e-12, atol=1e-14 * np.abs(xr).max())
         moved.append(xc)
-        np.testing.assert_allclose(c.process(x)[:, 0], ref, rtol=0, atol=1e-10 * np.abs(ref).max())
+        np.testing.assert_allclose(c.process(x)[:, 0], ref, rtol=0, atol=1e-11 * np.abs(ref).max())
     if deck.endswith("export_waves.cir"):
         assert np.abs(moved[0] - moved[1]).max() > 1e-3 * np.abs(moved[0]).max()   # the point did move
 
@@ -185,8 +185,8 @@ def test_first_sample_dc(build):
     x = 0.4 * np.cos(2 * np.pi * 1000.0 * np.arange(200) / FS)
     y = c.process(x)
     ref = stream.process({lib.inputs[0]: x})
-    np.testing.assert_allclose(c.state(), stream.state, rtol=1e-9, atol=1e-13)
-    np.testing.assert_allclose(y[:, 0], ref, rtol=0, atol=1e-10 * np.abs(ref).max())
+    np.testing.assert_allclose(c.state(), stream.state, rtol=1e-12, atol=1e-14 * np.abs(stream.state).max())
+    np.testing.assert_allclose(y[:, 0], ref, rtol=0, atol=1e-11 * np.abs(ref).max())
     c.f("reset")(c.buf)
     np.testing.assert_allclose(c.process(x)[:, 0], y[:, 0], rtol=0, atol=1e-12 * np.abs(ref).max())
 
