@@ -20,6 +20,9 @@ shared machine the wall time of the same run varied threefold.
 * the hand-written numba loop of ``bench_bjt_hand.py`` where one exists;
 * ngspice (``ngspice -b``, the whole process, wall time) where it reads the deck.
 
+``--reset`` times ``NAME_reset`` instead: the DC operating point solved in C
+after ``NAME_set_param`` (wall time, median and largest of 20 resets).
+
 It checks that the C and numba outputs agree (largest difference relative
 to the output's range) and prints a markdown table: ns per sample and the
 real-time factor (``1 / (fs * time per sample)``).
@@ -134,12 +137,51 @@ def bench(deck: str, tmp: Path, fs: float, seconds: float) -> dict:
     return row
 
 
+def reset_times(deck: str, tmp: Path, fs: float, runs: int = 20) -> dict:
+    """Wall time of ``NAME_reset`` with a DC solve in C (the first control moved 1 % and 60 %
+    alternately, so every reset solves; -O2), and the export's own DC solve for comparison."""
+    path = ROOT / deck
+    t0 = time.perf_counter()
+    lib = export_c(path, tmp / Path(deck).stem, fs=fs)
+    export_s = time.perf_counter() - t0
+    so = tmp / f"lib{lib.name}_reset.so"
+    subprocess.run(["cc", "-std=c99", "-O2", "-shared", "-fPIC", "-o", str(so), str(lib.source), "-lm"], check=True)
+    dll = ctypes.CDLL(str(so))
+    f = lambda n: getattr(dll, f"{lib.name}_{n}")      # noqa: E731
+    f("state_size").restype = ctypes.c_ulong
+    f("init").argtypes = [ctypes.c_void_p, ctypes.c_double]
+    f("set_param").argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_double]
+    buf = ctypes.create_string_buffer(f("state_size")())
+    f("init")(buf, fs)
+    ctl = lib.spec.controls[0]
+    times = []
+    for k in range(runs):
+        f("set_param")(buf, 0, ctl.default * (1.6 if k % 2 else 1.01))
+        t = time.perf_counter()
+        f("reset")(buf)
+        times.append(time.perf_counter() - t)
+        if f("dc_status")(buf) != 1:
+            raise RuntimeError(f"{deck}: the DC solve in C failed")
+    return dict(deck=Path(deck).stem, median=float(np.median(times)), max=max(times), export=export_s)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--fs", type=float, default=48000.0)
     ap.add_argument("--decks", help="comma-separated deck paths (default: the audio netlists)")
+    ap.add_argument("--reset", action="store_true",
+                    help="time NAME_reset's DC solve in C after set_param instead (decks with a control)")
     args = ap.parse_args(argv)
+    if args.reset:
+        decks = args.decks.split(",") if args.decks else ["netlists/triode_volume.cir", "netlists/overdrive.cir",
+                                                          "tests/decks/export_waves.cir"]
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = [reset_times(d, Path(tmp), args.fs) for d in decks]
+        print("| deck | NAME_reset with a DC solve, median / max (us) | export (s) |\n| --- | --- | --- |")
+        for r in rows:
+            print(f"| {r['deck']} | {r['median'] * 1e6:.0f} / {r['max'] * 1e6:.0f} | {r['export']:.1f} |")
+        return
     decks = args.decks.split(",") if args.decks else DECKS
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
