@@ -1,7 +1,7 @@
 """The ``phsym`` command line.
 
 Subcommands: ``show`` (structure of a netlist), ``simulate``, ``op``, ``ac``, ``dc``, ``tf``, ``identify``,
-``identify-mech``, ``fit``, ``learn``, ``cache``, ``sweep`` (each implemented next to the code it drives).
+``identify-mech``, ``fit``, ``learn``, ``cache``, ``sweep``, ``export`` (each implemented next to the code it drives).
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ __all__ = ["main", "build_parser"]
 PLUGINS = ["phsym.simulation.cli.simulate", "phsym.simulation.cli.op", "phsym.simulation.cli.ac",
            "phsym.simulation.cli.dc", "phsym.simulation.cli.tf",
            "phsym.identify.cli_identify", "phsym.identify.cli_mech", "phsym.identify.cli_fit",
-           "phsym.identify.cli_learn", "phsym.simulation.cli.cache", "phsym.simulation.cli.sweep"]
+           "phsym.identify.cli_learn", "phsym.simulation.cli.cache", "phsym.simulation.cli.sweep",
+           "phsym.simulation.cli.export"]
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -45,6 +45,7 @@ __all__ = [
     "DataFileError",
     "MissingDependencyError",
     "BuildError",
+    "ExportError",
     "ResourceError",
     "PhsymWarning",
     "NetlistWarning",
@@ -242,6 +243,11 @@ class MissingDependencyError(PhsymError, ImportError):
 class BuildError(PhsymError, RuntimeError):
     """An ahead-of-time build of a generated loop failed (the reason is kept in
     the cache's ``.failed`` file) or another process holds its lock."""
+
+
+class ExportError(PhsymError, ValueError):
+    """A model cannot be exported as C or as a plugin (a construct the C translation does not cover,
+    an input or output that is not in the model, a C compiler that is missing or fails)."""
 
 
 class ResourceError(PhsymError, MemoryError):

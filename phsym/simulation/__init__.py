@@ -13,13 +13,15 @@ of a discrete-gradient, midpoint or backward-Euler scheme and runs it;
 :func:`sweep` runs many parameter sets (:func:`grid`, :func:`sampling`) on
 every core or a dask cluster into a :class:`SweepResult`;
 :func:`entropy_balance` books the entropy of a run with thermal elements;
-:func:`load_result` reads a run saved as ``.npz`` back as data.
+:func:`load_result` reads a run saved as ``.npz`` back as data;
+:func:`export_c` / :func:`export_lv2` write the generated loop as a C99 library or an LV2 plugin
+(``phsym export``, docs/realtime.md).
 """
 from ..common.lazy import attach
 
 __all__ = ["Simulator", "SimulationResult", "simulate", "RunPlan", "operating_point", "OperatingPoint",
            "ac_analysis", "AcResult", "dc_sweep", "DcResult", "transfer_function", "TfResult", "Stream", "read_wav", "write_wav", "sweep", "grid", "sampling",
-           "SweepResult", "entropy_balance", "load_result", "SavedResult"]
+           "SweepResult", "entropy_balance", "load_result", "SavedResult", "export_c", "export_lv2"]
 
 # the symbolic simulator imports sympy and scipy: only on first use
 __getattr__, __dir__ = attach(__name__, attributes={
@@ -29,4 +31,4 @@ __getattr__, __dir__ = attach(__name__, attributes={
     "DcResult": "analyses.dcsweep", "transfer_function": "analyses.tf", "TfResult": "analyses.tf", "Stream": "stream", "read_wav": "io.audio",
     "write_wav": "io.audio", "sweep": "sweeps.api", "grid": "sweeps.params", "sampling": "sweeps.params",
     "SweepResult": "sweeps.result", "entropy_balance": "thermal",
-    "load_result": "io.saved", "SavedResult": "io.saved"})
+    "load_result": "io.saved", "SavedResult": "io.saved", "export_c": "export", "export_lv2": "export"})
