@@ -79,7 +79,7 @@ def parse_probe(label: str) -> Probe:
     Examples
     --------
     >>> parse_probe("v(a, b)")
-    Probe(quantity='v', first='a', second='b')
+    Probe(quantity='v', first='a', second='b', name='')
     """
     m = _LABEL.match(label) if isinstance(label, str) else None
     word = m.group(1).lower() if m else ""
