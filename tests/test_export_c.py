@@ -234,3 +234,23 @@ def test_cli_errors(tmp_path, capsys):
     assert "no input source 'VX'; sources: Vin" in capsys.readouterr().err
     assert main(["export", deck, "--c", str(tmp_path), "--fs", "48k", "--outputs", "v(nowhere)"]) == 1
     assert "nowhere" in capsys.readouterr().err
+
+
+def test_learned_law_exports_bit_for_bit(tmp_path):
+    # a learn(...) element with given weights (issue 37) is an ordinary law of its parameters in the export
+    deck = tmp_path / "learned_clipper.cir"
+    deck.write_text("* clipper whose diode pair is a learned law\nVin in 0\nR1 in out 2.2k\nC1 out 0 10n\n"
+                    "D1 out 0 learn(knots=4, range=-0.6..0.6, a=1e-3, l=0.02, r=0.03, w1=0.05, w2=1e-3, w3=2e-3, "
+                    "w4=0.04)\n.end\n")
+    lib = export_c(deck, tmp_path, fs=FS, outputs=["v(out)"])
+    assert "tanh(" in lib.source.read_text()      # the learned steps, weights folded in as numbers
+    _, sim, x0 = exported_simulator(deck, FS)
+    c = CLib(lib, compile_library(lib, tmp_path))
+    stream = sim.stream(x0=x0, signals=lib.outputs)
+    x = _sine(600, 1.5)
+    x[300:] *= 2.0
+    y = c.process(x, calls=(1, 64, 97))
+    ref = stream.process({lib.inputs[0]: x})
+    assert np.ptp(ref) > 0.5 and np.max(np.abs(ref)) < 1.0       # clipped by the learned law
+    np.testing.assert_array_equal(y[:, 0], ref)
+    assert c.f("failures")(c.buf) == 0

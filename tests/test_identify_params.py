@@ -95,6 +95,23 @@ def test_sensitivities_dc_network_match_finite_differences_and_simulator(dc):
         np.testing.assert_allclose(Y[:, j], res[lab], rtol=0, atol=1e-12)
 
 
+def test_state_outputs_have_exact_sensitivities_and_match_the_simulator(dc):
+    # a state output (a measured charge or position) is the state at the point of the step the scheme evaluates
+    from phsym.common.schemes import get_scheme
+    from phsym.identify.data import step_signal
+    m, scheme = dc["model"], "midpoint"
+    U = dc["u"][:201, None]
+    labels = ["q_C1", "v(n2)", "phi_L1"]
+    step, Y = _fd_check(m, ["C1", "L", "R_R"], labels, scheme, U, 0.005, dc["x0"].copy(), extra_x0=True)
+    res = phsym.Simulator(m, 200.0, scheme).run(u={"VG": U[:, 0]}, x0=dc["x0"])
+    for j, lab in enumerate(labels):
+        np.testing.assert_allclose(Y[:, j], step_signal(res, lab, get_scheme(scheme)), rtol=0, atol=1e-12)
+    x = np.asarray(res["q_C1"])
+    np.testing.assert_array_equal(step_signal(res, "q_C1", get_scheme(scheme)),
+                                  0.5 * (x[:-1] + x[1:]))
+    assert np.array_equal(step_signal(res, "q_C1", get_scheme("backward_euler")), x[1:])
+
+
 def test_sensitivities_dae_with_algebraic_unknowns_midpoint():
     """Transformer: the ideal two-port gives lambda unknowns (a pH-DAE)."""
     m = phsym.load(NET / "transformer.cir")

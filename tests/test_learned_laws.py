@@ -227,3 +227,36 @@ def test_a_heavy_prior_weight_pulls_the_fit_onto_the_named_law(clipper_data):
     est.fit(t, {"Vin": u}, {"v(out)": y})
     v = np.linspace(-0.6, 0.6, 41)
     assert np.max(np.abs(est.laws_["D1"](v) - 2e-3 * v)) < 0.05 * 2e-3 * 0.6
+
+
+def test_a_position_output_recovers_a_spring_law(tmp_path):
+    # a measured position is a state output (x_K1): its step value and exact sensitivity come from the loop
+    spring = "K1 v 0 learn(kind=convex, knots=3, range=-20m..20m, scale=1k{W})"
+    net = "F1 v 0 force\nM1 v 0 mass m=1\nB1 v 0 damper c=10\n" + spring + "\n"
+    truth = phsym.parse(net.format(W=", a=20, l=15, r=15, w1=20, w2=10, w3=25"))
+    fs = 1000.0
+    t = np.arange(801) / fs
+    f = 15 * np.sin(2 * np.pi * 6 * t) + 8 * np.sin(2 * np.pi * 17 * t + 1)
+    res = phsym.Simulator(truth, fs, "midpoint").run(u={"F1": f})
+    x = np.asarray(res["x_K1"])
+    assert x.shape == t.shape
+    est = LearnedLawEstimator(phsym.parse(net.format(W="")), outputs=["x_K1"], method="midpoint",
+                              max_nfev=300, ftol=1e-14, xtol=1e-14, gtol=1e-14)
+    est.fit(t, {"F1": f}, {"x_K1": x})
+    lo, hi = est.excited_["K1"]
+    assert hi - lo > 0.05            # beyond both end knots: every weight is excited
+    v = np.linspace(lo, hi, 201)
+    ref = MonotoneFamily(-0.02, 0.02, 3).law(v, np.array([20.0, 15, 15, 20, 10, 25]))
+    assert np.max(np.abs(est.laws_["K1"](v) - ref)) < 1e-9 * np.max(np.abs(ref))    # exact data, exact gradient
+    f2 = 0.7 * np.roll(f, 100)
+    x2 = np.asarray(phsym.Simulator(truth, fs, "midpoint").run(u={"F1": f2})["x_K1"])
+    assert est.validate(t, {"F1": f2}, {"x_K1": x2})["rms_of_swing"]["x_K1"] < 1e-9
+    # phsym fit reads a saved run's state on the grid, a probe as step values after an empty first row
+    from phsym.identify.cli_fit import _as_table_column
+    from phsym.simulation import load_result
+    res.save(tmp_path / "run.npz")
+    saved = load_result(tmp_path / "run.npz")
+    np.testing.assert_array_equal(_as_table_column(saved, "x_K1"), x)
+    assert np.isnan(_as_table_column(saved, "v(v)")[0]) and _as_table_column(saved, "v(v)").shape == t.shape
+    with pytest.raises(IdentificationError, match="or a state: p_M1, x_K1"):
+        LearnedLawEstimator(phsym.parse(net.format(W="")), outputs=["x_M1"]).fit(t, {"F1": f}, {"x_M1": x})

@@ -37,6 +37,19 @@ def test_pwl_values_and_integral():
         assert F(a) == pytest.approx(ref, rel=1e-10, abs=1e-16)
 
 
+def test_collinear_segments_integrate_to_an_energy():
+    # equal neighbouring lines would be joined by sympy into an Or condition the integral cannot read
+    x = sp.Symbol("x", real=True)
+    xs, ys = [-2.0, -1.0, 0.0, 1.0, 2.0, 3.0], [-4.0, -2.0, 0.0, 1.0, 2.0, 5.0]
+    e = pwl_expression(x, xs, ys)
+    assert len(e.args) == 3
+    F = sp.lambdify(x, piecewise_integral(e, x), "numpy")
+    for a in (-1.5, 0.5, 2.5):
+        assert F(a) == pytest.approx(quad(lambda s: np.interp(s, xs, ys), 0, a, points=xs)[0], rel=1e-12)
+    m = phsym.parse(".table law -2 -4 -1 -2 0 0 1 1 2 2 3 5\nF1 v 0 force\nM1 v 0 mass m=1\nK1 v 0 spring F={law(x)}\n")
+    assert m.states == ["p_M1", "x_K1"]
+
+
 NET = """V1 in 0
 R1 in out 1k
 {line}

@@ -66,8 +66,9 @@ def pwl_expression(x: sp.Expr, xs: Sequence[float], ys: Sequence[float]) -> sp.E
     lines = [sp.Float(ys[k]) + sp.Float(s) * (x - sp.Float(xs[k])) for k, s in enumerate(slopes)]
     if len(lines) == 1:
         return lines[0]
-    pieces = [(lines[k], x < sp.Float(xs[k + 1])) for k in range(len(lines) - 1)]
-    return sp.Piecewise(*pieces, (lines[-1], True))
+    # collinear neighbours print as the same line: one piece (sympy would join their conditions with Or)
+    pieces = [(lines[k], x < sp.Float(xs[k + 1])) for k in range(len(lines) - 1) if lines[k] != lines[k + 1]]
+    return sp.Piecewise(*pieces, (lines[-1], True)) if pieces else lines[-1]
 
 
 def piecewise_integral(expr: sp.Expr, var: sp.Symbol) -> Optional[sp.Expr]:

@@ -51,6 +51,13 @@ def _assignments(text: Optional[str]) -> Dict[str, float]:
     return out
 
 
+def _as_table_column(saved, label: str) -> np.ndarray:
+    """A saved signal as a ``phsym simulate`` table holds it: a state on the grid, a step quantity
+    with its empty first row."""
+    v = np.asarray(saved[label], dtype=float)
+    return v if v.shape[0] == saved.t.shape[0] else np.concatenate([[np.nan], v])
+
+
 def _wav_columns(args: argparse.Namespace, inputs, outputs) -> Dict[str, np.ndarray]:
     """Input and output WAV channels as columns (``t`` from the sample rate)."""
     from ..errors import DataFileError
@@ -116,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import PhsymError
     from ..model import load
     from ..common.schemes import get_scheme
-    from .data import Measurements, step_targets
+    from .data import Measurements, step_signal, step_targets
     from .parameter_estimator import ParameterEstimator
     from ..simulation.io.saved import load_result
     from .warnings import UnidentifiableParameterWarning
@@ -129,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         if args.data.lower().endswith(".npz"):
             saved = load_result(args.data)
             cols = {args.time: saved.t, **{c: saved[c] for c in inputs},
-                    **{c: np.concatenate([[np.nan], saved[c]]) for c in outputs}}
+                    **{c: _as_table_column(saved, c) for c in outputs}}
         elif str(args.data).lower().endswith(".wav"):
             saved, cols = None, _wav_columns(args, inputs, outputs)
         else:
@@ -205,7 +212,8 @@ def run(args: argparse.Namespace) -> int:
         res = est.predict(t, u)
         data = {n: (v if any(first) else step_targets(Measurements(t, res.info["h"], None, v[:, None], False),
                                                       get_scheme(est.method_))[:, 0]) for n, v in y.items()}
-        plot_data_and_fit(args.plot, res.t_step, data, {n: res[n] for n in outputs}, args.time,
+        fitted = {n: step_signal(res, n, get_scheme(est.method_)) for n in outputs}
+        plot_data_and_fit(args.plot, res.t_step, data, fitted, args.time,
                           {n: f"fit (NRMS {est.nrms_[n]:.3g})" for n in outputs})
     return 0
 

@@ -23,8 +23,8 @@ import numpy as np
 
 from ..errors import IdentificationError
 
-__all__ = ["uniform_step", "as_2d", "as_columns", "Measurements", "measurements", "step_targets", "is_result",
-           "fit_method", "fit_stiff"]
+__all__ = ["uniform_step", "as_2d", "as_columns", "Measurements", "measurements", "step_targets", "step_signal",
+           "is_result", "fit_method", "fit_stiff"]
 
 
 def uniform_step(t: Any, rtol: float = 1e-6, min_samples: int = 2) -> float:
@@ -276,11 +276,33 @@ def step_targets(data: Measurements, scheme) -> np.ndarray:
     scheme : Scheme
         The estimator's scheme (:mod:`phsym.common.schemes`).
     """
-    Y = data.Y
-    if data.on_steps:
-        return Y
+    return data.Y if data.on_steps else _grid_to_steps(data.Y, scheme)
+
+
+def _grid_to_steps(Y: np.ndarray, scheme) -> np.ndarray:
+    """Grid samples (``N + 1`` rows) at the point of each step ``scheme`` evaluates (``N`` rows)."""
     if scheme.inputs == "end":
         return Y[1:]
     if scheme.inputs == "start":
         return Y[:-1]
     return 0.5 * (Y[:-1] + Y[1:])
+
+
+def step_signal(res: Any, label: str, scheme) -> np.ndarray:
+    """A signal of a simulation result as step values (``N`` rows), as fits compare it.
+
+    Port outputs and probes are step values already; a state (``x_C1``) lives
+    on the grid and is taken at the point of each step the scheme evaluates,
+    as measured grid samples are (:func:`step_targets`).
+
+    Parameters
+    ----------
+    res : SimulationResult
+        The result.
+    label : str
+        A state name, port output or probe label.
+    scheme : Scheme
+        The scheme (:mod:`phsym.common.schemes`).
+    """
+    y = np.asarray(res[label], dtype=float)
+    return _grid_to_steps(y, scheme) if y.shape[0] == res.t.shape[0] else y

@@ -32,7 +32,7 @@ from ..simulation.result import SimulationResult
 from ..simulation.signals import initial_state
 from ..simulation.simulator import Simulator
 from .base import Estimator
-from .data import fit_method, fit_stiff, is_result, measurements, step_targets
+from .data import fit_method, fit_stiff, is_result, measurements, step_signal, step_targets
 from .metrics import nrms, r2_score
 from .output_error import FAILED, FitHooks, OutputError, Reparam, dc_sensitivity, output_weights
 from .uncertainty import uncertainty
@@ -55,9 +55,10 @@ class ParameterEstimator(FitHooks, Estimator):
         Names of the parameters to estimate (as in ``model.parameters``; a
         string is one name).
     outputs : sequence of str, optional
-        Measured signals: port outputs ``y(SOURCE)`` and/or probe labels
-        (``v(node)``, ``v(n1,n2)``, ``i(R1)``, ``v(R1)``).  Default: every
-        port output.
+        Measured signals: port outputs ``y(SOURCE)``, probe labels
+        (``v(node)``, ``v(n1,n2)``, ``i(R1)``, ``v(R1)``) and/or states by
+        the simulator's names (``x_K1``, a spring's elongation: a measured
+        position).  Default: every port output.
     method : str
         Time-stepper: ``"auto"`` (default: the scheme of the data when they are a
         :class:`~phsym.simulation.SimulationResult` or a saved result, else
@@ -399,8 +400,9 @@ class ParameterEstimator(FitHooks, Estimator):
         labels = list(self.outputs) if self.outputs is not None else list(self.model_.outputs)
         data = measurements(t, u, y, self.model_.inputs, labels, min_samples=3)
         res = self.predict(data.t, data.U)
-        pred = np.column_stack([res[lab] for lab in labels])
-        return r2_score(pred, step_targets(data, get_scheme(self.method_)))
+        scheme = get_scheme(self.method_)
+        pred = np.column_stack([step_signal(res, lab, scheme) for lab in labels])
+        return r2_score(pred, step_targets(data, scheme))
 
     def estimate_initial_state(self, t: Any, u: Any = None, y: Any = None) -> np.ndarray:
         """Initial state that best explains ``y`` with the fitted parameters.

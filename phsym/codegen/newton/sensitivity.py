@@ -128,13 +128,21 @@ class SensitivityStep:
 
 
 def _outputs(S, labels: Sequence[str], eq, psub) -> List[sp.Expr]:
-    """Symbolic step value of each signal label (:func:`phsym.structure.probes.probe_map`)."""
+    """Symbolic step value of each signal label (:func:`phsym.structure.probes.probe_map`), or of a
+    state named as the simulator names it (``x_K1``): the state at the point of the step the scheme
+    evaluates (``eq.xsub``), as grid samples are compared (:func:`phsym.identify.data.step_targets`)."""
+    states = {str(x).lower(): x for x in S.states}
     out = []
     for label in labels:
+        x = states.get(label.strip().lower()) if isinstance(label, str) else None
+        if x is not None:
+            out.append(eq.xsub[x])
+            continue
         try:
             combo = probe_map(S, label)
         except StructureError as exc:
-            raise IdentificationError(f"output {exc.message}") from None
+            raise IdentificationError(f"output {exc.message}; or a state: {', '.join(map(str, S.states))}"
+                                      ) from None
         out.append(sp.Add(*[sp.sympify(c).xreplace(psub) * (eq.e[i] if kind == "e" else eq.Je(i))
                             for (kind, i), c in combo.items()]))
     return out
@@ -151,7 +159,7 @@ def build_sensitivity(model, free: Sequence[str], outputs: Sequence[str], scheme
     free : sequence of str
         Names of the parameters to differentiate with respect to.
     outputs : sequence of str
-        Output labels: ``y(SOURCE)`` port outputs or probe labels.
+        Output labels: ``y(SOURCE)`` port outputs, probe labels or state names (``x_K1``).
     scheme : str
         ``backward_euler``, ``midpoint`` or ``discrete_gradient``.
     stiff : str

@@ -293,12 +293,13 @@ start_spread, confidence, identifiability_threshold, max_nfev, ftol, xtol, gtol,
         labels = list(self.outputs) if self.outputs is not None else list(model.outputs)
         data = measurements(t, u, y, model.inputs, labels, min_samples=3)
         res = self.predict(data.t, data.U)
-        from ..data import step_targets
+        from ..data import step_signal, step_targets
         from ...common.schemes import get_scheme
-        target = step_targets(data, get_scheme(self.method))
+        scheme = get_scheme(self.method)
+        target = step_targets(data, scheme)
         out: Dict[str, Any] = {"nrms": {}, "rms_of_swing": {}, "outside": {}, "range": {}}
         for j, lab in enumerate(labels):
-            pred = np.asarray(res[lab])
+            pred = step_signal(res, lab, scheme)
             out["nrms"][lab] = nrms(pred, target[:, j])
             swing = float(np.ptp(target[:, j])) or 1.0
             out["rms_of_swing"][lab] = float(np.sqrt(np.mean((pred - target[:, j]) ** 2))) / swing
