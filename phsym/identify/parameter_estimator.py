@@ -35,7 +35,7 @@ from .base import Estimator
 from .data import fit_method, fit_stiff, is_result, measurements, step_signal, step_targets
 from .metrics import nrms, r2_score
 from .output_error import FAILED, FitHooks, OutputError, Reparam, dc_sensitivity, output_weights
-from .uncertainty import uncertainty
+from .uncertainty import estimate_table, uncertainty
 from .warnings import UnidentifiableParameterWarning, check_scheme
 
 __all__ = ["ParameterEstimator"]
@@ -438,13 +438,8 @@ class ParameterEstimator(FitHooks, Estimator):
     def summary(self) -> str:
         """Table of estimates, standard deviations, confidence intervals and NRMS."""
         self._check_fitted("params_")
-        lines = [f"{'parameter':<12} {'estimate':>14} {'std':>11} {'rel.std':>9}  "
-                 f"{int(round(self.confidence * 100))}% confidence interval"]
-        for f in self.params_:
-            lo, hi = self.confidence_intervals_[f]
-            flag = "  (!)" if f in self.unidentifiable_ else ""
-            lines.append(f"{f:<12} {self.params_[f]:>14.8g} {self.std_[f]:>11.3g} "
-                         f"{self.relative_std_[f]:>9.2e}  [{lo:.8g}, {hi:.8g}]{flag}")
+        lines = estimate_table(self.params_, self.std_, self.relative_std_, self.confidence_intervals_,
+                               self.unidentifiable_, self.confidence)
         lines.append("NRMS: " + ", ".join(f"{k} {v:.4g}" for k, v in self.nrms_.items()))
         lines.append(f"iterations {self.n_iter_}, evaluations {self.result_.nfev}, cost {self.result_.cost:.6e}, "
                      f"sigma^2 {self.sigma2_:.4g}, {self.fit_time_:.2f} s")

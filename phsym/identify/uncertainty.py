@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["Uncertainty", "uncertainty"]
+__all__ = ["Uncertainty", "uncertainty", "estimate_table"]
 
 
 @dataclass
@@ -103,3 +103,18 @@ def uncertainty(r: np.ndarray, jac: np.ndarray, names: Sequence[str], phys: np.n
     return Uncertainty(s2, cov, dict(zip(names, map(float, std))), dict(zip(names, map(float, rel))), intervals,
                        flagged, float(sv[0] / sv[-1]) if sv.size and sv[-1] > 0 else float("inf"),
                        np.sqrt(np.maximum(np.diag(cov_theta[nf:, nf:]), 0.0)))
+
+
+def estimate_table(params: Mapping[str, float], std: Mapping[str, float], relative_std: Mapping[str, float],
+                   intervals: Mapping[str, Tuple[float, float]], unidentifiable: Sequence[str],
+                   confidence: float) -> List[str]:
+    """Lines of the table of estimates: value, standard deviation, relative standard deviation and
+    confidence interval per parameter, ``(!)`` after the unidentifiable ones."""
+    lines = [f"{'parameter':<12} {'estimate':>14} {'std':>11} {'rel.std':>9}  "
+             f"{int(round(confidence * 100))}% confidence interval"]
+    for f in params:
+        lo, hi = intervals[f]
+        flag = "  (!)" if f in unidentifiable else ""
+        lines.append(f"{f:<12} {params[f]:>14.8g} {std[f]:>11.3g} "
+                     f"{relative_std[f]:>9.2e}  [{lo:.8g}, {hi:.8g}]{flag}")
+    return lines
