@@ -175,7 +175,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.reset:
         decks = args.decks.split(",") if args.decks else ["netlists/triode_volume.cir", "netlists/overdrive.cir",
-                                                          "tests/decks/export_waves.cir"]
+                                                          "tests/decks/export/export_waves.cir"]
         with tempfile.TemporaryDirectory() as tmp:
             rows = [reset_times(d, Path(tmp), args.fs) for d in decks]
         print("| deck | NAME_reset with a DC solve, median / max (us) | export (s) |\n| --- | --- | --- |")

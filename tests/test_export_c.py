@@ -124,7 +124,7 @@ def test_netlist_waveforms(build, inputs):
     """Sources that are not inputs keep their netlist waveform (PULSE, PWL, EXP, SFFM, a delayed,
     damped, phased SIN; with --inputs Vb the default input's SIN too), sampled at the simulator's
     times k / fs: the same floats.  Without --inputs the input is the first time-varying source."""
-    deck = "tests/decks/export_waves.cir"
+    deck = "tests/decks/export/export_waves.cir"
     lib, c, stream = _instance(build, deck, inputs)
     assert lib.inputs == (inputs or ["Vin"])
     assert sorted(lib.spec.waves) == ([1, 2, 3, 4, 5] if inputs is None else [0, 2, 3, 4, 5])
@@ -152,7 +152,7 @@ def test_pot_turning(build):
 
 
 @pytest.mark.parametrize("deck, values", [("netlists/triode_volume.cir", (0.8, 0.1)),
-                                          ("tests/decks/export_waves.cir", (0.9, 0.05))])
+                                          ("tests/decks/export/export_waves.cir", (0.9, 0.05))])
 def test_reset_solves_dc(build, deck, values):
     """NAME_reset after set_param: the DC point solved in C for the new value is the simulator's
     (its stream's start with that value) to Newton's tolerance (measured: 1e-15 relative), and the
@@ -181,7 +181,7 @@ def test_reset_solves_dc(build, deck, values):
 def test_first_sample_dc(build):
     """A run whose first input sample is not zero starts, as the simulator's stream, from the DC point
     of that sample (solved in C at the first sample)."""
-    lib, c, stream = _instance(build, "tests/decks/export_waves.cir")
+    lib, c, stream = _instance(build, "tests/decks/export/export_waves.cir")
     x = 0.4 * np.cos(2 * np.pi * 1000.0 * np.arange(200) / FS)
     y = c.process(x)
     ref = stream.process({lib.inputs[0]: x})
