@@ -7,7 +7,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from ..common.names import NameTable
-from ..errors import SignalError, SimulationError
+from ..errors import SignalError, SimulationError, StructureError
+from ..structure.probes import STATE_NAMES, state_label, state_quantities
 
 __all__ = ["SimulationResult", "SignalError"]
 
@@ -211,6 +212,21 @@ class SimulationResult:
             out += E[:, j] * cj
         return out
 
+    def _state(self, label: str) -> Optional[str]:
+        """The state a probe-form label names (``x(K1)``, ``q(C1)``), else ``None``."""
+        if not self.names.states or label.split("(")[0].strip().lower() not in STATE_NAMES:
+            return None
+
+        quantity = None
+        if label.split("(")[0].strip().lower() != "x":      # a quantity form (q(C1)) checks the physics
+            model = self.model.full_model() if hasattr(self.model, "full_model") else self.model
+            if hasattr(model, "_records"):
+                quantity = state_quantities(model.graph, model._records[0]).get
+        try:
+            return state_label(label, self.names.states, quantity)
+        except StructureError as exc:
+            raise SignalError(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
+
     def __getitem__(self, key: str) -> np.ndarray:
         if key in self._cache:
             return self._cache[key]
@@ -222,6 +238,9 @@ class SimulationResult:
         if key in self.controls:
             return self.controls[key]
         if "(" in key and key.endswith(")"):
+            state = self._state(key)
+            if state is not None:
+                return self[state]
             val = self._probe(key)
             self._cache[key] = val
             return val
