@@ -5,7 +5,7 @@ Two tasks, three routes each:
 * clipper: R1 = 2.2k, C1 = 10n and a diode pair whose law is unknown (truth:
   Shockley pair IS=2.52n N=1.752 with RS=40, simulated by ngspice:
   benchmarks/data/learned_clipper_*.cir, packed by make_learned_clipper.py);
-  0.1 s of the 1 s, 48 kHz record with 40 dB output noise fits the law; a
+  the whole 1 s, 48 kHz record with 40 dB output noise fits the law; a
   held-out ngspice record (other tones and level) checks the prediction;
 * spring: mass 1 kg, damper 10 N s/m and a hardening spring (truth
   F = k x + k3 x**3, k = 1000, k3 = 1e7, simulated by phsym); force in,
@@ -143,7 +143,7 @@ def run_task(name, base, line, replacement, inp, label, t, u, y_noisy, th, uh, y
     rows["learned-law netlist"] = dict(params=len(curve.params), law=ins, extrap=ext,
                                        heldout=val["rms_of_swing"][label], passive="yes, by construction",
                                        time=fit_time)
-    print(f"\n[{name}] learned-law fit: {est.n_iter_} iterations, NRMS {est.nrms_[label]:.4g}, "
+    print(f"\n[{name}] learned-law fit: {len(t) - 1} steps, {est.n_iter_} iterations, NRMS {est.nrms_[label]:.4g}, "
           f"held-out samples outside the excited range: {val['outside'][el]:.1%}")
     print(curve.report())
     # seed 002: GP on the true states (port variable and law value), same noise level as the outputs
