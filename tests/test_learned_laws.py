@@ -196,6 +196,10 @@ def test_cli_fits_a_learned_law_from_wav_recordings(clipper_data, tmp_path, caps
     assert code == 0 and "D1: learned monotone law" in out and "trusted for" in out
     assert (tmp_path / "laws.png").stat().st_size > 1000
     fitted = phsym.load(tmp_path / "fitted.cir")
+    from phsym.cli import main as phsym_main          # the saved law shows with its band
+    assert phsym_main(["show", str(tmp_path / "fitted.cir")]) == 0
+    shown = capsys.readouterr().out
+    assert "data excited" in shown and "upper" in shown and fitted.netlist.covariances["D1"].dof > 0
     true_p = np.array([1e-3, 0.02, 0.03, 0.05, 1e-3, 2e-3, 0.04])
     fam = MonotoneFamily(-0.6, 0.6, 4)
     got = np.array([fitted.parameters[f"D1.{k}"] for k in fam.names])
