@@ -20,7 +20,7 @@ import sympy as sp
 
 from ..common import budget
 from ..common.names import NameTable
-from ..common.quantities import PROBE_NAMES, SYMBOLS
+from ..common.quantities import PROBE_NAMES, STATE_NAMES, SYMBOLS
 from ..errors import Location, NetlistError, NetlistWarning
 from ..components import DATUM, REGISTRY, ElementSpec
 from .analyses import ANALYSIS_CARDS, Analyses, read_card
@@ -167,6 +167,10 @@ def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSp
         if not stmt.items:
             raise NetlistError(".probe lists nothing", stmt.loc(stmt.head), hint=usage)
         for it in stmt.items:
+            if isinstance(it, Call) and it.name.text.lower() in STATE_NAMES:
+                raise NetlistError(f"{_item_text(it)} is a state: every run records the states",
+                                   stmt.loc(it), hint=f"read it as res['{_item_text(it)}'] or phsym simulate "
+                                                      f"--signals '{_item_text(it)}'; .probe takes {usage[7:]}")
             if not isinstance(it, Call) or it.name.text.lower() not in ("v", "i", *PROBE_NAMES):
                 raise NetlistError("expected v(...), i(...) or a quantity's name", stmt.loc(it), hint=usage)
             probe = _probe(it, stmt, nodes, by_name, usage)

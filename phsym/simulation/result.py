@@ -7,8 +7,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from ..common.names import NameTable
-from ..errors import SignalError, SimulationError, StructureError
-from ..structure.probes import STATE_NAMES, state_label, state_quantities
+from ..errors import SignalError, SimulationError
+from .probes import state_signal
 
 __all__ = ["SimulationResult", "SignalError"]
 
@@ -212,21 +212,6 @@ class SimulationResult:
             out += E[:, j] * cj
         return out
 
-    def _state(self, label: str) -> Optional[str]:
-        """The state a probe-form label names (``x(K1)``, ``q(C1)``), else ``None``."""
-        if not self.names.states or label.split("(")[0].strip().lower() not in STATE_NAMES:
-            return None
-
-        quantity = None
-        if label.split("(")[0].strip().lower() != "x":      # a quantity form (q(C1)) checks the physics
-            model = self.model.full_model() if hasattr(self.model, "full_model") else self.model
-            if hasattr(model, "_records"):
-                quantity = state_quantities(model.graph, model._records[0]).get
-        try:
-            return state_label(label, self.names.states, quantity)
-        except StructureError as exc:
-            raise SignalError(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
-
     def __getitem__(self, key: str) -> np.ndarray:
         if key in self._cache:
             return self._cache[key]
@@ -237,13 +222,9 @@ class SimulationResult:
             return getattr(self, key)
         if key in self.controls:
             return self.controls[key]
-        if "(" in key and key.endswith(")"):
-            state = self._state(key)
-            if state is not None:
-                return self[state]
-            val = self._probe(key)
-            self._cache[key] = val
-            return val
+        if "(" in key and key.endswith(")"):      # a probe, or a state named x(K1), q(C1)
+            state = state_signal(self.model, self.names.states, key)
+            return self._cache.setdefault(key, self[state] if state is not None else self._probe(key))
         raise SignalError(f"{key!r} is not a state, input, output or probe of {self.names.name}; known: "
                           f"{', '.join(self.labels())}; other probes: v(NODE), v(N1,N2), i(ELEMENT), v(ELEMENT)")
 

@@ -30,12 +30,13 @@ from typing import Dict, Iterable, Optional, Tuple
 import sympy as sp
 
 from ..common.names import NameTable
-from ..common.quantities import DOMAINS as _DOMAINS, PROBE_NAMES, SYMBOLS, Quantity, domain_of, probe_quantity
+from ..common.quantities import (DOMAINS as _DOMAINS, PROBE_NAMES, STATE_NAMES, SYMBOLS, Quantity, domain_of,
+                                 probe_quantity)
 from ..errors import StructureError
 from .dirac import Structure
 
-__all__ = ["Probe", "parse_probe", "probe_map", "Combination", "label_quantity", "names_node", "STATE_NAMES",
-           "state_label", "state_quantities", "branch_domains"]
+__all__ = ["Probe", "parse_probe", "probe_map", "Combination", "label_quantity", "names_node", "state_label",
+           "state_quantities", "branch_domains"]
 
 #: ``{("e" or "f", index): coefficient}``: the signal is ``sum coef * e[index]`` (or ``f[index]``).
 Combination = Dict[Tuple[str, int], sp.Expr]
@@ -43,11 +44,6 @@ Combination = Dict[Tuple[str, int], sp.Expr]
 _LABEL = re.compile(r"^\s*([a-z]+)\s*\(\s*([^,()]+?)\s*(?:,\s*([^,()]+?)\s*)?\)\s*$", re.I)
 USAGE = ("y(SOURCE), v(NODE), v(N1,N2), i(ELEMENT) or v(ELEMENT) (or by quantity on other domains: "
          + ", ".join(sorted({f"{k}(...)" for k in PROBE_NAMES}, key=str.lower)) + ")")
-
-
-#: Probe names of storage states (lower case): ``x`` (any state) and each domain's state quantities.
-STATE_NAMES = frozenset({"x"} | {q.symbol.lower() for d in _DOMAINS.values()
-                                 for q in (d.effort_state, d.flow_state) if q.symbol})
 
 
 @dataclass(frozen=True)
@@ -257,7 +253,7 @@ def state_label(label: str, states: Iterable[str], quantity=None) -> Optional[st
     ----------
     label : str
         The simulator's name (``x_K1``, ``q_C1``), ``x(K1)`` (the state of ``K1``) or the
-        state by its quantity (``q(C1)``, ``phi(L1)``, ``p(M1)``; see :data:`STATE_NAMES`).
+        state by its quantity (``q(C1)``, ``phi(L1)``, ``p(M1)``; see :data:`phsym.common.quantities.STATE_NAMES`).
     states : iterable of str
         The model's state names.
     quantity : callable, optional
