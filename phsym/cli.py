@@ -35,7 +35,8 @@ def _show(args: argparse.Namespace) -> int:
         print(describe_json(model))
     else:
         print(describe_text(model))
-    if any(el.kind == "learned" for el in model.netlist.elements) and not (args.latex or args.json):
+    netlist = getattr(model, "netlist", None)        # a saved LinearPHS has none
+    if netlist is not None and any(el.kind == "learned" for el in netlist.elements) and not (args.latex or args.json):
         from .identify.learned.show import laws_text, plot_laws, saved_laws
         print(laws_text(model))
         if args.plot:
