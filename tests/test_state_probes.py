@@ -54,3 +54,10 @@ def test_a_fit_output_named_x_of_an_element_is_the_state_output():
     est = ParameterEstimator(phsym.parse(NET.format(k=1000)), ["K1"], outputs=["q(K1)"], method="midpoint")
     with pytest.raises(IdentificationError, match=r"the state of K1 is a displacement .* \(x\(K1\)\)$"):
         est.fit(t, {"F1": f, "V1": 0 * t}, {"q(K1)": x})
+
+
+def test_a_probe_card_of_a_state_says_where_to_read_it():
+    from phsym.errors import NetlistError
+    with pytest.raises(NetlistError, match=r"x\(K1\) is a state") as err:
+        phsym.parse(NET.format(k=1000) + ".probe v(v) x(K1)\n")
+    assert err.value.line == 8 and err.value.column == 13 and "--signals 'x(K1)'" in err.value.hint

@@ -167,7 +167,8 @@ def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSp
         if not stmt.items:
             raise NetlistError(".probe lists nothing", stmt.loc(stmt.head), hint=usage)
         for it in stmt.items:
-            if isinstance(it, Call) and it.name.text.lower() in STATE_NAMES:
+            if isinstance(it, Call) and it.name.text.lower() in STATE_NAMES and it.args and \
+                    isinstance(it.args[0], Word) and it.args[0].text.lower() in by_name:
                 raise NetlistError(f"{_item_text(it)} is a state: every run records the states",
                                    stmt.loc(it), hint=f"read it as res['{_item_text(it)}'] or phsym simulate "
                                                       f"--signals '{_item_text(it)}'; .probe takes {usage[7:]}")
