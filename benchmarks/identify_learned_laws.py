@@ -5,11 +5,11 @@ Two tasks, three routes each:
 * clipper: R1 = 2.2k, C1 = 10n and a diode pair whose law is unknown (truth:
   Shockley pair IS=2.52n N=1.752 with RS=40, simulated by ngspice:
   benchmarks/data/learned_clipper_*.cir, packed by make_learned_clipper.py);
-  0.1 s of the 1 s, 48 kHz record with 40 dB output noise fits the law; a
+  the whole 1 s, 48 kHz record with 40 dB output noise fits the law; a
   held-out ngspice record (other tones and level) checks the prediction;
 * spring: mass 1 kg, damper 10 N s/m and a hardening spring (truth
   F = k x + k3 x**3, k = 1000, k3 = 1e7, simulated by phsym); force in,
-  position out (the spring's elongation state ``x_K1``) at 20 dB SNR; the
+  position out (the spring's elongation state ``x(K1)``) at 20 dB SNR; the
   fit starts from the small-signal stiffness (prior ``("linear", {"g":
   1000})`` with zero weight: only the start).
 
@@ -143,7 +143,7 @@ def run_task(name, base, line, replacement, inp, label, t, u, y_noisy, th, uh, y
     rows["learned-law netlist"] = dict(params=len(curve.params), law=ins, extrap=ext,
                                        heldout=val["rms_of_swing"][label], passive="yes, by construction",
                                        time=fit_time)
-    print(f"\n[{name}] learned-law fit: {est.n_iter_} iterations, NRMS {est.nrms_[label]:.4g}, "
+    print(f"\n[{name}] learned-law fit: {len(t) - 1} steps, {est.n_iter_} iterations, NRMS {est.nrms_[label]:.4g}, "
           f"held-out samples outside the excited range: {val['outside'][el]:.1%}")
     print(curve.report())
     # seed 002: GP on the true states (port variable and law value), same noise level as the outputs
@@ -198,7 +198,7 @@ def main():
 def clipper(args, rng):
     d, dh = np.load(DATA / "learned_clipper_fit.npz"), np.load(DATA / "learned_clipper_heldout.npz")
     fs = float(d["fs"])
-    n = 1200 if args.quick else 4800
+    n = 4800 if args.quick else len(d["vin"]) - 1        # the whole 1 s record at 48 kHz
     vin, vout = d["vin"].astype(float), d["vout"].astype(float)
     y_all = noisy(vout, 40.0, rng)
     t = np.arange(n + 1) / fs
@@ -229,7 +229,7 @@ def spring(args, rng):
     pick2 = np.linspace(0, n2, 250).astype(int)
     line2 = "K1 v 0 learn(kind=convex, knots=8, range=-20m..20m, scale=1k)"
     base2 = f"* mass-spring-damper with an unknown spring\nF1 v 0 force\nM1 v 0 mass m=1\nB1 v 0 damper c=10\n{line2}\n"
-    return run_task("spring", base2, line2, "K1 v 0 spring F={GPLAW(x)}", "F1", "x_K1", t2, force,
+    return run_task("spring", base2, line2, "K1 v 0 spring F={GPLAW(x)}", "F1", "x(K1)", t2, force,
                     noisy(x, 20.0, rng), th2, force_h, x_h, spring_force, noisy(x[pick2], 20.0, rng),
                     noisy(spring_force(x[pick2]), 20.0, rng), "midpoint", (-0.05, 0.05),
                     prior=("linear", {"g": 1000.0}))

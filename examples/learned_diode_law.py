@@ -19,6 +19,7 @@ import numpy as np
 
 import phsym
 from phsym.identify import LearnedLawEstimator
+from phsym.identify.learned import laws_text
 
 try:
     NET = Path(__file__).resolve().parent.parent / "netlists"
@@ -68,4 +69,11 @@ fig.tight_layout()
 vin2 = 1.2 * np.sin(2 * np.pi * 300 * t)
 vout2 = np.asarray(phsym.Simulator(truth, fs, "midpoint").run(u={"Vin": vin2})["v(out)"])
 print(est.validate(t, {"Vin": vin2}, {"v(out)": vout2}))
-print(law.netlist_line())          # the fitted element: paste it into the netlist to simulate it
+
+# %%
+# The fitted netlist: the element's fitted line and its ``.covariance`` card
+# (the band and the excited range).  Read back, it gives the same curve with
+# its band: what ``phsym show fitted.cir`` prints (``--plot`` draws it).
+text = est.netlist_text(netlist)
+print("\n".join(text.splitlines()[:8]) + "\n...")        # the card: 153 numbers, 17 x 17 lower triangle
+print(laws_text(phsym.parse(text)))

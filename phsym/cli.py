@@ -35,6 +35,14 @@ def _show(args: argparse.Namespace) -> int:
         print(describe_json(model))
     else:
         print(describe_text(model))
+    netlist = getattr(model, "netlist", None)        # a saved LinearPHS has none
+    if netlist is not None and any(el.kind == "learned" for el in netlist.elements) and not (args.latex or args.json):
+        from .identify.learned.show import laws_text, plot_laws, saved_laws
+        print(laws_text(model))
+        if args.plot:
+            plot_laws(saved_laws(model).values(), args.plot)
+    elif args.plot:
+        print("phsym show: --plot draws learned laws; this netlist has none", file=sys.stderr)
     return 0 if checks_pass(model) else 1
 
 
@@ -50,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true", help="print JSON")
     s.add_argument("--symbolic", action="store_true",
                    help="build the symbolic structure of a large model (above 400 branches) to print and check it")
+    s.add_argument("--plot", default=None, help="write a figure of each learned law (learn(...) element) with "
+                                                "its confidence band and excited range, e.g. laws.png")
     s.set_defaults(func=_show)
     for mod in PLUGINS:
         try:

@@ -14,10 +14,10 @@ from typing import Any, Dict
 import numpy as np
 import sympy as sp
 
-from .common.quantities import DOMAINS, domain_of
+from .common.quantities import domain_of
 from .components import REGISTRY
 from .structure.linear import LinearPHS
-from .structure.probes import label_quantity
+from .structure.probes import branch_domains, label_quantity, state_quantities
 
 __all__ = ["describe", "describe_text", "describe_json", "checks_pass", "physics"]
 
@@ -39,24 +39,22 @@ def physics(model) -> Dict[str, Any]:
         ``probes``: label -> ``{name, quantity, unit}`` (``name``: the label by quantity, ``T(t1)``).
     """
     g = model.graph
-    node_dom = dict(g.nodes(data="domain"))
-    by_branch, by_element, owner = {}, {}, {}
-    for b in g.graph["branches"]:      # a two-port's side ("any") takes its nodes' domain
-        dom = b.domain if b.domain in DOMAINS else next(
-            (node_dom[n] for n in (b.node_from, b.node_to) if node_dom.get(n) in DOMAINS), "electrical")
-        by_branch[b.name], owner[b.name] = dom, b.element
-        by_element.setdefault(b.element, []).append(dom)
+    by_branch, by_element, owner = branch_domains(g), {}, {}
+    for b in g.graph["branches"]:
+        owner[b.name] = b.element
+        by_element.setdefault(b.element, []).append(by_branch[b.name])
     elements = {}
     for spec in model.netlist.elements:
         doms = list(dict.fromkeys(by_element.get(spec.name, [REGISTRY[spec.kind].domain])))
         elements[spec.name] = {"kind": spec.kind, "domain": ", ".join(doms), "nodes": list(spec.nodes)}
     storages, _, ports, _ = model._records       # the component records the model was built from
+    quantity = state_quantities(g, storages)
     states = {}
     for st in storages:
-        for x, br, port in zip(st.states, st.branches, st.port_types):
-            d = domain_of(by_branch.get(br))
-            q = d.state(port)
-            states[str(x)] = {"quantity": q.name, "unit": q.unit, "element": owner.get(br, br), "domain": d.name}
+        for x, br in zip(st.states, st.branches):
+            q = quantity[str(x)]
+            states[str(x)] = {"quantity": q.name, "unit": q.unit, "element": owner.get(br, br),
+                              "domain": domain_of(by_branch.get(br)).name}
     port_info = {}
     for p in ports:
         d = domain_of(by_branch.get(p.branch))

@@ -10,7 +10,7 @@ import sympy as sp
 import phsym
 from phsym.components.learnable import MonotoneFamily
 from phsym.errors import IdentificationError, NetlistError
-from phsym.identify.learned import LearnedLawEstimator, prior_law
+from phsym.identify.learned import LearnedCurve, LearnedLawEstimator, prior_law
 
 CLIPPER = """* clipper whose diode pair is unknown
 Vin in 0 SIN(0 1 1k)
@@ -132,6 +132,13 @@ def test_recovers_a_law_and_a_capacitor_jointly_from_input_output_data(clipper_d
     y2 = np.asarray(phsym.Simulator(phsym.parse(text), 48000.0, "backward_euler").run(
         u={"Vin": u}, params={"C1": est.params_["C1"]})["v(out)"])
     assert np.max(np.abs(y2 - est.y_fit_[:, 0])) < 1e-8
+    # the saved netlist carries the band: its .covariance card gives the same curve, band and excited range
+    assert text.count(".covariance D1") == 1
+    saved = LearnedCurve.from_model(phsym.parse(text), "d1")
+    np.testing.assert_allclose(saved(v), curve(v), rtol=1e-9)
+    np.testing.assert_allclose(saved.std(v), curve.std(v), rtol=1e-6)     # the line keeps 10 digits
+    assert (saved.excited, saved.dof, saved.confidence) == (curve.excited, curve.dof, curve.confidence)
+    assert est.netlist_text(text).count(".covariance D1") == 1       # a refit replaces the old card
 
 
 def test_prior_and_smoothness_penalties_have_exact_jacobians(clipper_data):
@@ -189,6 +196,10 @@ def test_cli_fits_a_learned_law_from_wav_recordings(clipper_data, tmp_path, caps
     assert code == 0 and "D1: learned monotone law" in out and "trusted for" in out
     assert (tmp_path / "laws.png").stat().st_size > 1000
     fitted = phsym.load(tmp_path / "fitted.cir")
+    from phsym.cli import main as phsym_main          # the saved law shows with its band
+    assert phsym_main(["show", str(tmp_path / "fitted.cir")]) == 0
+    shown = capsys.readouterr().out
+    assert "data excited" in shown and "upper" in shown and fitted.netlist.covariances["D1"].dof > 0
     true_p = np.array([1e-3, 0.02, 0.03, 0.05, 1e-3, 2e-3, 0.04])
     fam = MonotoneFamily(-0.6, 0.6, 4)
     got = np.array([fitted.parameters[f"D1.{k}"] for k in fam.names])
@@ -260,3 +271,53 @@ def test_a_position_output_recovers_a_spring_law(tmp_path):
     assert np.isnan(_as_table_column(saved, "v(v)")[0]) and _as_table_column(saved, "v(v)").shape == t.shape
     with pytest.raises(IdentificationError, match="or a state: p_M1, x_K1"):
         LearnedLawEstimator(phsym.parse(net.format(W="")), outputs=["x_M1"]).fit(t, {"F1": f}, {"x_M1": x})
+
+
+# ------------------------------------------------------------ saved laws: .covariance cards, phsym show
+def _saved_clipper(cov_lines: str) -> str:
+    return CLIPPER.format(K=2).replace("knots=2, range=-0.7..0.7, scale=1m", "knots=2, range=-0.5..0.5, "
+                                       "a=0.01, l=0.02, r=0.03, w1=0.04, w2=0.05").replace(".end", cov_lines + "\n.end")
+
+
+def test_show_prints_and_plots_a_saved_law_with_its_band(tmp_path, capsys):
+    from phsym.cli import main
+    from phsym.netlist.covariance import covariance_card_text
+    C = np.diag([1e-8, 2e-8, 3e-8, 4e-8, 5e-8]) + 1e-9
+    path = tmp_path / "fitted.cir"
+    path.write_text(_saved_clipper(covariance_card_text("D1", C, 0.9, 500, (-0.3, 0.4))))
+    m = phsym.load(path)
+    np.testing.assert_allclose(m.netlist.covariances["D1"].covariance, C, rtol=1e-15)
+    curve = LearnedCurve.from_model(m, "D1")
+    # the band by hand: delta method through f = B(v) p**2, Student t with 500 degrees of freedom
+    from scipy import stats
+    v = np.array([-0.2, 0.1, 0.45])
+    p = np.array([0.01, 0.02, 0.03, 0.04, 0.05])
+    G = MonotoneFamily(-0.5, 0.5, 2).basis(v) * 2 * p
+    half = stats.t.ppf(0.95, 500) * np.sqrt(np.einsum("ij,jk,ik->i", G, C, G))
+    np.testing.assert_allclose(curve.band(v)[1] - curve(v), half, rtol=1e-12)
+    assert main(["show", str(path), "--plot", str(tmp_path / "laws.png")]) == 0
+    out = capsys.readouterr().out
+    assert "data excited -0.3..0.4" in out and "90% band" in out and "lower" in out and "(not excited)" in out
+    row = next(line for line in out.splitlines() if line.split()[:1] == ["0.5"])     # the knot range's end
+    vals = [float(x) for x in row.split()[:4]]
+    lo, hi = curve.band(np.array([0.5]))
+    np.testing.assert_allclose(vals, [0.5, curve(0.5), lo[0], hi[0]], rtol=1e-4)
+    assert (tmp_path / "laws.png").stat().st_size > 1000
+    # without a card: the curve, no band
+    path.write_text(_saved_clipper(""))
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "no record of its fit" in out and "lower" not in out
+
+
+@pytest.mark.parametrize("card, message", [
+    (".covariance R1 level=0.95 dof=10 excited=-1..1 1", "not a learn"),
+    (".covariance D1 level=0.95 dof=10 excited=-1..1 1 2 3", "has 3 numbers; its 5 coefficients need 15"),
+    (".covariance D1 dof=10 excited=-1..1", "lacks level="),
+    (".covariance D1 level=2 dof=10 excited=-1..1", "level must lie in"),
+    (".covariance D1 level=0.9 dof=10 excited=-1..1 " + " ".join(["-1"] * 15), "not positive semidefinite"),
+])
+def test_bad_covariance_cards_are_netlist_errors(card, message):
+    with pytest.raises(NetlistError, match=message) as err:
+        phsym.parse(_saved_clipper(card))
+    assert err.value.line == 6 and err.value.hint

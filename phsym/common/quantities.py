@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-__all__ = ["Quantity", "Domain", "DOMAINS", "domain_of", "probe_quantity", "PROBE_NAMES", "SYMBOLS"]
+__all__ = ["Quantity", "Domain", "DOMAINS", "domain_of", "probe_quantity", "PROBE_NAMES", "SYMBOLS", "STATE_NAMES"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,12 @@ for _d in DOMAINS.values():
     for _which, _qty in (("v", _d.across), ("i", _d.through)):
         if _qty.symbol.lower() not in ("v", "i"):
             PROBE_NAMES.setdefault(_qty.symbol.lower(), {})[_d.name] = _which
+
+
+#: Probe names of storage states (lower case): ``x`` (any state, ``x(K1)``) and each domain's state
+#: quantities (``q(C1)``, ``phi(L1)``, ``p(M1)``); read by :func:`phsym.structure.probes.state_label`.
+STATE_NAMES = frozenset({"x"} | {q.symbol.lower() for d in DOMAINS.values()
+                                 for q in (d.effort_state, d.flow_state) if q.symbol})
 
 
 #: Canonical spelling of each probe name (``"t"`` -> ``"T"``).

@@ -188,16 +188,8 @@ def run(args: argparse.Namespace) -> int:
         with open(args.save, "w", encoding="utf-8") as fh:
             fh.write(est.netlist_text(args.netlist))
     if args.plot_laws and learned:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, len(est.laws_), figsize=(6 * len(est.laws_), 4), squeeze=False)
-        for ax, curve in zip(axes[0], est.laws_.values()):
-            curve.plot(ax=ax)
-            ax.set_title(curve.element)
-        fig.tight_layout()
-        fig.savefig(args.plot_laws, dpi=100)
-        plt.close(fig)
+        from .learned.show import plot_laws
+        plot_laws(est.laws_.values(), args.plot_laws)
     if args.out:
         doc = {"netlist": str(args.netlist), "method": est.method_, "stiff": est.stiff_, "outputs": outputs,
                "params": est.params_, "std": est.std_,

@@ -56,9 +56,9 @@ class ParameterEstimator(FitHooks, Estimator):
         string is one name).
     outputs : sequence of str, optional
         Measured signals: port outputs ``y(SOURCE)``, probe labels
-        (``v(node)``, ``v(n1,n2)``, ``i(R1)``, ``v(R1)``) and/or states by
-        the simulator's names (``x_K1``, a spring's elongation: a measured
-        position).  Default: every port output.
+        (``v(node)``, ``v(n1,n2)``, ``i(R1)``, ``v(R1)``) and/or states
+        (``x(K1)``, a spring's elongation: a measured position; by quantity
+        ``q(C1)``; or the simulator's names ``x_K1``).  Default: every port output.
     method : str
         Time-stepper: ``"auto"`` (default: the scheme of the data when they are a
         :class:`~phsym.simulation.SimulationResult` or a saved result, else

@@ -20,11 +20,12 @@ import sympy as sp
 
 from ..common import budget
 from ..common.names import NameTable
-from ..common.quantities import PROBE_NAMES, SYMBOLS
+from ..common.quantities import PROBE_NAMES, STATE_NAMES, SYMBOLS
 from ..errors import Location, NetlistError, NetlistWarning
 from ..components import DATUM, REGISTRY, ElementSpec
 from .analyses import ANALYSIS_CARDS, Analyses, read_card
 from .cards import OPTION_CARDS, DeckSettings, options_card, temp_card, tran_card, warn_ignored
+from .covariance import covariance_cards
 from .elements import Context, ModelCard, element_kind, node_spellings
 from .functions import func_card
 from .hysteresis import resolve_hysteresis
@@ -41,7 +42,7 @@ from .tables import table_card
 __all__ = ["parse_netlist", "load_netlist", "DOT_COMMANDS"]
 
 DOT_COMMANDS = (".title", ".param", ".model", ".subckt", ".ends", ".probe", ".tran", ".ic", ".options",
-                ".temp", ".include", ".lib", ".table", ".func", ".global", ".end") + ANALYSIS_CARDS
+                ".temp", ".include", ".lib", ".table", ".func", ".global", ".covariance", ".end") + ANALYSIS_CARDS
 
 
 def _check_elements(elements: List[ElementSpec]) -> None:
@@ -166,6 +167,11 @@ def _probes(stmts: List[Statement], elements: List[ElementSpec]) -> List[ProbeSp
         if not stmt.items:
             raise NetlistError(".probe lists nothing", stmt.loc(stmt.head), hint=usage)
         for it in stmt.items:
+            if isinstance(it, Call) and it.name.text.lower() in STATE_NAMES and it.args and \
+                    isinstance(it.args[0], Word) and it.args[0].text.lower() in by_name:
+                raise NetlistError(f"{_item_text(it)} is a state: every run records the states",
+                                   stmt.loc(it), hint=f"read it as res['{_item_text(it)}'] or phsym simulate "
+                                                      f"--signals '{_item_text(it)}'; .probe takes {usage[7:]}")
             if not isinstance(it, Call) or it.name.text.lower() not in ("v", "i", *PROBE_NAMES):
                 raise NetlistError("expected v(...), i(...) or a quantity's name", stmt.loc(it), hint=usage)
             probe = _probe(it, stmt, nodes, by_name, usage)
@@ -247,6 +253,7 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     analyses = Analyses()
     funcs: List[Statement] = []
     save_stmts: List[Statement] = []
+    cov_stmts: List[Statement] = []
     globals_: List[str] = []
     for stmt in top:
         head = stmt.head.text.lower()
@@ -295,6 +302,8 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
             tables.append(stmt)
         elif head == ".func":
             funcs.append(stmt)
+        elif head == ".covariance":
+            cov_stmts.append(stmt)
         elif head == ".global":
             globals_ += [it.text for it in stmt.items if isinstance(it, Word)]
         elif head.startswith("."):
@@ -343,7 +352,8 @@ def _build(statements: List[Statement], title: str, file: Optional[str], skipped
     parameters = {p.name: p for p in table.params.values()}
     warn_ignored(ignored, skipped + ctx.ignored)
     return Netlist(elements, parameters, probes, title, file, DeckSettings(tran, options, held, analyses),
-                   saves=saves, save_all=save_all and not probe_stmts)
+                   saves=saves, save_all=save_all and not probe_stmts,
+                   covariances=covariance_cards(cov_stmts, elements))
 
 
 def _as_title(exc: NetlistError, rest: List[Statement], title: str, file: Optional[str],

@@ -9,7 +9,7 @@ physical value can be varied and fitted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import sympy as sp
 
@@ -105,6 +105,9 @@ class Netlist:
         No ``.probe``, ``.save`` or ``.print`` selects signals (or ``.save all``
         does): a run records every node voltage and voltage-source current,
         as SPICE saves everything (:meth:`outputs`).
+    covariances : dict of str to LawCovariance
+        ``.covariance`` cards: the uncertainty of fitted learned laws by element
+        (:mod:`phsym.netlist.covariance`).
     """
 
     elements: list
@@ -115,6 +118,7 @@ class Netlist:
     deck: DeckSettings = field(default_factory=DeckSettings)
     saves: Tuple[str, ...] = ()
     save_all: bool = True
+    covariances: Dict[str, Any] = field(default_factory=dict)
 
     def outputs(self) -> List[str]:
         """The signals a run writes besides its states, inputs and powers: the probes and the

@@ -7,17 +7,49 @@ product with the effort vector of a step.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Optional
 
 import numpy as np
 import scipy.sparse as sps
 import sympy as sp
 
+from ..common.quantities import STATE_NAMES
 from ..errors import SignalError, StructureError
 from ..structure.dirac import Structure
-from ..structure.probes import probe_map
+from ..structure.probes import probe_map, state_label, state_quantities
 
-__all__ = ["probe_vector"]
+__all__ = ["probe_vector", "state_signal"]
+
+
+def state_signal(model, states, label: str) -> Optional[str]:
+    """The state a probe-form label names (``x(K1)``, ``q(C1)``), else ``None``.
+
+    Parameters
+    ----------
+    model : Model, ModelSummary or LinearPHS
+        The simulated model (a quantity form checks the state's quantity when it has its physics).
+    states : sequence of str
+        The state names.
+    label : str
+        A signal label.
+
+    Raises
+    ------
+    SignalError
+        A state form naming no state, or the wrong quantity.
+    """
+    word = label.split("(")[0].strip().lower()
+    if not states or word not in STATE_NAMES:
+        return None
+    quantity = None
+    if word != "x":                   # a quantity form (q(C1)) checks the physics
+        full = model.full_model() if hasattr(model, "full_model") else model
+        if hasattr(full, "_records"):
+            quantity = state_quantities(full.graph, full._records[0]).get
+    try:
+        return state_label(label, states, quantity)
+    except StructureError as exc:
+        raise SignalError(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
 
 
 def probe_vector(S: Structure, label: str, values: Mapping[sp.Symbol, float], Jn: sps.spmatrix) -> np.ndarray:

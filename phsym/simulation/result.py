@@ -8,6 +8,7 @@ import numpy as np
 
 from ..common.names import NameTable
 from ..errors import SignalError, SimulationError
+from .probes import state_signal
 
 __all__ = ["SimulationResult", "SignalError"]
 
@@ -221,10 +222,9 @@ class SimulationResult:
             return getattr(self, key)
         if key in self.controls:
             return self.controls[key]
-        if "(" in key and key.endswith(")"):
-            val = self._probe(key)
-            self._cache[key] = val
-            return val
+        if "(" in key and key.endswith(")"):      # a probe, or a state named x(K1), q(C1)
+            state = state_signal(self.model, self.names.states, key)
+            return self._cache.setdefault(key, self[state] if state is not None else self._probe(key))
         raise SignalError(f"{key!r} is not a state, input, output or probe of {self.names.name}; known: "
                           f"{', '.join(self.labels())}; other probes: v(NODE), v(N1,N2), i(ELEMENT), v(ELEMENT)")
 

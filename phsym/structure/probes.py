@@ -15,6 +15,11 @@ combination; the simulator turns it into numbers
 outputs (:mod:`phsym.codegen.newton.sensitivity`).  This is the one parser of the
 labels; :func:`names_node` is the one rule for a name that is both a node and
 an element (``v(X)`` reads the node, as in SPICE).
+
+A storage's state is named as the simulator names it (``x_K1``, ``q_C1``) or as a
+probe: ``x(K1)`` for any element's state, or by its quantity (``q(C1)`` a
+charge, ``phi(L1)`` a flux linkage, ``p(M1)`` a momentum, ``x(K1)`` a
+displacement, ``theta(...)``, ``s(...)``); :func:`state_label` reads those.
 """
 from __future__ import annotations
 
@@ -25,11 +30,13 @@ from typing import Dict, Iterable, Optional, Tuple
 import sympy as sp
 
 from ..common.names import NameTable
-from ..common.quantities import DOMAINS as _DOMAINS, PROBE_NAMES, SYMBOLS, Quantity, domain_of, probe_quantity
+from ..common.quantities import (DOMAINS as _DOMAINS, PROBE_NAMES, STATE_NAMES, SYMBOLS, Quantity, domain_of,
+                                 probe_quantity)
 from ..errors import StructureError
 from .dirac import Structure
 
-__all__ = ["Probe", "parse_probe", "probe_map", "Combination", "label_quantity", "names_node"]
+__all__ = ["Probe", "parse_probe", "probe_map", "Combination", "label_quantity", "names_node", "state_label",
+           "state_quantities", "branch_domains"]
 
 #: ``{("e" or "f", index): coefficient}``: the signal is ``sum coef * e[index]`` (or ``f[index]``).
 Combination = Dict[Tuple[str, int], sp.Expr]
@@ -214,3 +221,83 @@ def probe_map(S: Structure, label: str) -> Combination:
         for key, coef in S.node_potential(p.second).items():
             out[key] = out.get(key, 0) - coef
     return {k: v for k, v in out.items() if v != 0}
+
+
+def branch_domains(graph) -> Dict[str, str]:
+    """The domain of each branch of a model's graph (a two-port's side, ``"any"``, takes its nodes')."""
+    node_dom = dict(graph.nodes(data="domain"))
+    return {b.name: b.domain if b.domain in _DOMAINS else next(
+        (node_dom[n] for n in (b.node_from, b.node_to) if node_dom.get(n) in _DOMAINS), "electrical")
+        for b in graph.graph["branches"]}
+
+
+def state_quantities(graph, storages) -> Dict[str, Quantity]:
+    """The quantity of each state (a spring's displacement, a capacitor's charge).
+
+    Parameters
+    ----------
+    graph : networkx.MultiDiGraph
+        The model's graph (``Model.graph``).
+    storages : iterable
+        The storage records (``states``, ``branches``, ``port_types``) of the model.
+    """
+    dom = branch_domains(graph)
+    return {str(x): domain_of(dom.get(br)).state(port)
+            for st in storages for x, br, port in zip(st.states, st.branches, st.port_types)}
+
+
+def state_label(label: str, states: Iterable[str], quantity=None) -> Optional[str]:
+    """The state a signal label names, or ``None`` when it names none (a probe or port output).
+
+    Parameters
+    ----------
+    label : str
+        The simulator's name (``x_K1``, ``q_C1``), ``x(K1)`` (the state of ``K1``) or the
+        state by its quantity (``q(C1)``, ``phi(L1)``, ``p(M1)``; see :data:`phsym.common.quantities.STATE_NAMES`).
+    states : iterable of str
+        The model's state names.
+    quantity : callable, optional
+        State name -> its :class:`~phsym.common.quantities.Quantity`; with it a
+        quantity form must name the state's own quantity (``q(L1)`` is refused).
+
+    Raises
+    ------
+    StructureError
+        A state form naming an element without a state, with several states, or
+        with another quantity.
+
+    Examples
+    --------
+    >>> state_label("x(C1)", ["x_K1", "q_C1"]), state_label("q(C1)", ["q_C1"]), state_label("v(out)", ["x_K1"])
+    ('q_C1', 'q_C1', None)
+    """
+    names = list(states)
+    low = {n.lower(): n for n in names}
+    if not isinstance(label, str):
+        return None
+    if label.strip().lower() in low:
+        return low[label.strip().lower()]
+    m = _LABEL.match(label)
+    if not m or m.group(1).lower() not in STATE_NAMES or m.group(3) is not None:
+        return None
+    word, el = m.group(1).lower(), m.group(2)
+    owner = {n: n.split("_", 1)[-1] for n in names}       # q_C1, x_K1, p_M1: quantity _ element
+    found = [n for n in names if owner[n].lower() == el.lower()] or \
+        [n for n in names if owner[n].lower().startswith(f"{el}.".lower())]
+    if not found:
+        raise StructureError(f"signal {label!r}: {el!r} is not an element with a state",
+                             hint="states: " + (", ".join(f"x({owner[n]})" for n in names) or "none"))
+    if len(found) > 1:
+        raise StructureError(f"signal {label!r}: {el!r} has {len(found)} states",
+                             hint="name one: " + ", ".join(f"x({owner[n]})" for n in found))
+    name = found[0]
+    if word != "x":
+        q = quantity(name) if quantity is not None else None
+        sym = q.symbol if q is not None else name.split("_", 1)[0]
+        if sym.lower() != word:
+            what = f"a {q}" if q is not None else f"{name}"
+            raise StructureError(f"signal {label!r}: the state of {owner[name]} is {what}, not what "
+                                 f"{label.split('(')[0].strip()}(...) names",
+                                 hint=f"{sym}({owner[name]}) or x({owner[name]})" if sym.lower() not in ("", "x")
+                                 else f"x({owner[name]})")
+    return name

@@ -31,7 +31,7 @@ from ...common.names import NameTable
 from ...common.schemes import get_scheme
 from ...errors import IdentificationError, StructureError
 from ...netlist.params import expand_derived
-from ...structure.probes import probe_map
+from ...structure.probes import probe_map, state_label, state_quantities
 from ..cache import cache_key, load_module
 from ..printing import block
 from ..steps import step_equations
@@ -129,20 +129,25 @@ class SensitivityStep:
 
 def _outputs(S, labels: Sequence[str], eq, psub) -> List[sp.Expr]:
     """Symbolic step value of each signal label (:func:`phsym.structure.probes.probe_map`), or of a
-    state named as the simulator names it (``x_K1``): the state at the point of the step the scheme
-    evaluates (``eq.xsub``), as grid samples are compared (:func:`phsym.identify.data.step_targets`)."""
-    states = {str(x).lower(): x for x in S.states}
+    state (``x_K1``, ``x(K1)``, ``q(C1)``: :func:`phsym.structure.probes.state_label`): the state at
+    the point of the step the scheme evaluates (``eq.xsub``), as grid samples are compared
+    (:func:`phsym.identify.data.step_targets`)."""
+    states = {str(x): x for x in S.states}
+    quantity = state_quantities(S.graph, S.storages)
     out = []
     for label in labels:
-        x = states.get(label.strip().lower()) if isinstance(label, str) else None
-        if x is not None:
-            out.append(eq.xsub[x])
+        try:
+            name = state_label(label, states, quantity.get)
+        except StructureError as exc:
+            raise IdentificationError(f"output {exc.message} ({exc.hint})") from None
+        if name is not None:
+            out.append(eq.xsub[states[name]])
             continue
         try:
             combo = probe_map(S, label)
         except StructureError as exc:
-            raise IdentificationError(f"output {exc.message}; or a state: {', '.join(map(str, S.states))}"
-                                      ) from None
+            raise IdentificationError(f"output {exc.message}; or a state: {', '.join(map(str, S.states))} "
+                                      "(also as x(ELEMENT) or by its quantity: q(C1), phi(L1), p(M1))") from None
         out.append(sp.Add(*[sp.sympify(c).xreplace(psub) * (eq.e[i] if kind == "e" else eq.Je(i))
                             for (kind, i), c in combo.items()]))
     return out

@@ -9,6 +9,8 @@
 """
 from .curve import LearnedCurve
 from .estimator import LearnedLawEstimator, learned_elements, port_signal
+from .show import laws_text, plot_laws, saved_laws
 from .priors import NAMED_LAWS, prior_law
 
-__all__ = ["LearnedLawEstimator", "LearnedCurve", "learned_elements", "port_signal", "NAMED_LAWS", "prior_law"]
+__all__ = ["LearnedLawEstimator", "LearnedCurve", "learned_elements", "port_signal", "NAMED_LAWS", "prior_law",
+           "saved_laws", "laws_text", "plot_laws"]

@@ -9,6 +9,7 @@ import sympy as sp
 from scipy import stats
 
 from ...components.learnable import MonotoneFamily
+from ...errors import IdentificationError
 
 __all__ = ["LearnedCurve"]
 
@@ -34,8 +35,9 @@ class LearnedCurve:
         The law family (knots, range).
     params : ndarray
         Fitted parameters in coefficient order (``family.names``).
-    covariance : ndarray
-        Their covariance (from the fit's Jacobian).
+    covariance : ndarray or None
+        Their covariance (from the fit's Jacobian, or a saved ``.covariance``
+        card); ``None``: no band.
     kind, port : str
         The element's ``kind=`` and ``port=``.
     excited : (float, float)
@@ -51,7 +53,7 @@ class LearnedCurve:
     element: str
     family: MonotoneFamily
     params: np.ndarray
-    covariance: np.ndarray
+    covariance: Optional[np.ndarray]
     kind: str
     port: str
     excited: Tuple[float, float]
@@ -59,6 +61,45 @@ class LearnedCurve:
     dof: int = 1000
     nodes: Tuple[str, str] = ("n+", "n-")
     scale: float = field(default=1.0)
+
+    @classmethod
+    def from_model(cls, model, name: str) -> "LearnedCurve":
+        """The law of a netlist's learned element as saved: its line's values, and with the deck's
+        ``.covariance`` card (:mod:`phsym.netlist.covariance`, written by ``phsym fit --save``) its
+        band and excited range.
+
+        Parameters
+        ----------
+        model : Model
+            A loaded model.
+        name : str
+            The learned element (any letter case).
+
+        Raises
+        ------
+        IdentificationError
+            When ``name`` is not a learned element.
+        """
+        from ...components.learnable import Learnable
+        spec = next((el for el in model.netlist.elements if el.name.lower() == name.lower()), None)
+        if spec is None or spec.kind != Learnable.kind:
+            known = [el.name for el in model.netlist.elements if el.kind == Learnable.kind]
+            raise IdentificationError(f"{name!r} is not a learned element; learned: {', '.join(known) or 'none'}")
+        comp = Learnable(spec, {})
+        values = model.parameters
+        params = np.array([float(values[str(p)]) for p in comp.parameters()])
+        card = model.netlist.covariances.get(spec.name)
+        fam = comp.family()
+        if card is None:
+            return cls(spec.name, fam, params, None, comp.choice("kind"), comp.choice("port"), (fam.lo, fam.hi),
+                       nodes=tuple(spec.nodes[:2]))
+        return cls(spec.name, fam, params, card.covariance, comp.choice("kind"), comp.choice("port"),
+                   card.excited, card.level, card.dof, tuple(spec.nodes[:2]))
+
+    @property
+    def has_band(self) -> bool:
+        """Whether the parameter covariance is known (a fit, or a saved ``.covariance`` card)."""
+        return self.covariance is not None
 
     def __call__(self, v) -> np.ndarray:
         """The law at ``v`` (array_like; same shape back)."""
@@ -73,6 +114,9 @@ class LearnedCurve:
 
     def std(self, v) -> np.ndarray:
         """Standard deviation of the law at ``v`` (delta method on the parameter covariance)."""
+        if self.covariance is None:
+            raise IdentificationError(f"{self.element}: no covariance, so no band (a fitted netlist carries it "
+                                      "as a .covariance card: phsym fit --save)")
         v = np.asarray(v, float)
         G = self.family.basis(v.reshape(-1)) * (2 * self.params)[None, :]
         var = np.einsum("ij,jk,ik->i", G, self.covariance, G)
@@ -130,15 +174,57 @@ class LearnedCurve:
         pairs = " ".join(f"{_num(a)} {_num(b)}" for a, b in zip(v, self(v)))
         return f".table {name or self.element.replace('.', '_') + '_law'} {pairs}"
 
+    def covariance_card(self) -> str:
+        """The ``.covariance`` card of this law (:mod:`phsym.netlist.covariance`): saved after
+        :meth:`netlist_line`, it gives a loaded netlist the band and the excited range."""
+        from ...netlist.covariance import covariance_card_text
+        if self.covariance is None:
+            raise IdentificationError(f"{self.element}: no covariance to save")
+        return covariance_card_text(self.element, self.covariance, self.confidence, self.dof, self.excited)
+
+    def table(self, points: int = 11, span: Optional[Tuple[float, float]] = None) -> str:
+        """The curve as a text table: port variable, law, and the band's ends when known; rows
+        outside the excited range are marked.
+
+        Parameters
+        ----------
+        points : int
+            Rows.
+        span : (float, float), optional
+            Range (default: the knot range and the excited range together).
+        """
+        lo, hi = span if span is not None else (min(self.family.lo, self.excited[0]),
+                                                max(self.family.hi, self.excited[1]))
+        v = np.linspace(lo, hi, int(points))
+        f = self(v)
+        head = f"  {'v':>12} {'f(v)':>12}"
+        cols = [v, f]
+        if self.has_band:
+            a, b = self.band(v)
+            head += f" {'lower':>12} {'upper':>12}"
+            cols += [a, b]
+        rows = [head]
+        e0, e1 = self.excited
+        for k in range(len(v)):
+            mark = "" if not self.has_band or e0 <= v[k] <= e1 else "  (not excited)"
+            rows.append("  " + " ".join(f"{c[k]:>12.5g}" for c in cols) + mark)
+        return "\n".join(rows)
+
     def report(self) -> str:
         """How far the law may be trusted: excited range, knots, band and extrapolation."""
         fam, (lo, hi) = self.family, self.excited
+        sl, sr = self.slopes()
+        if not self.has_band:
+            return "\n".join([f"{self.element}: learned {self.kind} law over knots {fam.lo:.4g}..{fam.hi:.4g} "
+                              f"({fam.knots} knots, width {fam.width:.4g})",
+                              "  no record of its fit (no .covariance card): band and excited range unknown",
+                              f"  beyond the knots the law extrapolates linearly (slopes {sl:.4g} below, "
+                              f"{sr:.4g} above) and stays passive"])
         knots = self.excited_knots()
         v = np.linspace(lo, hi, 101) if hi > lo else np.array([lo])
         f = self(v)
         a, b = self.band(v)
         swing = float(np.max(np.abs(f))) or 1.0
-        sl, sr = self.slopes()
         lines = [f"{self.element}: learned {self.kind} law over knots {fam.lo:.4g}..{fam.hi:.4g} "
                  f"({fam.knots} knots, width {fam.width:.4g})",
                  f"  data excited {lo:.4g}..{hi:.4g}: {len(knots)} of {fam.knots} knots",
@@ -166,12 +252,14 @@ class LearnedCurve:
             _, ax = plt.subplots(figsize=(6, 4))
         lo, hi = span if span is not None else (self.family.lo, self.family.hi)
         v = np.linspace(lo, hi, 400)
-        a, b = self.band(v)
-        ax.fill_between(v, a, b, alpha=0.3, label=f"{int(round(self.confidence * 100))}% band")
+        if self.has_band:
+            a, b = self.band(v)
+            ax.fill_between(v, a, b, alpha=0.3, label=f"{int(round(self.confidence * 100))}% band")
         ax.plot(v, self(v), label=f"learned {self.element}")
         if truth is not None:
             ax.plot(v, truth(v), "k--", lw=1, label="truth")
-        ax.axvspan(*self.excited, color="0.9", zorder=0, label="excited range")
+        if self.has_band:
+            ax.axvspan(*self.excited, color="0.9", zorder=0, label="excited range")
         ax.set_xlabel("port variable")
         ax.set_ylabel("law")
         ax.legend()

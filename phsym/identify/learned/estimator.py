@@ -324,7 +324,8 @@ start_spread, confidence, identifiability_threshold, max_nfev, ftol, xtol, gtol,
         return "\n".join(lines)
 
     def netlist_text(self, source: Any) -> str:
-        """The netlist with each learned element's line replaced by its fitted line.
+        """The netlist with each learned element's line replaced by its fitted line, followed by
+        its ``.covariance`` card (the band and excited range, :mod:`phsym.netlist.covariance`).
 
         Parameters
         ----------
@@ -341,8 +342,18 @@ start_spread, confidence, identifiability_threshold, max_nfev, ftol, xtol, gtol,
             if loc is None or not 0 < loc.line <= len(lines) or name.split(".")[-1].lower() not in \
                     lines[loc.line - 1].lower() or "learn" not in lines[loc.line - 1].lower():
                 raise IdentificationError(f"cannot find the line of {name} in the netlist text")
-            lines[loc.line - 1] = curve.netlist_line()
-        return "\n".join(lines) + "\n"
+            lines[loc.line - 1] = curve.netlist_line() + "\n" + curve.covariance_card()
+        refitted = {n.lower() for n in self.laws_}
+        out, skip = [], False
+        for line in lines:       # a refitted law's old card (and its continuation lines) goes
+            words = line.split()
+            if words and words[0].lower() == ".covariance":
+                skip = len(words) > 1 and words[1].lower() in refitted
+            elif not line.lstrip().startswith("+"):
+                skip = False
+            if not skip:
+                out.append(line)
+        return "\n".join(out) + "\n"
 
 
 def port_signal(comp: Learnable) -> str:
