@@ -1,0 +1,77 @@
+"""Cold start (issue 38): the numeric engine compiled into the package's directory serves a process
+whose own numba cache is empty, with the generated loop's samples."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import phsym
+from phsym.simulation.engines.numeric import freshness
+from phsym.simulation.engines.numeric.stepping import run as compiled_run
+
+CLIPPER = Path(__file__).resolve().parent.parent / "netlists" / "diode_clipper.cir"
+
+CHILD = """
+import json, sys
+from pathlib import Path
+import numba.core.event as ev
+from phsym.simulation.engines.numeric import freshness
+freshness.package_cache = lambda: Path(sys.argv[1])     # stands for the installed package's directory
+compiled = []
+class Rec(ev.Listener):
+    def on_start(self, event):
+        pass
+    def on_end(self, event):
+        compiled.append(str(event.data["dispatcher"].py_func.__module__))
+ev.register("numba:compile", Rec())
+import numpy as np
+import phsym
+res = phsym.simulate(sys.argv[2], 48000.0, duration=10e-3)     # engine="auto", as phsym simulate
+np.save(sys.argv[3], res["v(out)"])
+print(json.dumps({"compiled": compiled, "engine": res.info["engine"]}))
+"""
+
+
+def _fake_entries(d: Path, digest: str) -> None:
+    d.mkdir(parents=True)
+    for name in ("stepping.run-61.py311.nbi", "stepping.run-61.py311.1.nbc", "other.f-1.py311.nbi"):
+        (d / name).write_bytes(b"x")
+    (d / freshness.READY).write_text(digest)
+
+
+def test_seed_copies_a_ready_engine_only(tmp_path):
+    src, dst = tmp_path / "package", tmp_path / "user"
+    _fake_entries(src, freshness._digest())
+    assert freshness.seed_from_package(dst, src)
+    assert sorted(p.name for p in dst.iterdir()) == sorted(
+        [freshness.READY, freshness.STAMP, "stepping.run-61.py311.nbi", "stepping.run-61.py311.1.nbc"])
+    assert (dst / freshness.READY).read_text() == freshness._digest()
+    assert not freshness.seed_from_package(src, src)            # numba's cache is the package's own
+    stale, other = tmp_path / "stale", tmp_path / "other"
+    _fake_entries(stale, "compiled from other sources")
+    assert not freshness.seed_from_package(other, stale) and not other.exists()
+
+
+def test_empty_user_caches_run_the_package_engine_with_the_generated_loops_samples(tmp_path):
+    src = freshness._cache_path(compiled_run)       # this machine's compiled engine (conftest warms it)
+    assert freshness.engine_ready(compiled_run)
+    package = tmp_path / "package"
+    shutil.copytree(src, package)
+    env = dict(os.environ, PHSYM_CACHE_DIR=str(tmp_path / "phsym"), NUMBA_CACHE_DIR=str(tmp_path / "numba"),
+               PHSYM_AOT="0")
+    env.pop("PHSYM_ENGINE", None)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(package), str(CLIPPER), str(tmp_path / "v.npy")],
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    child = json.loads(out.stdout.strip().splitlines()[-1])
+    assert child["engine"] == "numeric"         # auto: the engine is there, no foreground compile of a loop
+    engine = {"phsym.simulation.engines.numeric." + m for m in ("call", "sparse", "newton", "stepping")}
+    assert not engine & set(child["compiled"]), child["compiled"]
+    ref = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3, engine="generated")
+    v = np.load(tmp_path / "v.npy")
+    scale = np.max(np.abs(ref["v(out)"]))
+    assert np.max(np.abs(v - ref["v(out)"])) <= 1e-9 * scale
