@@ -82,12 +82,18 @@ def _build_package() -> int:
     import sys
     from ...errors import BuildError
     from ..engines.numeric.freshness import READY, package_cache
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    done = subprocess.run([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"], env=env).returncode == 0
+    import tempfile
+    from ...codegen.laws.library import ENV, LIBRARY
+    with tempfile.TemporaryDirectory(prefix="phsym-package-build-") as tmp:
+        # a fresh cache: every law kernel of the warm-up deck is compiled, and stored in the library
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        env.update(PHSYM_CACHE_DIR=tmp, **{ENV: "write"})
+        done = subprocess.run([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"],
+                              env=env).returncode == 0
     if not (done and (package_cache() / READY).is_file()):
-        raise BuildError(f"the numeric engine did not compile into {package_cache()}",
-                         hint="the package directory must be writable by this user (run it as the user "
-                              "who installed phsym); 'phsym cache build' compiles into your own cache")
-    print(f"numeric engine compiled into {package_cache()}: every user's new circuits of known device kinds "
-          "compile nothing")
+        raise BuildError(f"the numeric engine did not compile into {package_cache()}: the package directory "
+                         "must be writable by this user (run it as the user who installed phsym); 'phsym cache "
+                         "build' compiles into your own cache")
+    print(f"numeric engine compiled into {package_cache()}, law kernels of its device kinds into {LIBRARY}: "
+          "every user's new circuits of these kinds compile nothing")
     return 0

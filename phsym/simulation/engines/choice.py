@@ -17,7 +17,8 @@ nonlinear circuit whose generated loop this machine has compiled before
 (:func:`generated_ready`), or any small nonlinear circuit while the numeric
 engine itself is not compiled on this machine yet (its first compile takes
 about a minute, a small circuit's own loop seconds; the engine is then
-compiled in a detached process, :mod:`.numeric.warmup`); a circuit with control parameters or a law the
+compiled in a detached process, :mod:`.numeric.warmup`; an engine compiled
+into the package's directory counts, :mod:`.numeric.freshness`); a circuit with control parameters or a law the
 numeric engine does not step yet
 (:meth:`~phsym.structure.circuit.CircuitData.numeric_obstacles`); otherwise the numeric engine, and for a
 small circuit from a netlist file it starts the generated loop's build in a
