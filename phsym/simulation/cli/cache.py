@@ -75,22 +75,12 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _build_package() -> int:
-    """Compile the numeric engine into the package's directory: a child whose numba cache is the
-    in-tree one (no ``NUMBA_CACHE_DIR``), so that its entries land beside the engine's sources."""
-    import os
-    import subprocess
-    import sys
+    """Compile the numeric engine and the law kernels of its warm-up deck into the package's directory."""
     from ...errors import BuildError
-    from ..engines.numeric.freshness import READY, package_cache
-    import tempfile
-    from ...codegen.laws.library import ENV, LIBRARY
-    with tempfile.TemporaryDirectory(prefix="phsym-package-build-") as tmp:
-        # a fresh cache: every law kernel of the warm-up deck is compiled, and stored in the library
-        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-        env.update(PHSYM_CACHE_DIR=tmp, **{ENV: "write"})
-        done = subprocess.run([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"],
-                              env=env).returncode == 0
-    if not (done and (package_cache() / READY).is_file()):
+    from ...codegen.laws.library import LIBRARY
+    from ..engines.numeric.freshness import package_cache
+    from ..engines.numeric.warmup import build_package
+    if not build_package():
         raise BuildError(f"the numeric engine did not compile into {package_cache()}: the package directory "
                          "must be writable by this user (run it as the user who installed phsym); 'phsym cache "
                          "build' compiles into your own cache")
