@@ -9,7 +9,10 @@ Each run is a fresh ``python -m phsym.cli simulate NETLIST --fs 48k --duration
 10m --out OUT.csv`` process (interpreter start included), timed from spawn to
 exit; user + system CPU time and peak memory come from the child's rusage.
 
-* *cold*: fresh, empty ``PHSYM_CACHE_DIR`` and ``NUMBA_CACHE_DIR``;
+* *cold*: fresh, empty ``PHSYM_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` (what the package's own
+  directory holds stays: the numeric engine compiled there by ``phsym cache build --package``,
+  which the script reports; ``--no-package-engine`` hides it for the run, as before that
+  command);
 * *warm, numba cache*: the next run in those caches, right after the cold one
   (the snapshot and numba's disk cache);
 * *warm, ahead of time*: after the background builds the cold run started
@@ -120,8 +123,36 @@ def main(argv=None) -> int:
     ap.add_argument("--wait", type=float, default=300.0, help="longest wait for the background builds [s]")
     ap.add_argument("--profile", action="store_true", help="cProfile a second cold run")
     ap.add_argument("--json", default=None, help="write the numbers as JSON")
+    ap.add_argument("--no-package-engine", action="store_true",
+                    help="move the engine compiled in the package's directory aside during the runs")
     args = ap.parse_args(argv)
     out: Dict[str, object] = {"netlist": args.netlist, "python": sys.version.split()[0], "cpus": os.cpu_count()}
+    ready = _package_engine(hide=args.no_package_engine)
+    out["package_engine"] = ready
+    print(f"numeric engine in the package's directory: {'ready' if ready else 'absent'}")
+    try:
+        return _main(args, out)
+    finally:
+        _package_engine(restore=True)
+
+
+def _package_engine(hide: bool = False, restore: bool = False) -> bool:
+    """Whether the package's directory holds the compiled engine (its ready stamp); ``hide`` renames
+    the stamp for the runs (nothing is compiled then: the runs compile their loops), ``restore``
+    puts it back."""
+    stamp = ROOT / "phsym" / "simulation" / "engines" / "numeric" / "__pycache__" / "phsym-numeric-engine.ready"
+    aside = stamp.with_name(stamp.name + ".aside")
+    if restore:
+        if aside.is_file():
+            os.replace(aside, stamp)
+        return stamp.is_file()
+    if hide and stamp.is_file():
+        os.replace(stamp, aside)
+        return False
+    return stamp.is_file()
+
+
+def _main(args, out: Dict[str, object]) -> int:
     with tempfile.TemporaryDirectory(prefix="phsym-cold-") as tmp:
         cache = Path(tmp)
         cold = run_once(args.netlist, cache)
@@ -153,7 +184,8 @@ def main(argv=None) -> int:
             stats = pstats.Stats(str(prof))
             # the stages: imports of the heavy packages, the model, code generation, numba's compile, the run
             stats.sort_stats("cumulative").print_stats(
-                r"phsym/(cli|model|simulation/(run|simulator|plan)|codegen/(cache|newton/module))\.py|"
+                r"phsym/(cli|model|simulation/(run|simulator|plan)|codegen/(cache|newton/module|laws/build)|"
+                r"simulation/engines/numeric/(planner|loop))\.py|"
                 r"(sympy|numba|networkx|scipy/sparse|scipy/linalg)/__init__|dispatcher\.py:\d+\(_compile_for_args", 30)
             wait_background(Path(tmp), args.wait)
     if args.json:

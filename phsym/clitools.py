@@ -207,7 +207,8 @@ def read_csv_columns(path: str, columns: Sequence[str]) -> Dict[str, np.ndarray]
     -------
     dict of str to numpy.ndarray
         Empty cells are NaN (the first row of step quantities in a
-        ``phsym simulate --out`` table).
+        ``phsym simulate --out`` table); rows starting with ``#`` are
+        comments.
     """
     with open(path, newline="") as fh:
         reader = csv.reader(fh)
@@ -221,8 +222,8 @@ def read_csv_columns(path: str, columns: Sequence[str]) -> Dict[str, np.ndarray]
         idx = [header.index(c) for c in columns]
         rows: List[List[float]] = []
         for lineno, row in enumerate(reader, start=2):
-            if not row or all(not c.strip() for c in row):
-                continue
+            if not row or all(not c.strip() for c in row) or row[0].lstrip().startswith("#"):
+                continue        # blank, or a comment (the '# scheme: ...' line of a phsym table)
             try:     # an empty cell is a missing value (step quantities have none at t[0])
                 rows.append([float(row[i]) if row[i].strip() else float("nan") for i in idx])
             except (ValueError, IndexError):

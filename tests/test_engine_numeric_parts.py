@@ -86,8 +86,14 @@ def test_values_in_a_piecewise_default_branch_become_placeholders():
 
 CHILD = """
 import json, sys, warnings
+from pathlib import Path
 import numba.core.event as ev
 import phsym
+from phsym.codegen.laws import library
+from phsym.simulation.engines.numeric import freshness
+# the user's caches alone: not the engine and kernels compiled into the package (tests/test_cold_start.py)
+freshness.package_cache = lambda: Path("/nonexistent/phsym-package-engine")
+library.LIBRARY = Path("/nonexistent/phsym-law-library")
 warnings.simplefilter("ignore")
 texts = sys.argv[1:]
 compiled = []

@@ -236,3 +236,42 @@ def test_linearising_a_piecewise_law_leaks_no_runtime_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         m.linearize()
+
+
+def test_deadline_interrupts_in_other_threads():
+    """A worker thread (no SIGALRM there) is interrupted by the watchdog; a block that ends in time
+    leaves nothing pending behind it."""
+    import threading
+    q, a, b = sp.symbols("q a b")
+
+    def err(seconds):
+        return StructureError(f"over {seconds} s")
+    seen = {}
+
+    def work():
+        t = time.perf_counter()
+        try:
+            with bounded.deadline(err, 0.3):
+                sp.expand((q + a + b + 1) ** 400)
+        except StructureError as exc:
+            seen["error"], seen["took"] = str(exc), time.perf_counter() - t
+        with bounded.deadline(err, 30):             # nested: the inner fires, the outer goes on
+            try:
+                with bounded.deadline(err, 0.2):
+                    sp.expand((q + a + b + 1) ** 400)
+            except StructureError as exc:
+                seen["inner"] = str(exc)
+            seen["after"] = sp.expand((q + 1) ** 2)
+        for _ in range(200):                        # quick blocks: no interruption arrives later
+            with bounded.deadline(err, 0.01):
+                pass
+        t = time.perf_counter()
+        while time.perf_counter() - t < 0.1:
+            pass
+        seen["done"] = True
+    th = threading.Thread(target=work)
+    th.start()
+    th.join(60)
+    assert seen.get("error") == "over 0.3 s" and seen["took"] < 20
+    assert seen.get("inner") == "over 0.2 s" and seen["after"] == q ** 2 + 2 * q + 1
+    assert seen.get("done")

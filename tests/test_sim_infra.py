@@ -31,7 +31,7 @@ import phsym
 from phsym.codegen import cache as C
 from phsym.simulation import Simulator
 m = phsym.load({net!r})
-sim = Simulator(m, 48000, "discrete_gradient")
+sim = Simulator(m, 48000, "discrete_gradient", engine="generated")     # the generated loop's cache
 res = sim.run(duration=0.001)
 mod = sim._gen.module
 print(json.dumps({{"built": len(C.BUILD_LOG), "misses": sum(mod.run.stats.cache_misses.values()),

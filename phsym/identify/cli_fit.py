@@ -17,9 +17,9 @@ with its confidence band and excited range.
 
 The CSV needs a header row; ``--time`` names the (uniformly sampled) time
 column (default ``t``); the other columns are named by the model's input names
-and the output labels.  ``DATA.npz`` is a run saved by ``phsym simulate --out
-run.npz``: it says which scheme made it, and ``--method auto`` (default) fits with
-that scheme (a CSV table: backward Euler).  A progress line (evaluation count, cost) goes to
+and the output labels.  ``DATA.npz`` (or a ``.csv`` table) written by ``phsym
+simulate --out`` says which scheme made it, and ``--method auto`` (default) fits
+with that scheme (any other CSV table: backward Euler).  A progress line (evaluation count, cost) goes to
 stderr; the table of estimates with confidence intervals and the NRMS go to
 stdout.
 """
@@ -49,6 +49,18 @@ def _assignments(text: Optional[str]) -> Dict[str, float]:
         from ..netlist.numbers import parse_number
         out[k.strip()] = parse_number(v.strip())     # SPICE suffixes, as in simulate --param
     return out
+
+
+def _has_scheme(path: str) -> bool:
+    """Whether ``path`` is a ``.csv`` table that says which scheme made it (``phsym simulate --out``)."""
+    from ..simulation.io.saved import csv_info
+    if not path.lower().endswith(".csv"):
+        return False
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            return "scheme" in csv_info([fh.readline(), fh.readline()])
+    except (OSError, UnicodeDecodeError):
+        return False        # read_csv_columns reports it
 
 
 def _as_table_column(saved, label: str) -> np.ndarray:
@@ -94,9 +106,8 @@ def _fill(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time", default="t", help="name of the time column (default: t)")
     p.add_argument("--method", default="auto",
                    choices=("auto", "backward_euler", "midpoint", "discrete_gradient"),
-                   help="time-stepper (default auto: the scheme a saved .npz run was made with, backward_euler "
-                        "for a CSV table; a CSV made by phsym simulate needs the scheme it printed, else the fit "
-                        "is biased by the schemes' difference)")
+                   help="time-stepper (default auto: the scheme a run saved by phsym simulate (.npz, or .csv "
+                        "with its '# scheme:' line) was made with, backward_euler for other tables)")
     p.add_argument("--stiff", default="auto", choices=STIFF,
                    help="how junction charges step, as phsym simulate --stiff (default auto): data made by "
                         "phsym simulate need the rule it used")
@@ -133,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         inputs = _names(args.inputs) or list(model.inputs)
         outputs = _names(args.outputs)
         init = _assignments(args.init)
-        if args.data.lower().endswith(".npz"):
+        if args.data.lower().endswith(".npz") or _has_scheme(args.data):
             saved = load_result(args.data)
             cols = {args.time: saved.t, **{c: saved[c] for c in inputs},
                     **{c: _as_table_column(saved, c) for c in outputs}}

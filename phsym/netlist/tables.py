@@ -134,6 +134,7 @@ def read_table_file(path: Path, location: Optional[Location] = None) -> Tuple[Li
         raise NetlistError(f"cannot read table file {path}: {exc.strerror or exc}", location,
                            hint="the path is relative to the netlist's directory") from None
     xs, ys = [], []
+    header = False
     for lineno, row in enumerate(csv.reader(text.splitlines()), start=1):
         cells = [c.strip() for c in row if c.strip()]
         if not cells or cells[0].startswith("#"):
@@ -141,8 +142,9 @@ def read_table_file(path: Path, location: Optional[Location] = None) -> Tuple[Li
         try:
             a, b = float(cells[0]), float(cells[1])
         except (ValueError, IndexError):
-            if not xs and lineno == 1:
-                continue            # header
+            if not xs and not header:
+                header = True       # the first row that is not a comment may be a header
+                continue
             raise NetlistError(f"{path}, line {lineno}: expected two numbers, got {','.join(row)!r}",
                                location) from None
         xs.append(a)

@@ -301,7 +301,8 @@ class SimulationResult:
         path : str or pathlib.Path
             Destination; the suffix (``.csv`` or ``.npz``; ``.wav`` calls
             :meth:`to_wav`) selects the format.  An ``.npz`` also holds the scheme,
-            the stiff rule and the step (read back by :func:`phsym.simulation.load_result`).
+            the stiff rule and the step, a ``.csv`` has them in a ``# scheme: ...`` comment
+            line after its header row (both read back by :func:`phsym.simulation.load_result`).
         signals : sequence of str, optional
             Write ``t`` and these signals only (any label ``res[...]`` takes),
             instead of states, inputs, outputs, saved signals and powers.
@@ -322,8 +323,11 @@ class SimulationResult:
             cols = chosen or self._step_table()
             names = list(cols)
             data = np.column_stack([cols[n] for n in names])
+            from .io.saved import csv_comment
             with open(path, "w", newline="") as fh:
                 fh.write(",".join(names) + "\n")
+                fh.write(csv_comment(self.info, [n for n in self.names.inputs if n in cols],
+                                     [n for n in self.names.outputs if n in cols]))
                 for row in data:        # missing step values are empty cells
                     fh.write(",".join("" if v != v else f"{v:.17g}" for v in row) + "\n")
         elif suf == ".wav":

@@ -26,6 +26,7 @@ from ...structure.circuit.canonical import Form
 from ...common.paths import atomic_write, cache_dir
 from ..cache import cache_key, import_generated, load_module
 from ..gradients import effort_step, storage_gradients
+from . import library
 from .source import KernelSpec, kernel_source
 
 __all__ = ["Kernel", "law_kernel", "step_kernel", "energy_kernel", "gradient_kernel", "effort_state_kernel"]
@@ -112,12 +113,15 @@ def _memo(tag: tuple, make, source: str) -> Kernel:
     hit = _SPECS.get(tag)
     if hit is None:
         hit = _indexed(tag)
+        if hit is None and library.fetch(_index_file(tag).name):      # compiled with the package
+            hit = _indexed(tag)
         if hit is None:
             hit = _load(make(), source)
             meta = dict(key=hit.key, n_var=hit.n_var, n_const=hit.n_const, n_out=hit.n_out,
                         derivatives=hit.derivatives, width=hit.width)
             try:
                 atomic_write(_index_file(tag), lambda fh: fh.write(json.dumps(meta).encode()))
+                library.store(_index_file(tag).name, hit.key)
             except OSError:
                 pass        # a read-only cache: the formulas are derived again next time
         _SPECS[tag] = hit

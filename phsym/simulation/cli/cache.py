@@ -17,11 +17,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "loop ahead of time now, so that the next 'phsym simulate FILE' with the same "
                     "--fs and --method starts without numba; 'build' without a FILE compiles the "
                     "numeric engine (once per machine: every later circuit of known device kinds "
-                    "then compiles nothing).")
+                    "then compiles nothing); 'build --package' compiles it into the installed "
+                    "package's own directory, where every user and every numba cache finds it "
+                    "(run it once after installing phsym).")
     p.add_argument("action", choices=["info", "clear", "build"])
     p.add_argument("file", nargs="?", help="netlist (for build)")
     p.add_argument("--fs", default="48k", help="sample rate for build (default 48k)")
     p.add_argument("--method", default="auto", help="scheme for build (default auto)")
+    p.add_argument("--package", action="store_true",
+                   help="build: compile the numeric engine into the package's directory (not the user's cache)")
     p.set_defaults(func=run)
     return p
 
@@ -49,6 +53,8 @@ def _build(args: argparse.Namespace) -> int:
     from ...errors import PhsymError
     from ...netlist.numbers import parse_number
     os.environ["PHSYM_AOT"] = "0"       # build here, not in the background
+    if args.package:
+        return _build_package()
     if not args.file:
         from ..engines.numeric.warmup import warm
         if not warm():
@@ -65,4 +71,19 @@ def _build(args: argparse.Namespace) -> int:
     from ...codegen import aot
     path = aot.build(key)
     print(f"{args.file}: snapshot stored, loop compiled ahead of time to {path}")
+    return 0
+
+
+def _build_package() -> int:
+    """Compile the numeric engine and the law kernels of its warm-up deck into the package's directory."""
+    from ...errors import BuildError
+    from ...codegen.laws.library import LIBRARY
+    from ..engines.numeric.freshness import package_cache
+    from ..engines.numeric.warmup import build_package
+    if not build_package():
+        raise BuildError(f"the numeric engine did not compile into {package_cache()}: the package directory "
+                         "must be writable by this user (run it as the user who installed phsym); 'phsym cache "
+                         "build' compiles into your own cache")
+    print(f"numeric engine compiled into {package_cache()}, law kernels of its device kinds into {LIBRARY}: "
+          "every user's new circuits of these kinds compile nothing")
     return 0

@@ -17,7 +17,8 @@ nonlinear circuit whose generated loop this machine has compiled before
 (:func:`generated_ready`), or any small nonlinear circuit while the numeric
 engine itself is not compiled on this machine yet (its first compile takes
 about a minute, a small circuit's own loop seconds; the engine is then
-compiled in a detached process, :mod:`.numeric.warmup`); a circuit with control parameters or a law the
+compiled in a detached process, :mod:`.numeric.warmup`; an engine compiled
+into the package's directory counts, :mod:`.numeric.freshness`); a circuit with control parameters or a law the
 numeric engine does not step yet
 (:meth:`~phsym.structure.circuit.CircuitData.numeric_obstacles`); otherwise the numeric engine, and for a
 small circuit from a netlist file it starts the generated loop's build in a
@@ -191,8 +192,9 @@ def numeric_ready() -> bool:
 
 
 def start_numeric_warmup() -> bool:
-    """Compile the numeric engine in a detached process (nobody waits); False when background
-    builds are off (``PHSYM_AOT=0``)."""
+    """Compile the numeric engine in a detached process (nobody waits), into the package's directory
+    where it is writable (:func:`.numeric.warmup.build_package`); False when background builds are off
+    (``PHSYM_AOT=0``)."""
     if not _background():
         return False
     mark = cache_dir() / f"{READY_PREFIX}numeric_warmup"
@@ -203,7 +205,10 @@ def start_numeric_warmup() -> bool:
         pass
     try:
         atomic_write(mark, lambda fh: fh.write(b"started"))
-        subprocess.Popen([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"], stdin=subprocess.DEVNULL,
+        from .numeric.warmup import package_writable
+        # into the package's directory where possible: every later process finds it there
+        subprocess.Popen([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"]
+                         + (["--package"] if package_writable() else []), stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         return False

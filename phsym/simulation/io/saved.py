@@ -1,9 +1,19 @@
-"""Results saved as ``.npz`` (:meth:`SimulationResult.save`) read back as data.
+"""Results saved as ``.npz`` or ``.csv`` (:meth:`SimulationResult.save`) read back as data.
 
-The file holds every array of the run plus a few entries of ``result.info``
+An ``.npz`` holds every array of the run plus a few entries of ``result.info``
 under the prefix ``info.`` (the scheme, the rule of stiff storages, the step,
 the names of inputs and outputs), so a saved run fitted later says how it was
-simulated (``ParameterEstimator(method="auto")`` follows it).
+simulated (``ParameterEstimator(method="auto")`` follows it).  A ``.csv``
+table carries the same entries in a comment line right after its header row
+(:func:`csv_comment`)::
+
+    t,q_C1,Vin,y(Vin),...
+    # scheme: midpoint, stiff: backward_euler, h: 2.0833333333333332e-05, inputs: Vin, outputs: y(Vin)
+    0,0,0,,...
+
+Placed there, readers that skip ``#`` comments (``numpy.genfromtxt``,
+``numpy.loadtxt``, ``pandas.read_csv(path, comment="#")``) still find the
+column names in the first line.
 """
 from __future__ import annotations
 
@@ -14,11 +24,13 @@ import numpy as np
 
 from ...errors import DataFileError, SignalError
 
-__all__ = ["SavedResult", "load_result", "info_arrays", "PREFIX"]
+__all__ = ["SavedResult", "load_result", "info_arrays", "csv_comment", "csv_info", "PREFIX", "CSV_TAG"]
 
 #: Prefix of the metadata entries in a saved ``.npz``.
 PREFIX = "info."
 _TEXT = ("scheme", "stiff")
+#: How the metadata comment of a ``.csv`` table starts.
+CSV_TAG = "# scheme:"
 
 
 def info_arrays(info: Mapping[str, Any], inputs, outputs) -> Dict[str, np.ndarray]:
@@ -37,6 +49,90 @@ def info_arrays(info: Mapping[str, Any], inputs, outputs) -> Dict[str, np.ndarra
     out[PREFIX + "inputs"] = np.array(list(inputs), dtype=str)
     out[PREFIX + "outputs"] = np.array(list(outputs), dtype=str)
     return out
+
+
+def csv_comment(info: Mapping[str, Any], inputs, outputs) -> str:
+    """The metadata line of a ``.csv`` table (see the module docstring); empty without a scheme.
+
+    Parameters
+    ----------
+    info : mapping
+        ``SimulationResult.info``.
+    inputs, outputs : sequence of str
+        Names of the input and port-output columns the table holds.
+    """
+    if not info.get("scheme"):
+        return ""
+    parts = [f"{k}: {info[k]}" for k in _TEXT if info.get(k) is not None]
+    if "h" in info:
+        parts.append(f"h: {float(info['h'])!r}")
+    parts += [f"inputs: {' '.join(inputs)}", f"outputs: {' '.join(outputs)}"]
+    return "# " + ", ".join(parts) + "\n"
+
+
+def csv_info(lines) -> Dict[str, Any]:
+    """The entries of a table's metadata line (:func:`csv_comment`) among its first ``lines``;
+    empty when there is none (a table not written by phsym).
+
+    Parameters
+    ----------
+    lines : iterable of str
+        The table's first lines (the header row and the comment).
+
+    Returns
+    -------
+    dict
+        ``scheme``, ``stiff`` (str), ``h`` (float), ``inputs``, ``outputs`` (lists of str).
+    """
+    for line in lines:
+        if not line.startswith(CSV_TAG):
+            continue
+        out: Dict[str, Any] = {}
+        for part in line[1:].split(","):
+            key, _, value = part.partition(":")
+            key, value = key.strip(), value.strip()
+            if key in _TEXT and value:
+                out[key] = value
+            elif key == "h":
+                try:
+                    out["h"] = float(value)
+                except ValueError:
+                    pass
+            elif key in ("inputs", "outputs"):
+                out[key] = value.split()
+        return out
+    return {}
+
+
+def _read_csv(path: Path) -> Dict[str, np.ndarray]:
+    """Every column of a ``phsym simulate`` table, with its metadata under :data:`PREFIX`."""
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            header = fh.readline()
+            second = fh.readline()
+            info = csv_info([second])
+            if not info:
+                raise DataFileError(f"{path}: no '{CSV_TAG} ...' line after the header; a table not written "
+                                    "by phsym holds no scheme: read it as arrays and give the estimator method=...")
+            names = [h.strip() for h in header.split(",")]
+            data = np.genfromtxt(fh, delimiter=",", comments="#", dtype=float, ndmin=2)
+    except OSError as exc:
+        raise DataFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise DataFileError(f"{path}: cannot read a number ({exc})") from None
+    if data.size == 0:
+        data = np.zeros((0, len(names)))
+    if data.shape[1] != len(names):
+        raise DataFileError(f"{path}: {data.shape[1]} columns in the rows, {len(names)} in the header")
+    arrays = {n: data[:, j] for j, n in enumerate(names)}
+    for k in _TEXT:
+        if k in info:
+            arrays[PREFIX + k] = np.array(info[k])
+    if "h" in info:
+        arrays[PREFIX + "h"] = np.array(info["h"])
+    for k in ("inputs", "outputs"):
+        arrays[PREFIX + k] = np.array([n for n in info.get(k, ()) if n in arrays], dtype=str)
+    return arrays
 
 
 class SavedResult:
@@ -98,12 +194,13 @@ class SavedResult:
 
 
 def load_result(path: Union[str, Path]) -> SavedResult:
-    """Read a result saved with ``SimulationResult.save("run.npz")`` (or ``phsym simulate --out run.npz``).
+    """Read a result saved with ``SimulationResult.save("run.npz")`` or ``save("run.csv")`` (or
+    ``phsym simulate --out run.npz``/``run.csv``).
 
     Parameters
     ----------
     path : str or pathlib.Path
-        The ``.npz`` file.
+        The ``.npz`` file, or a ``.csv`` table with phsym's metadata line (:func:`csv_comment`).
 
     Returns
     -------
@@ -112,12 +209,14 @@ def load_result(path: Union[str, Path]) -> SavedResult:
     Raises
     ------
     DataFileError
-        The file is missing, not an ``.npz`` archive or has no time column.
+        The file is missing, not an ``.npz`` archive or a table with the metadata line, or has no
+        time column.
     """
     path = Path(path)
+    if path.suffix.lower() == ".csv":
+        return SavedResult(_read_csv(path), str(path))
     if path.suffix.lower() != ".npz":
-        raise DataFileError(f"{path}: load_result reads .npz files (a CSV table holds no scheme: read it as "
-                            "arrays and give the estimator method=...)")
+        raise DataFileError(f"{path}: load_result reads .npz files and .csv tables written by phsym")
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}

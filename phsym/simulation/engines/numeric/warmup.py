@@ -6,11 +6,18 @@ circuit of known kinds compiles nothing.  ``engine="auto"`` runs a small
 circuit on its own generated loop while the engine is not compiled yet and
 starts this module in a detached process (``PHSYM_AOT=0`` turns that off),
 so that later circuits find the engine ready.  ``phsym cache build``
-(without a netlist) runs it in the foreground.
+(without a netlist) runs it in the foreground.  Where the package's
+directory is writable (an editable install, a user's own virtual
+environment) the detached warm-up compiles into it (``--package``,
+:func:`build_package`): every later process of the installation finds the
+engine there, whatever its numba cache (:mod:`.freshness`).
 """
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import tempfile
 
 #: A circuit with the device kinds most netlists hold: its run compiles the engine and the law
 #: kernels of a diode with junction charge and of a BJT.
@@ -38,10 +45,34 @@ def warm() -> bool:
     return NumericLoop.ready()
 
 
-def main() -> int:
-    """Warm up; returns the exit status (never raises: a background build must not disturb anyone)."""
+def package_writable() -> bool:
+    """Whether this process may compile the engine into the package's directory (:func:`build_package`)."""
+    from .freshness import package_cache
+    d = package_cache()
+    return os.access(d if d.is_dir() else d.parent, os.W_OK)
+
+
+def build_package() -> bool:
+    """Compile the engine into the package's directory and the deck's law kernels into the package's
+    kernel library (:mod:`phsym.codegen.laws.library`): :func:`warm` in a child whose numba cache is
+    the in-tree one (no ``NUMBA_CACHE_DIR``) and whose phsym cache is empty, so that every kernel is
+    compiled and stored.  True when the engine is there."""
+    from ....codegen.laws.library import ENV
+    from .freshness import READY, package_cache
+    with tempfile.TemporaryDirectory(prefix="phsym-package-build-") as tmp:
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        env.update(PHSYM_CACHE_DIR=tmp, **{ENV: "write"})
+        done = subprocess.run([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"], env=env,
+                              stdin=subprocess.DEVNULL).returncode == 0       # (not __name__: "__main__" under -m)
+    return done and (package_cache() / READY).is_file()
+
+
+def main(argv=None) -> int:
+    """Warm up (``--package``: :func:`build_package`); returns the exit status (never raises: a
+    background build must not disturb anyone)."""
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        return 0 if warm() else 1
+        return 0 if (build_package() if "--package" in argv else warm()) else 1
     except Exception:       # noqa: BLE001
         return 1
 

@@ -1,0 +1,107 @@
+"""Cold start (issue 38): the numeric engine compiled into the package's directory serves a process
+whose own numba cache is empty, with the generated loop's samples."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import phsym
+from phsym.simulation.engines.numeric import freshness
+from phsym.simulation.engines.numeric.stepping import run as compiled_run
+
+CLIPPER = Path(__file__).resolve().parent.parent / "netlists" / "diode_clipper.cir"
+
+CHILD = """
+import json, sys
+from pathlib import Path
+import numba.core.event as ev
+from phsym.simulation.engines.numeric import freshness
+from phsym.codegen.laws import library
+freshness.package_cache = lambda: Path(sys.argv[1])     # stand for the installed package's directories
+library.LIBRARY = Path(sys.argv[4])
+compiled = []
+class Rec(ev.Listener):
+    def on_start(self, event):
+        pass
+    def on_end(self, event):
+        compiled.append(str(event.data["dispatcher"].py_func.__module__))
+ev.register("numba:compile", Rec())
+import numpy as np
+import phsym
+res = phsym.simulate(sys.argv[2], 48000.0, duration=10e-3)     # engine="auto", as phsym simulate
+np.save(sys.argv[3], res["v(out)"])
+from phsym.codegen.cache import BUILD_LOG
+from phsym.codegen.laws.build import _SPECS
+# numba's compile events leave out cfuncs: a law kernel loaded from numba's cache counts a cache hit
+print(json.dumps({"compiled": compiled, "engine": res.info["engine"], "written": list(BUILD_LOG),
+                  "kernel_hits": sorted(k.module.kernel.cache_hits for k in _SPECS.values())}))
+"""
+
+
+def _fake_entries(d: Path, digest: str) -> None:
+    d.mkdir(parents=True)
+    for name in ("stepping.run-61.py311.nbi", "stepping.run-61.py311.1.nbc", "other.f-1.py311.nbi"):
+        (d / name).write_bytes(b"x")
+    (d / freshness.READY).write_text(digest)
+
+
+def test_seed_copies_a_ready_engine_only(tmp_path):
+    src, dst = tmp_path / "package", tmp_path / "user"
+    _fake_entries(src, freshness._digest())
+    assert freshness.seed_from_package(dst, src)
+    assert sorted(p.name for p in dst.iterdir()) == sorted(
+        [freshness.READY, freshness.STAMP, "stepping.run-61.py311.nbi", "stepping.run-61.py311.1.nbc"])
+    assert (dst / freshness.READY).read_text() == freshness._digest()
+    assert not freshness.seed_from_package(src, src)            # numba's cache is the package's own
+    stale, other = tmp_path / "stale", tmp_path / "other"
+    _fake_entries(stale, "compiled from other sources")
+    assert not freshness.seed_from_package(other, stale) and not other.exists()
+
+
+def _child(tmp_path, run: str, package: Path, lib: Path, **env_extra) -> dict:
+    env = dict(os.environ, PHSYM_CACHE_DIR=str(tmp_path / run / "phsym"), NUMBA_CACHE_DIR=str(tmp_path / run / "numba"),
+               PHSYM_AOT="0", **env_extra)
+    env.pop("PHSYM_ENGINE", None)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(package), str(CLIPPER), str(tmp_path / f"{run}.npy"),
+                          str(lib)], env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_empty_user_caches_run_the_package_engine_with_the_generated_loops_samples(tmp_path):
+    src = freshness._cache_path(compiled_run)       # this machine's compiled engine (conftest warms it)
+    assert freshness.engine_ready(compiled_run)
+    package, lib = tmp_path / "package", tmp_path / "library"
+    shutil.copytree(src, package)
+    # the package build: its law kernels compiled, and copied into the library
+    first = _child(tmp_path, "build", package, lib, PHSYM_LAW_LIBRARY="write")
+    assert first["engine"] == "numeric"         # auto: the engine is there, no foreground compile of a loop
+    engine = {"phsym.simulation.engines.numeric." + m for m in ("call", "sparse", "newton", "stepping")}
+    assert not engine & set(first["compiled"]), first["compiled"]
+    assert first["written"] and first["kernel_hits"] == [0] and list(lib.glob("phsym_law_*.json"))
+    # a user with empty caches: the engine and the diode's law kernel come from the package, nothing compiles
+    second = _child(tmp_path, "user", package, lib)
+    assert second == {"compiled": [], "engine": "numeric", "written": [], "kernel_hits": [1]}
+    ref = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3, engine="generated")
+    v = np.load(tmp_path / "user.npy")
+    scale = np.max(np.abs(ref["v(out)"]))
+    assert np.max(np.abs(v - ref["v(out)"])) <= 1e-9 * scale
+
+
+def test_first_runs_warmup_compiles_into_a_writable_package(monkeypatch, tmp_path):
+    from phsym.simulation.engines import choice
+    from phsym.simulation.engines.numeric import warmup
+    started = []
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PHSYM_AOT", "background")
+    monkeypatch.setattr(choice.subprocess, "Popen", lambda args, **kw: started.append(args))
+    monkeypatch.setattr(warmup, "package_writable", lambda: True)
+    assert choice.start_numeric_warmup() and started[-1][-2:] == ["phsym.simulation.engines.numeric.warmup",
+                                                                  "--package"]
+    (tmp_path / "phsym_ready_numeric_warmup").unlink()
+    monkeypatch.setattr(warmup, "package_writable", lambda: False)       # a read-only installation
+    assert choice.start_numeric_warmup() and started[-1][-1] == "phsym.simulation.engines.numeric.warmup"
