@@ -1,0 +1,427 @@
+"""Forward sensitivities of the numeric engine's converged steps (grey-box fits on large circuits).
+
+The counterpart of :mod:`phsym.codegen.newton.sensitivity` for the numeric
+engine.  A step ``k -> k + 1`` solves ``F(z; K_k, p) = 0`` for its unknowns
+``z`` (:mod:`.layout`), with the known values ``K_k = [x_k, x_scale, u, e_k, 1]``
+(``e_k``: the carried efforts of the storages solved through their effort).
+Differentiating the converged step with respect to a parameter or an
+initial state ``theta``,
+
+    F_z dz/dtheta = -(F_K dK/dtheta + F_p dp/dtheta),
+    x_{k+1} = x_k + dx(z, K_k, p),   e_{k+1} = e_k + z[efforts],
+
+and each output is an entry of the step vector ``[potentials, branch
+currents, inputs]`` (or a state), so its derivative follows from ``dz`` and
+``dK`` the same way.  ``F_z`` is the Newton Jacobian at the converged ``z``,
+factored by the engine's own sparse LU (:mod:`.sparse`) with the column
+order of the run: one extra numeric factorisation per step, because the
+Newton's last factor is the Jacobian at the iterate *before* convergence
+(reusing it would leave an error of the order of Newton's tolerance in
+every sensitivity).
+
+The partial derivatives ``F_K dK``, ``F_p`` (and those of ``dx`` and the
+branch currents) are directional derivatives of the compiled residual
+(:func:`.newton.evaluate`, every kernel at once) by the fourth-order
+central stencil: exact for the linear stamps (R, C, L, G, sources, up to
+rounding), and accurate to about ``1e-10`` relative for the law kernels
+(steps of ``1e-4`` of each quantity's scale).  ``F_p`` uses the circuit's
+numbers at ``p +- t`` (the parameter sets' :class:`~.step.StepSystem`, built
+once per run), so a parameter reaches every law, placeholder and stamp it
+enters without a derivative written per element kind.
+
+A step the engine took in sub-steps (:mod:`phsym.simulation.substeps`) is not
+differentiated: :meth:`NumericSensitivity.run` reports it as failed and
+:attr:`NumericSensitivity.reason` says why (the fit treats it as a parameter
+set it cannot simulate).
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+import scipy.sparse as sps
+import scipy.sparse.linalg  # noqa: F401  (sps.linalg)
+import sympy as sp
+
+from ....common.schemes import get_scheme
+from ....errors import IdentificationError, SimulationError
+from .kernels_py import effort_of_state
+from .loop import NumericLoop
+from .newton import evaluate, factor
+from .operating import DCPoint, _Solver, _states, dc_point
+from .parts import NumericParts
+from .sparse import lu_solve
+from .step import StepSystem
+from .stepping import known
+
+__all__ = ["NumericSensitivity", "dc_point_sensitivity", "STENCIL", "REL_STEP"]
+
+#: Fourth-order central difference: ``f'(0) ~ sum(w f(m t)) / t``.
+STENCIL = ((-2.0, 1.0 / 12.0), (-1.0, -8.0 / 12.0), (1.0, 8.0 / 12.0), (2.0, -1.0 / 12.0))
+
+#: Size of the stencil's steps relative to each quantity's scale.
+REL_STEP = 1e-4
+
+#: ``values_of({name: value})``: the parameter values (every symbol) with these free parameters.
+ValuesOf = Callable[[Mapping[str, float]], Mapping[sp.Symbol, float]]
+
+
+def _csr(T, h: float):
+    return sps.csr_matrix(T.matrix(h))
+
+
+class _StepNumbers:
+    """The numbers of one parameter set's step at ``h``: residual, state increments, branch currents."""
+
+    def __init__(self, S: StepSystem, xs: np.ndarray, h: float):
+        self.S = S
+        self.net, self.lim, _ = NumericLoop(S, xs, 1e-12, 1, False)._arrays(h)
+        self.DZ, self.DO = _csr(S.DZ, h), _csr(S.DO, h)
+        self.BZ, self.BO, self.BK = _csr(S.BZ, h), _csr(S.BO, h), _csr(S.BK, h)
+        G = S.groups
+        nin, nout, nz = max(G.n_in, 1), max(G.n_out, 1), S.L.n_z
+        self._w = (np.zeros(nin), np.zeros(nin), np.zeros(nout), np.zeros(nz), np.zeros(S.J.nnz))
+        self._wold = np.zeros(len(S.slots))
+        self.nz, self.nx = nz, S.circuit.n_x
+
+    def residual(self, z: np.ndarray, K: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(F, OUT, Jx)`` at ``z`` (no junction limiting): copies."""
+        IN, INa, OUT, F, Jx = self._w
+        evaluate(z, K, self.net, self.lim, self._wold, False, IN, INa, OUT, F, Jx)
+        return F.copy(), OUT.copy(), Jx.copy()
+
+    def all(self, z: np.ndarray, K: np.ndarray) -> np.ndarray:
+        """``[F, dx, Ib]``: the residual, the states' increments and the branch currents."""
+        F, OUT, _ = self.residual(z, K)
+        dx = self.DZ @ z + self.DO @ OUT
+        Ib = self.BZ @ z + self.BO @ OUT + self.BK @ K
+        return np.concatenate([F, dx, Ib])
+
+
+def _step_of(direction: np.ndarray, scale: np.ndarray) -> float:
+    """The stencil's step along ``direction``: ``REL_STEP`` of the scale of the quantity it moves most."""
+    r = np.max(np.abs(direction) / scale, initial=0.0)
+    return REL_STEP / r if r > 0 else 0.0
+
+
+def _stencil(f: Callable[[float], np.ndarray], t: float) -> np.ndarray:
+    return sum(w * f(m * t) for m, w in STENCIL) / t
+
+
+class NumericSensitivity:
+    """Outputs of the numeric engine's steps and their derivatives (see the module docstring).
+
+    Parameters
+    ----------
+    model : Model
+        The model.
+    free : sequence of str
+        Free parameter names (netlist spelling).
+    outputs : sequence of str
+        Port outputs ``y(SOURCE)``, probes ``v(node)``, ``v(a,b)``, ``i(R1)``, ``v(R1)`` or states.
+    scheme : str
+        ``backward_euler``, ``midpoint`` or ``discrete_gradient``.
+    stiff : str
+        The resolved stiff rule (``"backward_euler"`` or ``"scheme"``).
+
+    Attributes
+    ----------
+    reason : str or None
+        Why the last :meth:`run` failed.
+    """
+
+    engine = "numeric"
+
+    def __init__(self, model, free: Sequence[str], outputs: Sequence[str], scheme: str, stiff: str):
+        c = model.circuit
+        if model.controls:
+            raise IdentificationError("the numeric engine does not drive control parameters "
+                                      f"({', '.join(model.controls)}): use engine='generated'")
+        obstacles = c.numeric_obstacles()
+        if obstacles:
+            raise IdentificationError(f"the numeric engine cannot step this model ({obstacles}): "
+                                      "use engine='generated'")
+        self.model, self.circuit = model, c
+        self.free, self.outputs = list(free), list(outputs)
+        self.scheme = get_scheme(scheme).name
+        self.stiff = stiff
+        self.parts = NumericParts(c)
+        self.n_x = c.n_x
+        self.reason: Optional[str] = None
+        states = {s.lower(): i for i, s in enumerate(c.states)}
+        self._labels: List[Tuple[str, object]] = []
+        for lab in self.outputs:
+            i = states.get(lab.strip().lower())
+            self._labels.append(("x", i) if i is not None else ("e", lab))
+
+    # ------------------------------------------------------------------ pieces
+    def scales(self, values: Mapping[sp.Symbol, float]) -> np.ndarray:
+        """State scales at ``values`` (the numeric engine's)."""
+        return self.parts.scales(values)
+
+    def initial(self, values: Mapping[sp.Symbol, float]) -> np.ndarray:
+        """The state of the netlist's ICs (zero elsewhere)."""
+        return self.parts.initial(values)[0]
+
+    def _vectors(self, n_nodes: int) -> np.ndarray:
+        """Each signal output's vector on the step vector ``[potentials, branch currents, inputs]``."""
+        out = []
+        for kind, lab in self._labels:
+            if kind == "e":
+                try:
+                    out.append(self.parts.probe(lab, n_nodes))
+                except SimulationError as exc:
+                    raise IdentificationError(f"output {exc}; or a state: {', '.join(self.circuit.states)}"
+                                              ) from None
+            else:
+                out.append(None)
+        return out
+
+    # ------------------------------------------------------------------ run
+    def run(self, values_of: ValuesOf, pvals: Mapping[str, float], x0: np.ndarray, S0: np.ndarray, U: np.ndarray,
+            xs: np.ndarray, h: float, tol: float = 1e-12, maxit: int = 200,
+            want: bool = True) -> Tuple[np.ndarray, Optional[np.ndarray], int]:
+        """Run the numeric engine and differentiate its steps.
+
+        Parameters
+        ----------
+        values_of : callable
+            ``values_of({name: value})``: every parameter's value with these free parameters.
+        pvals : mapping of str to float
+            The free parameters.
+        x0 : ndarray
+            Initial state.
+        S0 : ndarray (n_x, n_s)
+            Its sensitivity (columns beyond the free parameters: initial-state unknowns).
+        U : ndarray (N+1, n_u)
+            Inputs on the grid.
+        xs : ndarray
+            State scales.
+        h, tol : float
+            Step and Newton tolerance.
+        maxit : int
+            Newton iteration cap.
+        want : bool
+            Compute the sensitivities (else outputs only).
+
+        Returns
+        -------
+        Y : ndarray (N, n_y)
+            Step outputs.
+        DY : ndarray (N, n_y, n_s) or None
+            Their derivatives.
+        failed : int
+            First step that failed (Newton, or taken in sub-steps), or -1.
+        """
+        self.reason = None
+        values = values_of(pvals)
+        c = self.circuit
+        S = StepSystem(c, values, self.scheme, self.stiff)
+        loop = NumericLoop(S, xs, tol, maxit, False, stiff=self.stiff if c.stiff else None)
+        U = np.ascontiguousarray(U, dtype=float)
+        N = U.shape[0] - 1
+        start = _frozen(c, values, U[0], x0, xs, loop)
+        cr = loop.carry(start)
+        L = S.L
+        Z, SE = np.zeros((N, L.n_z)), np.zeros((N + 1, L.n_effort))
+        SE[0] = cr["se"]
+
+        def grab(done, total):
+            Z[done - 1] = cr["z"]
+            SE[done] = cr["se"]
+        x = np.array(x0, dtype=float)
+        try:
+            A, _ = loop.run(x, U, h, True, grab if want else None, 1 if want else 0, carry=cr)
+        except SimulationError as exc:
+            self.reason = str(exc)
+            return np.zeros((N, len(self.outputs))), None, int(exc.step if exc.step is not None else 0)
+        if want and loop.subdivided:
+            k = min(loop.subdivided)
+            self.reason = (f"step {k} was taken in {loop.subdivided[k]} sub-steps, whose sensitivities the numeric "
+                           "engine does not compute: use a smaller step or engine='generated'")
+            return np.zeros((N, len(self.outputs))), None, k
+        vec = self._vectors(L.n_nodes)
+        X, E = A.X, A.E
+        mid = self.scheme != "backward_euler"
+        Y = np.zeros((N, len(self.outputs)))
+        for r, ((kind, i), v) in enumerate(zip(self._labels, vec)):
+            Y[:, r] = (0.5 * (X[:-1, i] + X[1:, i]) if mid else X[1:, i]) if kind == "x" else E @ v
+        if not want:
+            return Y, None, -1
+        DY = self._differentiate(values_of, pvals, S, loop, xs, h, U, X, Z, SE, S0, vec, c)
+        return Y, DY, -1
+
+    def _differentiate(self, values_of, pvals, S, loop, xs, h, U, X, Z, SE, S0, vec, c):
+        L = S.L
+        N, nx, nz, nf, ns = Z.shape[0], c.n_x, L.n_z, len(self.free), S0.shape[1]
+        nn, nb = L.n_nodes, len(c.branches)
+        base = _StepNumbers(S, xs, h)
+        # the free parameters' neighbouring parameter sets (their numbers at h), built once per run
+        pert = []
+        for f in self.free:
+            p = float(pvals[f])
+            t = REL_STEP * (abs(p) or 1.0)
+            pert.append((t, [_StepNumbers(StepSystem(c, values_of({**pvals, f: p + m * t}), self.scheme, self.stiff),
+                                          xs, h) for m, _ in STENCIL]))
+        lu = loop._lu()
+        fresh = True
+        y = np.zeros(nz)
+        mid = self.scheme != "backward_euler"
+        Sx = np.ascontiguousarray(S0, dtype=float).copy()
+        Se = self._effort_sensitivity(values_of, pvals, X[0], Sx, SE[0], L, nf)
+        DY = np.zeros((N, len(self.outputs), ns))
+        K = np.zeros(L.n_k)
+        ub = np.zeros(len(c.ports))
+        effort_z = np.zeros(L.n_effort, dtype=np.int64)
+        for i, m in L.effort_index.items():
+            effort_z[m] = L.z_state(i)
+        zscale = np.ones(nz)
+        kscale = np.ones(L.n_k)
+        for k in range(N):
+            ub[:] = 0.5 * (U[k] + U[k + 1]) if mid else U[k + 1]
+            known(K, X[k], xs, ub, SE[k])
+            z = Z[k]
+            F, _, Jx = base.residual(z, K)
+            st, col = factor(lu, Jx, fresh)
+            if st == 5:
+                lu = loop._lu(grow=True)
+                st, col = factor(lu, Jx, True)
+            if st != 0:
+                raise IdentificationError(f"singular Newton Jacobian at step {k} (unknown "
+                                          f"{L.names[col] if col >= 0 else '?'}): no sensitivities")
+            fresh = False
+            for i in range(nz):
+                s = L.kinds[i]
+                zscale[i] = abs(z[i]) + (1.0 if s != 1 else xs[i - nn] + abs(X[k, i - nn]))
+            kscale[:] = np.abs(K) + 1.0
+            kscale[:nx] += xs
+            Sx1 = np.zeros_like(Sx)
+            for col_ in range(ns):
+                dK = np.zeros(L.n_k)
+                dK[:nx] = Sx[:, col_]
+                dK[2 * nx + len(c.ports):2 * nx + len(c.ports) + L.n_effort] = Se[:, col_]
+                tk = _step_of(dK, kscale)
+                part = np.zeros(nz + nx + nb)       # [F, dx, Ib] moved by p (and by K below)
+                if col_ < nf:
+                    tp, nums = pert[col_]
+                    vals = [nm.all(z, K) for nm in nums]
+                    part += sum(w * v for (_, w), v in zip(STENCIL, vals)) / tp
+                if tk > 0:
+                    part[:nz] += _stencil(lambda t: base.all(z, K + t * dK)[:nz], tk)
+                d = -part[:nz]
+                lu_solve(nz, lu[2], lu[3], lu[4], lu[5], lu[6], lu[7], lu[8], lu[9], d, y)
+                move = np.concatenate([d, dK])
+                tz = _step_of(move, np.concatenate([zscale, kscale]))
+                rest = part[nz:].copy()
+                if tz > 0:
+                    rest += _stencil(lambda t: base.all(z + t * d, K + t * dK)[nz:], tz)
+                ddx, dIb = rest[:nx], rest[nx:]
+                Sx1[:, col_] = Sx[:, col_] + ddx
+                dE = np.concatenate([d[:nn], dIb, np.zeros(len(c.ports))])
+                for r, ((kind, i), v) in enumerate(zip(self._labels, vec)):
+                    DY[k, r, col_] = (0.5 * (Sx[i, col_] + Sx1[i, col_]) if mid else Sx1[i, col_]) \
+                        if kind == "x" else dE @ v
+                Se[:, col_] += d[effort_z]
+            Sx = Sx1
+        return DY
+
+    def _effort_sensitivity(self, values_of, pvals, x0, Sx0, se0, L, nf) -> np.ndarray:
+        """d e_0 / dtheta of the carried efforts: each is ``e(x_0)`` of its storage (the run's start)."""
+        out = np.zeros((L.n_effort, Sx0.shape[1]))
+        if not L.n_effort:
+            return out
+        c = self.circuit
+        values = values_of(pvals)
+        for s in c.storages:
+            if not s.by_effort:
+                continue
+            i = s.states[0]
+            m = L.effort_index[i]
+            xi = float(x0[i])
+            tx = REL_STEP * (abs(xi) or 1e-18)
+            dedx = float(_stencil(lambda t: np.array([effort_of_state(s, xi + t, values)]), tx)[0])
+            out[m] = dedx * Sx0[i]
+            for j, f in enumerate(self.free[:nf]):
+                p = float(pvals[f])
+                tp = REL_STEP * (abs(p) or 1.0)
+                out[m, j] += float(_stencil(lambda t: np.array([effort_of_state(
+                    s, xi, values_of({**pvals, f: p + t}))]), tp)[0])
+        return out
+
+
+def _frozen(c, values, u0, x0, xs, loop) -> Dict[str, float]:
+    """Newton's start of the first step (as the planner's: the potentials the state implies)."""
+    from .planner import NumericPlanner
+    from .operating import frozen_start
+    p = frozen_start(c, values, u0, x0, xs)
+    return NumericPlanner._start_of(p) if p is not None else {}
+
+
+def dc_point_sensitivity(c, values_of: ValuesOf, pvals: Mapping[str, float], free: Sequence[str], u0: np.ndarray,
+                         x_fix: np.ndarray, xs: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The DC state and its derivative with respect to the free parameters.
+
+    Differentiates the converged DC equations of :class:`~.dc.DCSystem` (``F(z; u0, p) = 0``,
+    states ``x(z, p)``) as :class:`NumericSensitivity` does a step.
+
+    Parameters
+    ----------
+    c : CircuitData
+        The circuit.
+    values_of : callable
+        ``values_of({name: value})``: parameter values with these free parameters.
+    pvals : mapping of str to float
+        The free parameters.
+    free : sequence of str
+        Their order (columns).
+    u0 : ndarray
+        The inputs.
+    x_fix : ndarray
+        The state of the netlist's ICs (conserved combinations are taken from it).
+    xs : ndarray
+        State scales.
+
+    Returns
+    -------
+    x : ndarray (n_x,)
+    dx : ndarray (n_x, n_free)
+    """
+    values = values_of(pvals)
+    point: DCPoint = dc_point(c, values, u0, x_fix, xs)
+    S = point.system
+    sol = _Solver(S, xs, u0)
+    net = sol.net(0.0)
+    L = S.L
+    nz = L.n_z
+    G = S.groups
+    nin, nout = max(G.n_in, 1), max(G.n_out, 1)
+    w = (np.zeros(nin), np.zeros(nin), np.zeros(nout), np.zeros(nz), np.zeros(S.J.nnz))
+    wold = np.zeros(len(S.slots))
+
+    def residual(net_, z, K):
+        evaluate(z, K, net_, sol.lim, wold, False, *w)
+        return w[3].copy(), w[4].copy()
+    z, K = point.z, point.K
+    _, Jx = residual(net, z, K)
+    try:
+        lu = sps.linalg.splu(S.J.matrix(Jx).tocsc())
+    except RuntimeError:
+        raise IdentificationError("singular DC operating point: use another x0") from None
+    dx = np.zeros((c.n_x, len(free)))
+    from .dc import DCSystem
+    for j, f in enumerate(free):
+        p = float(pvals[f])
+        tp = REL_STEP * (abs(p) or 1.0)
+        systems = []
+        for m, _ in STENCIL:
+            vm = values_of({**pvals, f: p + m * tp})
+            Sm = DCSystem(c, vm, x_fix, S.held)
+            systems.append((Sm, vm, _Solver(Sm, xs, u0).net(0.0)))
+        Fp = sum(wt * residual(nt, z, K)[0] for (_, wt), (_, _, nt) in zip(STENCIL, systems)) / tp
+        dz = -lu.solve(Fp)
+        if not np.all(np.isfinite(dz)):
+            raise IdentificationError("singular DC operating point: use another x0")
+        # x(z, p): along (dz, 1) in (z, p)
+        dx[:, j] = sum(wt * _states(Sm, z + m * tp * dz, vm)
+                       for (m, wt), (Sm, vm, _) in zip(STENCIL, systems)) / tp
+    return point.x, dx
