@@ -42,12 +42,13 @@ import numpy as np
 import scipy.sparse as sps
 import scipy.sparse.linalg  # noqa: F401  (sps.linalg)
 import sympy as sp
+from numba import njit
 
 from ....common.schemes import get_scheme
 from ....errors import IdentificationError, SimulationError
 from .kernels_py import effort_of_state
 from .loop import NumericLoop
-from .newton import evaluate, factor
+from .newton import csr_add, evaluate, factor
 from .operating import DCPoint, _Solver, _states, dc_point
 from .parts import NumericParts
 from .sparse import lu_solve
@@ -66,8 +67,22 @@ REL_STEP = 1e-4
 ValuesOf = Callable[[Mapping[str, float]], Mapping[sp.Symbol, float]]
 
 
-def _csr(T, h: float):
-    return sps.csr_matrix(T.matrix(h))
+@njit(cache=True, error_model="numpy")
+def step_numbers(z, K, net, lim, post, wold, IN, INa, OUT, F, Jx, out):
+    """``out = [F, dx, Ib]`` at ``(z, K)``: the residual, the states' increments and the branch currents
+    (``post``: the CSR ``(DZ, DO, BZ, BO, BK)``; no junction limiting)."""
+    evaluate(z, K, net, lim, wold, False, IN, INa, OUT, F, Jx)
+    DZ, DO, BZ, BO, BK = post
+    nz, nx = F.shape[0], DZ[0].shape[0] - 1
+    out[:] = 0.0
+    out[:nz] = F
+    dx = out[nz:nz + nx]
+    csr_add(dx, DZ[0], DZ[1], DZ[2], z, 1.0)
+    csr_add(dx, DO[0], DO[1], DO[2], OUT, 1.0)
+    Ib = out[nz + nx:]
+    csr_add(Ib, BZ[0], BZ[1], BZ[2], z, 1.0)
+    csr_add(Ib, BO[0], BO[1], BO[2], OUT, 1.0)
+    csr_add(Ib, BK[0], BK[1], BK[2], K, 1.0)
 
 
 class _StepNumbers:
@@ -75,27 +90,26 @@ class _StepNumbers:
 
     def __init__(self, S: StepSystem, xs: np.ndarray, h: float):
         self.S = S
-        self.net, self.lim, _ = NumericLoop(S, xs, 1e-12, 1, False)._arrays(h)
-        self.DZ, self.DO = _csr(S.DZ, h), _csr(S.DO, h)
-        self.BZ, self.BO, self.BK = _csr(S.BZ, h), _csr(S.BO, h), _csr(S.BK, h)
+        self.net, self.lim, post = NumericLoop(S, xs, 1e-12, 1, False)._arrays(h)
+        self.post = post[:5]
         G = S.groups
         nin, nout, nz = max(G.n_in, 1), max(G.n_out, 1), S.L.n_z
         self._w = (np.zeros(nin), np.zeros(nin), np.zeros(nout), np.zeros(nz), np.zeros(S.J.nnz))
         self._wold = np.zeros(len(S.slots))
         self.nz, self.nx = nz, S.circuit.n_x
+        self._n = nz + S.circuit.n_x + len(S.circuit.branches)
 
-    def residual(self, z: np.ndarray, K: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(F, OUT, Jx)`` at ``z`` (no junction limiting): copies."""
+    def residual(self, z: np.ndarray, K: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """``(F, Jx)`` at ``z`` (no junction limiting): copies."""
         IN, INa, OUT, F, Jx = self._w
         evaluate(z, K, self.net, self.lim, self._wold, False, IN, INa, OUT, F, Jx)
-        return F.copy(), OUT.copy(), Jx.copy()
+        return F.copy(), Jx.copy()
 
     def all(self, z: np.ndarray, K: np.ndarray) -> np.ndarray:
-        """``[F, dx, Ib]``: the residual, the states' increments and the branch currents."""
-        F, OUT, _ = self.residual(z, K)
-        dx = self.DZ @ z + self.DO @ OUT
-        Ib = self.BZ @ z + self.BO @ OUT + self.BK @ K
-        return np.concatenate([F, dx, Ib])
+        """``[F, dx, Ib]`` (:func:`step_numbers`)."""
+        out = np.empty(self._n)
+        step_numbers(z, K, self.net, self.lim, self.post, self._wold, *self._w, out)
+        return out
 
 
 def _step_of(direction: np.ndarray, scale: np.ndarray) -> float:
@@ -281,7 +295,7 @@ class NumericSensitivity:
             ub[:] = 0.5 * (U[k] + U[k + 1]) if mid else U[k + 1]
             known(K, X[k], xs, ub, SE[k])
             z = Z[k]
-            F, _, Jx = base.residual(z, K)
+            _, Jx = base.residual(z, K)
             st, col = factor(lu, Jx, fresh)
             if st == 5:
                 lu = loop._lu(grow=True)
