@@ -77,19 +77,20 @@ def bjt(tmp_path_factory):
     return phsym.load(path)
 
 
-CLIP_OUT = ["v(out)", "i(R1)", "q_C1"]
+# the generated module of tests/test_identify_params.py's clipper fit: built once per session
+CLIP_FREE, CLIP_OUT = ["DMOD.Is", "DMOD.N"], ["v(out)"]
 
 
 def test_clipper_matches_the_generated_loop_and_finite_differences(clipper):
     fs, N = 48000.0, 100
     t = np.arange(N + 1) / fs
     U = (4.0 * np.sin(2 * np.pi * 1000 * t))[:, None]
-    free, outs = ["Rs", "C"], CLIP_OUT
+    free, outs = CLIP_FREE, CLIP_OUT
     ns, pv, xs, vo = _runner(clipper, free, outs, "discrete_gradient", "backward_euler")
     x0 = np.array([2e-9])                 # a charged capacitor; its column is an initial-state unknown
     S0 = np.hstack([np.zeros((1, 2)), np.eye(1)])
     Y, DY, bad = ns.run(vo, pv, x0, S0, U, xs, 1 / fs)
-    assert bad == -1 and DY.shape == (N, 3, 3)
+    assert bad == -1 and DY.shape == (N, 1, 3)
     step = build_sensitivity(clipper, free, outs, "discrete_gradient", "backward_euler")   # the fit's below
     vals = clipper.parameter_values()
     p = np.array([vals[s] for s in step.parameters])
@@ -132,13 +133,13 @@ def test_same_fit_on_both_engines(clipper):
     data = phsym.Simulator(clipper, fs, "discrete_gradient", engine="numeric").run(u={"Vin": u})
     fits = {}
     for engine in ("generated", "numeric"):
-        est = ParameterEstimator(clipper, ["Rs", "C"], CLIP_OUT, initial={"Rs": 3000.0, "C": 2e-8},
+        est = ParameterEstimator(clipper, CLIP_FREE, CLIP_OUT, initial={"DMOD.Is": 1e-8, "DMOD.N": 1.5},
                                  engine=engine).fit(data)
         assert est.engine_ == engine
         fits[engine] = est
-        np.testing.assert_allclose([est.params_["Rs"], est.params_["C"]], [2200.0, 1e-8], rtol=1e-7)
+        np.testing.assert_allclose([est.params_[f] for f in CLIP_FREE], [2.52e-9, 1.752], rtol=1e-6)
     g, n = fits["generated"], fits["numeric"]
-    for f in ("Rs", "C"):
+    for f in CLIP_FREE:
         assert n.params_[f] == pytest.approx(g.params_[f], rel=1e-9)
     assert n.score(data) == pytest.approx(1.0, abs=1e-9)
     assert n.predict(t, {"Vin": u}).info["engine"] == "numeric"
