@@ -18,6 +18,7 @@ from phsym.benchmarks import rc_mesh
 from phsym.codegen.newton.sensitivity import build_sensitivity
 from phsym.errors import IdentificationError
 from phsym.identify import ParameterEstimator
+from phsym.identify.fit_engines import fit_engine
 from phsym.simulation.engines.choice import GENERATED_LIMIT
 from phsym.simulation.engines.numeric.operating import dc_point
 from phsym.simulation.engines.numeric.sensitivity import NumericSensitivity, dc_point_sensitivity
@@ -118,7 +119,7 @@ def test_dc_point_sensitivity_matches_finite_differences(bjt):
     ns, pv, xs, vo = _runner(bjt, ["Is", "Rc"], ["v(c)"], "backward_euler")
     u0 = np.array([9.0, 0.0])
     x_ic = ns.initial(bjt.parameter_values())
-    x, dx = dc_point_sensitivity(bjt.circuit, vo, pv, ["Is", "Rc"], u0, x_ic, xs)
+    _, dx = dc_point_sensitivity(bjt.circuit, vo, pv, ["Is", "Rc"], u0, x_ic, xs)
     for j, f in enumerate(["Is", "Rc"]):
         d = 1e-6 * pv[f]
         xp = dc_point(bjt.circuit, vo({**pv, f: pv[f] + d}), u0, x_ic, xs).x
@@ -147,8 +148,8 @@ def test_same_fit_on_both_engines(clipper):
 
 def test_auto_engine_and_bad_engine(clipper):
     assert clipper.size["branches"] <= GENERATED_LIMIT
-    est = ParameterEstimator(clipper, "Rs")
-    assert est._engine(clipper, "discrete_gradient", "scheme") == "generated"
+    assert fit_engine("auto", clipper, "discrete_gradient", "scheme") == "generated"
+    assert fit_engine("Numeric", clipper, "discrete_gradient", "scheme") == "numeric"
     with pytest.raises(IdentificationError, match="unknown engine"):
         ParameterEstimator(clipper, "Rs", engine="spice")._checked()
 
@@ -162,7 +163,7 @@ def _mesh_deck(n):
 
 def _mesh_reference(n, Rf, Is, u, h, r=1e3, c=1e-9, rs=100.0, vt=0.02585, gmin=1e-12):
     """Backward Euler of the mesh's nodal equations ``C dv/dt = -G v + b u - i_D``, Newton by scipy."""
-    idx = lambda i, j: i * n + j    # noqa: E731
+    idx = lambda i, j: i * n + j    # noqa: E731  (a local name for the grid index)
     rows, cols, vals = [], [], []
 
     def conductance(a, b, g):

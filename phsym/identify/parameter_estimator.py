@@ -17,7 +17,6 @@ do not determine.
 """
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -25,21 +24,19 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import scipy.optimize as so
 
-from ..codegen.newton.sensitivity import SensitivityStep, build_sensitivity
+from ..codegen.newton.sensitivity import SensitivityStep
 from ..common.names import NameTable
 from ..common.schemes import get_scheme, stiff_rule
 from ..errors import IdentificationError, SimulationError, StructureError
 from ..model import Model, load
-from ..simulation.engines.choice import ENGINE_ENV, GENERATED_LIMIT, choose
-from ..simulation.engines.numeric.sensitivity import NumericSensitivity, dc_point_sensitivity
-from ..simulation.initial import dc_operating_point, initial_from_ic, state_scales
+from ..simulation.engines.numeric.sensitivity import NumericSensitivity
 from ..simulation.result import SimulationResult
-from ..simulation.signals import initial_state
 from ..simulation.simulator import Simulator
 from .base import Estimator
 from .data import fit_method, fit_stiff, is_result, measurements, step_signal, step_targets
 from .metrics import nrms, r2_score
-from .output_error import FAILED, FitHooks, OutputError, Reparam, dc_sensitivity, output_weights
+from .fit_engines import ENGINES, fit_engine, initial_with_sensitivity, run_steps, scales, sensitivity_module
+from .output_error import FAILED, FitHooks, OutputError, Reparam, output_weights
 from .uncertainty import estimate_table, uncertainty
 from .warnings import UnidentifiableParameterWarning, check_scheme
 
@@ -47,9 +44,6 @@ __all__ = ["ParameterEstimator"]
 
 #: Schemes of the grey-box fit (those of the generated Newton loop).
 SCHEMES = ("backward_euler", "midpoint", "discrete_gradient")
-
-#: Engines whose steps the fit differentiates (``"auto"``: the Simulator's rule).
-ENGINES = ("auto", "generated", "numeric")
 
 
 class ParameterEstimator(FitHooks, Estimator):
@@ -125,14 +119,11 @@ class ParameterEstimator(FitHooks, Estimator):
         the rule a simulation result was made with, else at the step's end for steps of 1 us or
         longer), ``"backward_euler"`` or ``"scheme"``.
     engine : str
-        Which engine steps and differentiates the model: ``"auto"`` (default: the
-        :class:`~phsym.simulation.Simulator`'s rule, :func:`phsym.simulation.engines.choice.choose`,
-        its linear fast path counted as the generated loop; a circuit within
-        :data:`~phsym.simulation.engines.choice.GENERATED_LIMIT` branches fits on the generated loop
-        unless ``PHSYM_ENGINE`` says otherwise: a fit runs it many times), ``"generated"`` (the circuit's own Newton loop
-        and its sensitivity module: fastest per step, but its build grows much faster than the circuit)
-        or ``"numeric"`` (compiled once for every circuit: large circuits; a step the engine takes in
-        sub-steps is not differentiated, the fit treats it as a failed simulation).
+        Engine that steps and differentiates the model: ``"auto"`` (default:
+        :func:`phsym.identify.fit_engines.fit_engine`, the Simulator's rule with small circuits on
+        the generated loop), ``"generated"`` (the circuit's own loop and sensitivity module: fastest
+        per step, its build grows fast with the circuit) or ``"numeric"`` (nothing compiled per
+        circuit; a step taken in sub-steps counts as a failed simulation).
     verbose : int
         ``1`` prints one line per residual evaluation to stderr.
     callback : callable, optional
@@ -255,31 +246,16 @@ class ParameterEstimator(FitHooks, Estimator):
         labels = list(self.outputs) if self.outputs is not None else list(model.outputs)
         return model, names, labels
 
-    def _engine(self, model: Model, scheme: str, stiff: str, fitted: bool = True) -> str:
-        """``"generated"`` or ``"numeric"``: the fit's (``fitted``), else the setting, ``"auto"`` by the
-        Simulator's rule."""
-        e = (getattr(self, "engine_", None) if fitted else None) or str(self.engine).strip().lower()
-        if e == "auto":
-            e = "numeric" if choose(model, "auto", scheme, stiff) == "numeric" else "generated"
-            # a fit runs the model tens to hundreds of times: on a small circuit the generated
-            # sensitivity module's speed per step repays its build (docs/benchmarks.md), so the
-            # Simulator's first-run reason for the numeric engine does not apply
-            if e == "numeric" and not os.environ.get(ENGINE_ENV, "").strip() \
-                    and model.size["branches"] <= GENERATED_LIMIT:
-                e = "generated"
-        return e
-
     def _sensitivity(self, model: Model, free: List[str], labels: List[str],
                      h: float) -> Union[SensitivityStep, NumericSensitivity]:
-        # the fit's rules; before a fit, those of the settings for measured arrays
+        # the fit's rules and engine; before a fit, those of the settings for measured arrays
         scheme = getattr(self, "method_", None) or get_scheme(
             fit_method(self.method, None, "backward_euler", SCHEMES), SCHEMES, IdentificationError).name
         stiff = stiff_rule(getattr(self, "stiff_", self.stiff), h, IdentificationError)
-        engine = self._engine(model, scheme, stiff)
+        engine = getattr(self, "engine_", None) or fit_engine(self.engine, model, scheme, stiff)
         key = (engine, scheme, stiff, tuple(free), tuple(labels), id(model))
         if getattr(self, "_sens", (None,))[0] != key:
-            self._sens = (key, NumericSensitivity(model, free, labels, scheme, stiff) if engine == "numeric"
-                          else build_sensitivity(model, free, labels, scheme, stiff))
+            self._sens = (key, sensitivity_module(engine, model, free, labels, scheme, stiff))
         return self._sens[1]
 
     def _values(self, model: Model, pvals: Mapping[str, float]):
@@ -289,42 +265,15 @@ class ParameterEstimator(FitHooks, Estimator):
             raise IdentificationError(exc.message) from None
 
     # -------------------------------------------------------- simulation
-    def _initial(self, model, step, values, U0, p, xs, h, spec, nf, pvals=None):
-        """Initial state and its sensitivity to the free parameters (n_x, n_free)."""
-        numeric = isinstance(step, NumericSensitivity)
-        if isinstance(spec, str) and spec.lower() == "estimate":   # the unknowns z set the state
-            spec = None
-        try:
-            if numeric:
-                base = step.initial(values)
-                if isinstance(spec, str) and spec.lower() == "dc":
-                    return dc_point_sensitivity(model.circuit, lambda pv: self._values(model, pv), pvals,
-                                                step.free, np.asarray(U0, float), base, xs)
-            else:
-                S = model.structure
-                if isinstance(spec, str) and spec.lower() == "dc":
-                    x = dc_operating_point(S, values, U0, initial_from_ic(S, values)[0])
-                    return x, dc_sensitivity(step, x, U0, p, xs, h, nf)
-                base, _ = initial_from_ic(S, values)
-            x, _ = initial_state(base, "", model.states, spec)
-        except SimulationError as exc:
-            raise IdentificationError(str(exc)) from None
-        return x, np.zeros((len(model.states), nf))
-
     def _simulate(self, model, step, pvals, U, h, spec, xs, z=None, want=True):
         """Outputs (N, n_y), sensitivities (N, n_y, n_s) or None, failed step, initial state."""
         values = self._values(model, pvals)
-        numeric = isinstance(step, NumericSensitivity)
-        p = None if numeric else np.array([values[s] for s in step.parameters], float)
-        x, S0 = self._initial(model, step, values, U[0], p, xs, h, spec, len(step.free), pvals)
+        values_of = lambda pv: self._values(model, pv)      # noqa: E731
+        x, S0 = initial_with_sensitivity(model, step, values, values_of, pvals, U[0], xs, h, spec)
         if z is not None:                       # estimated initial state (scaled by xs)
             x = np.asarray(z, float) * xs
             S0 = np.hstack([S0, np.diag(xs)])
-        if numeric:
-            Y, DY, bad = step.run(lambda pv: self._values(model, pv), pvals, x, S0, U, xs, h, self.tol,
-                                  self.maxit, want)
-        else:
-            Y, DY, bad = step.run(x, S0, U, p, xs, h, self.tol, self.maxit, want)
+        Y, DY, bad = run_steps(step, values, values_of, pvals, x, S0, U, xs, h, self.tol, self.maxit, want)
         return Y, DY, bad, x
 
     # ------------------------------------------------------------------ fit
@@ -358,17 +307,15 @@ class ParameterEstimator(FitHooks, Estimator):
         if is_result(t):     # another scheme's trajectory differs by its discretisation error: a bias
             check_scheme(t.info, scheme.name, stiff_rule(stiff, data.h, IdentificationError))
         target = step_targets(data, scheme)
-        self.engine_ = self._engine(model, scheme.name, stiff_rule(stiff, data.h, IdentificationError), False)
+        self.engine_ = fit_engine(self.engine, model, scheme.name, stiff_rule(stiff, data.h, IdentificationError))
         step = self._sensitivity(model, free, labels, data.h)
-        numeric = isinstance(step, NumericSensitivity)
         rp = Reparam(self, model, free)
         estimate = isinstance(self.x0, str) and self.x0.lower() == "estimate"
         values0 = self._values(model, rp.start)
-        xs = step.scales(values0) if numeric else state_scales(model.structure, values0)
-        p0 = None if numeric else np.array([values0[s] for s in step.parameters], float)
+        xs = scales(step, model, values0)
         # the start's initial state: a bad x0 is reported as such, not as a failed simulation
-        x_guess, _ = self._initial(model, step, values0, data.U[0], p0, xs, data.h,
-                                   self.x0_guess if estimate else self.x0, len(free), rp.start)
+        x_guess, _ = initial_with_sensitivity(model, step, values0, lambda pv: self._values(model, pv), rp.start,
+                                              data.U[0], xs, data.h, self.x0_guess if estimate else self.x0)
         nz = len(model.states) if estimate else 0
         w = output_weights(self.weights, target, labels)
         problem = OutputError(self, model, step, rp, data, target, w, xs, nz)

@@ -49,8 +49,10 @@ from ....errors import IdentificationError, SimulationError
 from .kernels_py import effort_of_state
 from .loop import NumericLoop
 from .newton import csr_add, evaluate, factor
-from .operating import DCPoint, _Solver, _states, dc_point
+from .dc import DCSystem
+from .operating import DCPoint, _Solver, _states, dc_point, frozen_start
 from .parts import NumericParts
+from .planner import NumericPlanner
 from .sparse import lu_solve
 from .step import StepSystem
 from .stepping import known
@@ -234,7 +236,7 @@ class NumericSensitivity:
         loop = NumericLoop(S, xs, tol, maxit, False, stiff=self.stiff if c.stiff else None)
         U = np.ascontiguousarray(U, dtype=float)
         N = U.shape[0] - 1
-        start = _frozen(c, values, U[0], x0, xs, loop)
+        start = _frozen(c, values, U[0], x0, xs)
         cr = loop.carry(start)
         L = S.L
         Z, SE = np.zeros((N, L.n_z)), np.zeros((N + 1, L.n_effort))
@@ -262,11 +264,12 @@ class NumericSensitivity:
             Y[:, r] = (0.5 * (X[:-1, i] + X[1:, i]) if mid else X[1:, i]) if kind == "x" else E @ v
         if not want:
             return Y, None, -1
-        DY = self._differentiate(values_of, pvals, S, loop, xs, h, U, X, Z, SE, S0, vec, c)
+        DY = self._differentiate(values_of, pvals, S, loop, xs, h, U, X, Z, SE, S0, vec)
         return Y, DY, -1
 
-    def _differentiate(self, values_of, pvals, S, loop, xs, h, U, X, Z, SE, S0, vec, c):
-        L = S.L
+    def _differentiate(self, values_of, pvals, S, loop, xs, h, U, X, Z, SE, S0, vec):
+        """The sensitivities of every step's outputs (N, n_y, n_s), step by step (module docstring)."""
+        L, c = S.L, self.circuit
         N, nx, nz, nf, ns = Z.shape[0], c.n_x, L.n_z, len(self.free), S0.shape[1]
         nn, nb = L.n_nodes, len(c.branches)
         base = _StepNumbers(S, xs, h)
@@ -282,7 +285,7 @@ class NumericSensitivity:
         y = np.zeros(nz)
         mid = self.scheme != "backward_euler"
         Sx = np.ascontiguousarray(S0, dtype=float).copy()
-        Se = self._effort_sensitivity(values_of, pvals, X[0], Sx, SE[0], L, nf)
+        Se = self._effort_sensitivity(values_of, pvals, X[0], Sx, xs, L, nf)
         DY = np.zeros((N, len(self.outputs), ns))
         K = np.zeros(L.n_k)
         ub = np.zeros(len(c.ports))
@@ -321,14 +324,14 @@ class NumericSensitivity:
                     vals = [nm.all(z, K) for nm in nums]
                     part += sum(w * v for (_, w), v in zip(STENCIL, vals)) / tp
                 if tk > 0:
-                    part[:nz] += _stencil(lambda t: base.all(z, K + t * dK)[:nz], tk)
+                    part[:nz] += _stencil(lambda t, dK=dK, z=z: base.all(z, K + t * dK)[:nz], tk)
                 d = -part[:nz]
                 lu_solve(nz, lu[2], lu[3], lu[4], lu[5], lu[6], lu[7], lu[8], lu[9], d, y)
                 move = np.concatenate([d, dK])
                 tz = _step_of(move, np.concatenate([zscale, kscale]))
                 rest = part[nz:].copy()
                 if tz > 0:
-                    rest += _stencil(lambda t: base.all(z + t * d, K + t * dK)[nz:], tz)
+                    rest += _stencil(lambda t, d=d, dK=dK, z=z: base.all(z + t * d, K + t * dK)[nz:], tz)
                 ddx, dIb = rest[:nx], rest[nx:]
                 Sx1[:, col_] = Sx[:, col_] + ddx
                 dE = np.concatenate([d[:nn], dIb, np.zeros(len(c.ports))])
@@ -339,8 +342,9 @@ class NumericSensitivity:
             Sx = Sx1
         return DY
 
-    def _effort_sensitivity(self, values_of, pvals, x0, Sx0, se0, L, nf) -> np.ndarray:
-        """d e_0 / dtheta of the carried efforts: each is ``e(x_0)`` of its storage (the run's start)."""
+    def _effort_sensitivity(self, values_of, pvals, x0, Sx0, xs, L, nf) -> np.ndarray:
+        """d e_0 / dtheta of the carried efforts: each is ``e(x_0)`` of its storage (the run's start,
+        :func:`.operating.frozen_start`)."""
         out = np.zeros((L.n_effort, Sx0.shape[1]))
         if not L.n_effort:
             return out
@@ -352,21 +356,19 @@ class NumericSensitivity:
             i = s.states[0]
             m = L.effort_index[i]
             xi = float(x0[i])
-            tx = REL_STEP * (abs(xi) or 1e-18)
-            dedx = float(_stencil(lambda t: np.array([effort_of_state(s, xi + t, values)]), tx)[0])
+            tx = REL_STEP * (abs(xi) + xs[i])
+            dedx = float(_stencil(lambda t, s=s, xi=xi: np.array([effort_of_state(s, xi + t, values)]), tx)[0])
             out[m] = dedx * Sx0[i]
             for j, f in enumerate(self.free[:nf]):
                 p = float(pvals[f])
                 tp = REL_STEP * (abs(p) or 1.0)
-                out[m, j] += float(_stencil(lambda t: np.array([effort_of_state(
+                out[m, j] += float(_stencil(lambda t, s=s, xi=xi, f=f, p=p: np.array([effort_of_state(
                     s, xi, values_of({**pvals, f: p + t}))]), tp)[0])
         return out
 
 
-def _frozen(c, values, u0, x0, xs, loop) -> Dict[str, float]:
+def _frozen(c, values, u0, x0, xs) -> Dict[str, float]:
     """Newton's start of the first step (as the planner's: the potentials the state implies)."""
-    from .planner import NumericPlanner
-    from .operating import frozen_start
     p = frozen_start(c, values, u0, x0, xs)
     return NumericPlanner._start_of(p) if p is not None else {}
 
@@ -422,7 +424,6 @@ def dc_point_sensitivity(c, values_of: ValuesOf, pvals: Mapping[str, float], fre
     except RuntimeError:
         raise IdentificationError("singular DC operating point: use another x0") from None
     dx = np.zeros((c.n_x, len(free)))
-    from .dc import DCSystem
     for j, f in enumerate(free):
         p = float(pvals[f])
         tp = REL_STEP * (abs(p) or 1.0)
