@@ -205,27 +205,16 @@ class NumericSensitivity:
             ``values_of({name: value})``: every parameter's value with these free parameters.
         pvals : mapping of str to float
             The free parameters.
-        x0 : ndarray
-            Initial state.
-        S0 : ndarray (n_x, n_s)
-            Its sensitivity (columns beyond the free parameters: initial-state unknowns).
-        U : ndarray (N+1, n_u)
-            Inputs on the grid.
-        xs : ndarray
-            State scales.
-        h, tol : float
-            Step and Newton tolerance.
-        maxit : int
-            Newton iteration cap.
-        want : bool
-            Compute the sensitivities (else outputs only).
+        x0, S0, U, xs, h, tol, maxit, want
+            As :meth:`phsym.codegen.newton.sensitivity.SensitivityStep.run`: the initial state and
+            its sensitivity ``(n_x, n_s)`` (columns beyond the free parameters: initial-state
+            unknowns), the grid inputs, the state scales, the step, Newton's tolerance and
+            iteration cap, and whether to differentiate.
 
         Returns
         -------
-        Y : ndarray (N, n_y)
-            Step outputs.
-        DY : ndarray (N, n_y, n_s) or None
-            Their derivatives.
+        Y, DY : ndarray
+            Step outputs ``(N, n_y)`` and their derivatives ``(N, n_y, n_s)`` (``None`` unless ``want``).
         failed : int
             First step that failed (Newton, or taken in sub-steps), or -1.
         """
