@@ -214,3 +214,14 @@ def test_fit_above_the_generated_limit_recovers_r_and_is(tmp_path):
     assert est.engine_ == "numeric"
     assert est.params_["Rf"] == pytest.approx(1500.0, rel=1e-6)
     assert est.params_["Is"] == pytest.approx(1e-9, rel=1e-5)
+
+
+def test_fit_from_the_dc_point_on_the_numeric_engine(bjt):
+    fs, N = 48000.0, 40
+    t = np.arange(N + 1) / fs
+    u = {"VCC": np.full(N + 1, 9.0), "VIN": 0.01 * np.sin(2 * np.pi * 1000 * t)}
+    data = phsym.Simulator(bjt, fs, "discrete_gradient", engine="numeric").run(u=u, x0="dc")
+    est = ParameterEstimator(bjt, ["Rc", "Is"], ["v(c)"], x0="dc", engine="numeric",
+                             initial={"Rc": 5500.0, "Is": 1e-14}).fit(data)
+    assert est.params_["Rc"] == pytest.approx(4700.0, rel=1e-6)
+    assert est.params_["Is"] == pytest.approx(6.734e-15, rel=1e-6)

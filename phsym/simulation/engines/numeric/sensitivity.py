@@ -47,7 +47,7 @@ from numba import njit
 from ....common.schemes import get_scheme
 from ....errors import IdentificationError, SimulationError
 from .kernels_py import effort_of_state
-from .loop import NumericLoop
+from .loop import NumericLoop, _triplets_csr, net_arrays
 from .newton import csr_add, evaluate, factor
 from .dc import DCSystem
 from .operating import DCPoint, _Solver, _states, dc_point, frozen_start
@@ -90,14 +90,18 @@ def step_numbers(z, K, net, lim, post, wold, IN, INa, OUT, F, Jx, out):
 class _StepNumbers:
     """The numbers of one parameter set's step at ``h``: residual, state increments, branch currents."""
 
-    def __init__(self, S: StepSystem, xs: np.ndarray, h: float):
+    def __init__(self, S: StepSystem, xs: np.ndarray, h: float, base: Optional["_StepNumbers"] = None):
         self.S = S
-        self.net, self.lim, post = NumericLoop(S, xs, 1e-12, 1, False)._arrays(h)
-        self.post = post[:5]
+        if base is None:
+            self.net, self.lim, post = NumericLoop(S, xs, 1e-12, 1, False)._arrays(h)
+            self.post = post[:5]
+        else:       # a neighbouring parameter set: its numbers, the base's junctions (never limited here)
+            self.net, self.lim = net_arrays(S, h), base.lim
+            self.post = tuple(_triplets_csr(T, h) for T in (S.DZ, S.DO, S.BZ, S.BO, S.BK))
         G = S.groups
         nin, nout, nz = max(G.n_in, 1), max(G.n_out, 1), S.L.n_z
         self._w = (np.zeros(nin), np.zeros(nin), np.zeros(nout), np.zeros(nz), np.zeros(S.J.nnz))
-        self._wold = np.zeros(len(S.slots))
+        self._wold = np.zeros(self.lim[6].shape[0] - 1)
         self.nz, self.nx = nz, S.circuit.n_x
         self._n = nz + S.circuit.n_x + len(S.circuit.branches)
 
@@ -268,7 +272,7 @@ class NumericSensitivity:
             p = float(pvals[f])
             t = REL_STEP * (abs(p) or 1.0)
             pert.append((t, [_StepNumbers(StepSystem(c, values_of({**pvals, f: p + m * t}), self.scheme, self.stiff),
-                                          xs, h) for m, _ in STENCIL]))
+                                          xs, h, base) for m, _ in STENCIL]))
         lu = loop._lu()
         fresh = True
         y = np.zeros(nz)
