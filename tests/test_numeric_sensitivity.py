@@ -115,6 +115,23 @@ def test_bjt_stage_with_junction_charges_matches_finite_differences(bjt, stiff):
     _close(DY, _fd(ns, vo, pv, x0, U, xs, 1 / fs), 2e-5)
 
 
+def test_steps_taken_in_sub_steps_are_differentiated(clipper):
+    fs, N = 12000.0, 40         # a Newton capped at 3 iterations: the engine subdivides steps
+    t = np.arange(N + 1) / fs
+    U = (4.0 * np.sin(2 * np.pi * 1000 * t))[:, None]
+    ns, pv, xs, vo = _runner(clipper, CLIP_FREE, ["v(out)", "i(R1)", "q_C1"], "discrete_gradient", "backward_euler")
+    x0 = np.zeros(1)
+    Y, DY, bad = ns.run(vo, pv, x0, np.zeros((1, 2)), U, xs, 1 / fs, maxit=3)
+    assert bad == -1 and len(ns.subdivided) >= 5
+    fd = []
+    for f in CLIP_FREE:
+        d = 1e-6 * pv[f]
+        Yp = ns.run(vo, {**pv, f: pv[f] + d}, x0, np.zeros((1, 0)), U, xs, 1 / fs, maxit=3, want=False)[0]
+        Ym = ns.run(vo, {**pv, f: pv[f] - d}, x0, np.zeros((1, 0)), U, xs, 1 / fs, maxit=3, want=False)[0]
+        fd.append((Yp - Ym) / (2 * d))
+    _close(DY, np.stack(fd, axis=-1), 1e-6)      # measured 7e-9
+
+
 def test_dc_point_sensitivity_matches_finite_differences(bjt):
     ns, pv, xs, vo = _runner(bjt, ["Is", "Rc"], ["v(c)"], "backward_euler")
     u0 = np.array([9.0, 0.0])

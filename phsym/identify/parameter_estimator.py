@@ -123,7 +123,7 @@ class ParameterEstimator(FitHooks, Estimator):
         :func:`phsym.identify.fit_engines.fit_engine`, the Simulator's rule with small circuits on
         the generated loop), ``"generated"`` (the circuit's own loop and sensitivity module: fastest
         per step, its build grows fast with the circuit) or ``"numeric"`` (nothing compiled per
-        circuit; a step taken in sub-steps counts as a failed simulation).
+        circuit: large circuits).
     verbose : int
         ``1`` prints one line per residual evaluation to stderr.
     callback : callable, optional

@@ -29,10 +29,10 @@ numbers at ``p +- t`` (the parameter sets' :class:`~.step.StepSystem`, built
 once per run), so a parameter reaches every law, placeholder and stamp it
 enters without a derivative written per element kind.
 
-A step the engine took in sub-steps (:mod:`phsym.simulation.substeps`) is not
-differentiated: :meth:`NumericSensitivity.run` reports it as failed and
-:attr:`NumericSensitivity.reason` says why (the fit treats it as a parameter
-set it cannot simulate).
+A step the engine took in sub-steps (:mod:`phsym.simulation.engines.substeps`)
+is differentiated through each sub-step as it was taken (the loop keeps each
+sub-step's size, inputs, start and unknowns), its outputs as their time
+average, as the engine records them.
 """
 from __future__ import annotations
 
@@ -128,6 +128,31 @@ def _stencil(f: Callable[[float], np.ndarray], t: float) -> np.ndarray:
     return sum(w * f(m * t) for m, w in STENCIL) / t
 
 
+class _RecordingLoop(NumericLoop):
+    """The engine's loop, keeping each sub-step it takes: ``record[k]`` lists the sub-steps of step
+    ``k`` in time order as ``(h_s, u_start, u_end, x_start, efforts_start, z)``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.record: Dict[int, list] = {}
+
+    def _subdivide(self, compiled, A, U, x, cr, info, k, h, rec) -> bool:
+        subs: list = []
+
+        def one_by_one(xx, UU, hh, k0, k1, AA, flag):      # one compiled call per sub-step: its unknowns
+            for j in range(k0, k1):
+                x_s, se_s = xx.copy(), cr["se"].copy()
+                bad = compiled(xx, UU, hh, j, j + 1, AA, flag)
+                if bad >= 0:
+                    return bad
+                subs.append((hh, UU[j].copy(), UU[j + 1].copy(), x_s, se_s, cr["z"].copy()))
+            return -1
+        ok = super()._subdivide(one_by_one, A, U, x, cr, info, k, h, rec)
+        if ok:
+            self.record[k] = subs
+        return ok
+
+
 class NumericSensitivity:
     """Outputs of the numeric engine's steps and their derivatives (see the module docstring).
 
@@ -148,6 +173,8 @@ class NumericSensitivity:
     ----------
     reason : str or None
         Why the last :meth:`run` failed.
+    subdivided : dict of int to int
+        Steps of the last :meth:`run` taken in sub-steps, and how many.
     """
 
     engine = "numeric"
@@ -168,6 +195,7 @@ class NumericSensitivity:
         self.parts = NumericParts(c)
         self.n_x = c.n_x
         self.reason: Optional[str] = None
+        self.subdivided: Dict[int, int] = {}
         states = {s.lower(): i for i, s in enumerate(c.states)}
         self._labels: List[Tuple[str, object]] = []
         for lab in self.outputs:
@@ -220,13 +248,13 @@ class NumericSensitivity:
         Y, DY : ndarray
             Step outputs ``(N, n_y)`` and their derivatives ``(N, n_y, n_s)`` (``None`` unless ``want``).
         failed : int
-            First step that failed (Newton, or taken in sub-steps), or -1.
+            First step that failed (Newton, also in sub-steps), or -1.
         """
         self.reason = None
         values = values_of(pvals)
         c = self.circuit
         S = StepSystem(c, values, self.scheme, self.stiff)
-        loop = NumericLoop(S, xs, tol, maxit, False, stiff=self.stiff if c.stiff else None)
+        loop = _RecordingLoop(S, xs, tol, maxit, False, stiff=self.stiff if c.stiff else None)
         U = np.ascontiguousarray(U, dtype=float)
         N = U.shape[0] - 1
         start = _frozen(c, values, U[0], x0, xs)
@@ -244,11 +272,7 @@ class NumericSensitivity:
         except SimulationError as exc:
             self.reason = str(exc)
             return np.zeros((N, len(self.outputs))), None, int(exc.step if exc.step is not None else 0)
-        if want and loop.subdivided:
-            k = min(loop.subdivided)
-            self.reason = (f"step {k} was taken in {loop.subdivided[k]} sub-steps, whose sensitivities the numeric "
-                           "engine does not compute: use a smaller step or engine='generated'")
-            return np.zeros((N, len(self.outputs))), None, k
+        self.subdivided = dict(loop.subdivided)
         vec = self._vectors(L.n_nodes)
         X, E = A.X, A.E
         mid = self.scheme != "backward_euler"
@@ -261,79 +285,97 @@ class NumericSensitivity:
         return Y, DY, -1
 
     def _differentiate(self, values_of, pvals, S, loop, xs, h, U, X, Z, SE, S0, vec):
-        """The sensitivities of every step's outputs (N, n_y, n_s), step by step (module docstring)."""
+        """The sensitivities of every step's outputs (N, n_y, n_s), step by step (module docstring); a
+        step taken in sub-steps through each of them, its outputs their time average (as the engine's)."""
         L, c = S.L, self.circuit
-        N, nx, nz, nf, ns = Z.shape[0], c.n_x, L.n_z, len(self.free), S0.shape[1]
-        nn, nb = L.n_nodes, len(c.branches)
-        base = _StepNumbers(S, xs, h)
-        # the free parameters' neighbouring parameter sets (their numbers at h), built once per run
+        N, nf, ns = Z.shape[0], len(self.free), S0.shape[1]
+        # the free parameters' neighbouring parameter sets, built once per run; their numbers per step size
         pert = []
         for f in self.free:
             p = float(pvals[f])
             t = REL_STEP * (abs(p) or 1.0)
-            pert.append((t, [_StepNumbers(StepSystem(c, values_of({**pvals, f: p + m * t}), self.scheme, self.stiff),
-                                          xs, h, base) for m, _ in STENCIL]))
-        lu = loop._lu()
-        fresh = True
-        y = np.zeros(nz)
+            pert.append((t, [StepSystem(c, values_of({**pvals, f: p + m * t}), self.scheme, self.stiff)
+                             for m, _ in STENCIL]))
+        by_h: Dict[float, tuple] = {}
+
+        def numbers(hh):
+            if hh not in by_h:
+                base = _StepNumbers(S, xs, hh)
+                by_h[hh] = (base, [(t, [_StepNumbers(Sm, xs, hh, base) for Sm in sys_]) for t, sys_ in pert])
+            return by_h[hh]
+        effort_z = np.zeros(L.n_effort, dtype=np.int64)
+        for i, m in L.effort_index.items():
+            effort_z[m] = L.z_state(i)
+        work = dict(loop=loop, lu=loop._lu(), fresh=True, y=np.zeros(L.n_z), K=np.zeros(L.n_k),
+                    ub=np.zeros(len(c.ports)), effort_z=effort_z)
         mid = self.scheme != "backward_euler"
         Sx = np.ascontiguousarray(S0, dtype=float).copy()
         Se = self._effort_sensitivity(values_of, pvals, X[0], Sx, xs, L, nf)
         DY = np.zeros((N, len(self.outputs), ns))
-        K = np.zeros(L.n_k)
-        ub = np.zeros(len(c.ports))
-        effort_z = np.zeros(L.n_effort, dtype=np.int64)
-        for i, m in L.effort_index.items():
-            effort_z[m] = L.z_state(i)
-        zscale = np.ones(nz)
-        kscale = np.ones(L.n_k)
+        signals = [r for r, (kind, _) in enumerate(self._labels) if kind == "e"]
+        V = np.array([vec[r] for r in signals]).reshape(len(signals), -1)
         for k in range(N):
-            ub[:] = 0.5 * (U[k] + U[k + 1]) if mid else U[k + 1]
-            known(K, X[k], xs, ub, SE[k])
-            z = Z[k]
-            _, Jx = base.residual(z, K)
-            st, col = factor(lu, Jx, fresh)
-            if st == 5:
-                lu = loop._lu(grow=True)
-                st, col = factor(lu, Jx, True)
-            if st != 0:
-                raise IdentificationError(f"singular Newton Jacobian at step {k} (unknown "
-                                          f"{L.names[col] if col >= 0 else '?'}): no sensitivities")
-            fresh = False
-            for i in range(nz):
-                s = L.kinds[i]
-                zscale[i] = abs(z[i]) + (1.0 if s != 1 else xs[i - nn] + abs(X[k, i - nn]))
-            kscale[:] = np.abs(K) + 1.0
-            kscale[:nx] += xs
-            Sx1 = np.zeros_like(Sx)
-            for col_ in range(ns):
-                dK = np.zeros(L.n_k)
-                dK[:nx] = Sx[:, col_]
-                dK[2 * nx + len(c.ports):2 * nx + len(c.ports) + L.n_effort] = Se[:, col_]
-                tk = _step_of(dK, kscale)
-                part = np.zeros(nz + nx + nb)       # [F, dx, Ib] moved by p (and by K below)
-                if col_ < nf:
-                    tp, nums = pert[col_]
-                    vals = [nm.all(z, K) for nm in nums]
-                    part += sum(w * v for (_, w), v in zip(STENCIL, vals)) / tp
-                if tk > 0:
-                    part[:nz] += _stencil(lambda t, dK=dK, z=z: base.all(z, K + t * dK)[:nz], tk)
-                d = -part[:nz]
-                lu_solve(nz, lu[2], lu[3], lu[4], lu[5], lu[6], lu[7], lu[8], lu[9], d, y)
-                move = np.concatenate([d, dK])
-                tz = _step_of(move, np.concatenate([zscale, kscale]))
-                rest = part[nz:].copy()
-                if tz > 0:
-                    rest += _stencil(lambda t, d=d, dK=dK, z=z: base.all(z + t * d, K + t * dK)[nz:], tz)
-                ddx, dIb = rest[:nx], rest[nx:]
-                Sx1[:, col_] = Sx[:, col_] + ddx
-                dE = np.concatenate([d[:nn], dIb, np.zeros(len(c.ports))])
-                for r, ((kind, i), v) in enumerate(zip(self._labels, vec)):
-                    DY[k, r, col_] = (0.5 * (Sx[i, col_] + Sx1[i, col_]) if mid else Sx1[i, col_]) \
-                        if kind == "x" else dE @ v
-                Se[:, col_] += d[effort_z]
-            Sx = Sx1
+            subs = getattr(loop, "record", {}).get(k)
+            if subs is None:
+                subs = [(h, U[k], U[k + 1], X[k], SE[k], Z[k])]
+            Sx0 = Sx
+            for hh, u0, u1, x_s, se_s, z in subs:
+                Sx, Se, dE = self._substep(numbers(hh), work, 0.5 * (u0 + u1) if mid else u1, x_s, se_s, z, xs,
+                                           Sx, Se, nf, ns, L, c)
+                if signals:
+                    DY[k, signals] += (hh / h) * (V @ dE)
+            for r, (kind, i) in enumerate(self._labels):
+                if kind == "x":
+                    DY[k, r] = 0.5 * (Sx0[i] + Sx[i]) if mid else Sx[i]
         return DY
+
+    def _substep(self, nums, work, ub, x, se, z, xs, Sx, Se, nf, ns, L, c):
+        """One converged (sub-)step: the new state and effort sensitivities and the step vector's
+        ``(n_e, n_s)``."""
+        base, pert = nums
+        nx, nz, nn = c.n_x, L.n_z, L.n_nodes
+        lu, K, y = work["lu"], work["K"], work["y"]
+        work["ub"][:] = ub
+        known(K, x, xs, work["ub"], se)
+        _, Jx = base.residual(z, K)
+        st, col = factor(lu, Jx, work["fresh"])
+        if st == 5:         # the factors need more room
+            lu = work["lu"] = work["loop"]._lu(grow=True)
+            st, col = factor(lu, Jx, True)
+        if st != 0:
+            raise IdentificationError(f"singular Newton Jacobian at a converged step (unknown "
+                                      f"{L.names[col] if col >= 0 else '?'}): no sensitivities")
+        work["fresh"] = False
+        zscale = np.abs(z) + 1.0
+        st_idx = np.flatnonzero(L.kinds == 1)
+        zscale[st_idx] = np.abs(z[st_idx]) + xs[st_idx - nn] + np.abs(x[st_idx - nn])
+        kscale = np.abs(K) + 1.0
+        kscale[:nx] += xs
+        k_e = 2 * nx + len(c.ports)
+        Sx1, Se1 = Sx.copy(), Se.copy()
+        dE = np.zeros((nn + len(c.branches) + len(c.ports), ns))
+        for col_ in range(ns):
+            dK = np.zeros(L.n_k)
+            dK[:nx] = Sx[:, col_]
+            dK[k_e:k_e + L.n_effort] = Se[:, col_]
+            part = np.zeros(nz + nx + len(c.branches))       # [F, dx, Ib] moved by p (and by K below)
+            if col_ < nf:
+                tp, nums_p = pert[col_]
+                part += sum(w * nm.all(z, K) for (_, w), nm in zip(STENCIL, nums_p)) / tp
+            tk = _step_of(dK, kscale)
+            if tk > 0:
+                part[:nz] += _stencil(lambda t, dK=dK: base.all(z, K + t * dK)[:nz], tk)
+            d = -part[:nz]
+            lu_solve(nz, lu[2], lu[3], lu[4], lu[5], lu[6], lu[7], lu[8], lu[9], d, y)
+            tz = _step_of(np.concatenate([d, dK]), np.concatenate([zscale, kscale]))
+            rest = part[nz:].copy()
+            if tz > 0:
+                rest += _stencil(lambda t, d=d, dK=dK: base.all(z + t * d, K + t * dK)[nz:], tz)
+            Sx1[:, col_] += rest[:nx]
+            Se1[:, col_] += d[work["effort_z"]]
+            dE[:nn, col_] = d[:nn]
+            dE[nn:nn + len(c.branches), col_] = rest[nx:]
+        return Sx1, Se1, dE
 
     def _effort_sensitivity(self, values_of, pvals, x0, Sx0, xs, L, nf) -> np.ndarray:
         """d e_0 / dtheta of the carried efforts: each is ``e(x_0)`` of its storage (the run's start,
