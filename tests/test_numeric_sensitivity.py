@@ -20,8 +20,9 @@ from phsym.errors import IdentificationError
 from phsym.identify import ParameterEstimator
 from phsym.identify.fit_engines import fit_engine
 from phsym.simulation.engines.choice import GENERATED_LIMIT
+from phsym.simulation.engines.numeric.dc_sensitivity import dc_point_sensitivity
 from phsym.simulation.engines.numeric.operating import dc_point
-from phsym.simulation.engines.numeric.sensitivity import NumericSensitivity, dc_point_sensitivity
+from phsym.simulation.engines.numeric.sensitivity import NumericSensitivity
 from phsym.simulation.initial import state_scales
 
 NET = Path(__file__).resolve().parent.parent / "netlists"

@@ -17,7 +17,8 @@ import numpy as np
 from ..codegen.newton.sensitivity import SensitivityStep, build_sensitivity
 from ..errors import IdentificationError, SimulationError
 from ..simulation.engines.choice import ENGINE_ENV, GENERATED_LIMIT, choose
-from ..simulation.engines.numeric.sensitivity import NumericSensitivity, dc_point_sensitivity
+from ..simulation.engines.numeric.dc_sensitivity import dc_point_sensitivity
+from ..simulation.engines.numeric.sensitivity import NumericSensitivity
 from ..simulation.initial import dc_operating_point, initial_from_ic, state_scales
 from ..simulation.signals import initial_state
 from .output_error import dc_sensitivity

@@ -39,8 +39,6 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-import scipy.sparse as sps
-import scipy.sparse.linalg  # noqa: F401  (sps.linalg)
 import sympy as sp
 from numba import njit
 
@@ -49,15 +47,14 @@ from ....errors import IdentificationError, SimulationError
 from .kernels_py import effort_of_state
 from .loop import NumericLoop, _triplets_csr, net_arrays
 from .newton import csr_add, evaluate, factor
-from .dc import DCSystem
-from .operating import DCPoint, _Solver, _states, dc_point, frozen_start
+from .operating import frozen_start
 from .parts import NumericParts
 from .planner import NumericPlanner
 from .sparse import lu_solve
 from .step import StepSystem
 from .stepping import known
 
-__all__ = ["NumericSensitivity", "dc_point_sensitivity", "STENCIL", "REL_STEP"]
+__all__ = ["NumericSensitivity", "STENCIL", "REL_STEP"]
 
 #: Fourth-order central difference: ``f'(0) ~ sum(w f(m t)) / t``.
 STENCIL = ((-2.0, 1.0 / 12.0), (-1.0, -8.0 / 12.0), (1.0, 8.0 / 12.0), (2.0, -1.0 / 12.0))
@@ -406,72 +403,3 @@ def _frozen(c, values, u0, x0, xs) -> Dict[str, float]:
     """Newton's start of the first step (as the planner's: the potentials the state implies)."""
     p = frozen_start(c, values, u0, x0, xs)
     return NumericPlanner._start_of(p) if p is not None else {}
-
-
-def dc_point_sensitivity(c, values_of: ValuesOf, pvals: Mapping[str, float], free: Sequence[str], u0: np.ndarray,
-                         x_fix: np.ndarray, xs: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """The DC state and its derivative with respect to the free parameters.
-
-    Differentiates the converged DC equations of :class:`~.dc.DCSystem` (``F(z; u0, p) = 0``,
-    states ``x(z, p)``) as :class:`NumericSensitivity` does a step.
-
-    Parameters
-    ----------
-    c : CircuitData
-        The circuit.
-    values_of : callable
-        ``values_of({name: value})``: parameter values with these free parameters.
-    pvals : mapping of str to float
-        The free parameters.
-    free : sequence of str
-        Their order (columns).
-    u0 : ndarray
-        The inputs.
-    x_fix : ndarray
-        The state of the netlist's ICs (conserved combinations are taken from it).
-    xs : ndarray
-        State scales.
-
-    Returns
-    -------
-    x : ndarray (n_x,)
-    dx : ndarray (n_x, n_free)
-    """
-    values = values_of(pvals)
-    point: DCPoint = dc_point(c, values, u0, x_fix, xs)
-    S = point.system
-    sol = _Solver(S, xs, u0)
-    net = sol.net(0.0)
-    L = S.L
-    nz = L.n_z
-    G = S.groups
-    nin, nout = max(G.n_in, 1), max(G.n_out, 1)
-    w = (np.zeros(nin), np.zeros(nin), np.zeros(nout), np.zeros(nz), np.zeros(S.J.nnz))
-    wold = np.zeros(len(S.slots))
-
-    def residual(net_, z, K):
-        evaluate(z, K, net_, sol.lim, wold, False, *w)
-        return w[3].copy(), w[4].copy()
-    z, K = point.z, point.K
-    _, Jx = residual(net, z, K)
-    try:
-        lu = sps.linalg.splu(S.J.matrix(Jx).tocsc())
-    except RuntimeError:
-        raise IdentificationError("singular DC operating point: use another x0") from None
-    dx = np.zeros((c.n_x, len(free)))
-    for j, f in enumerate(free):
-        p = float(pvals[f])
-        tp = REL_STEP * (abs(p) or 1.0)
-        systems = []
-        for m, _ in STENCIL:
-            vm = values_of({**pvals, f: p + m * tp})
-            Sm = DCSystem(c, vm, x_fix, S.held)
-            systems.append((Sm, vm, _Solver(Sm, xs, u0).net(0.0)))
-        Fp = sum(wt * residual(nt, z, K)[0] for (_, wt), (_, _, nt) in zip(STENCIL, systems)) / tp
-        dz = -lu.solve(Fp)
-        if not np.all(np.isfinite(dz)):
-            raise IdentificationError("singular DC operating point: use another x0")
-        # x(z, p): along (dz, 1) in (z, p)
-        dx[:, j] = sum(wt * _states(Sm, z + m * tp * dz, vm)
-                       for (m, wt), (Sm, vm, _) in zip(STENCIL, systems)) / tp
-    return point.x, dx
