@@ -22,9 +22,10 @@ every sensitivity).
 The partial derivatives ``F_K dK``, ``F_p`` (and those of ``dx`` and the
 branch currents) are directional derivatives of the compiled residual
 (:func:`.newton.evaluate`, every kernel at once) by the fourth-order
-central stencil: exact for the linear stamps (R, C, L, G, sources, up to
-rounding), and accurate to about ``1e-10`` relative for the law kernels
-(steps of ``1e-4`` of each quantity's scale).  ``F_p`` uses the circuit's
+central stencil (steps of ``1e-4`` of each quantity's scale): exact up to
+rounding where the residual is linear or cubic in what moves (the stamps'
+dependence on states and efforts, a capacitance's or a ratio's), about
+``1e-10`` relative elsewhere (a conductance ``1/R``, the law kernels).  ``F_p`` uses the circuit's
 numbers at ``p +- t`` (the parameter sets' :class:`~.step.StepSystem`, built
 once per run), so a parameter reaches every law, placeholder and stamp it
 enters without a derivative written per element kind.
