@@ -23,9 +23,9 @@ The partial derivatives ``F_K dK``, ``F_p`` (and those of ``dx`` and the
 branch currents) are directional derivatives of the compiled residual
 (:func:`.newton.evaluate`, every kernel at once) by the fourth-order
 central stencil (steps of ``1e-4`` of each quantity's scale): exact up to
-rounding where the residual is linear or cubic in what moves (the stamps'
-dependence on states and efforts, a capacitance's or a ratio's), about
-``1e-10`` relative elsewhere (a conductance ``1/R``, the law kernels).  ``F_p`` uses the circuit's
+rounding where the residual is at most cubic in what moves (the stamps'
+dependence on states and efforts), about ``1e-10`` relative elsewhere (a
+conductance ``1/R``, an elastance ``1/C``, the law kernels).  ``F_p`` uses the circuit's
 numbers at ``p +- t`` (the parameter sets' :class:`~.step.StepSystem`, built
 once per run), so a parameter reaches every law, placeholder and stamp it
 enters without a derivative written per element kind.
