@@ -5,9 +5,11 @@ PHS or pH-DAE, linear or nonlinear) by output-error least squares: the model
 is simulated with one of phsym's passivity-preserving time-steppers
 (by default the scheme a simulation result was made with, backward Euler
 for measured arrays; implicit midpoint or discrete gradient on request) and the Jacobian of the residual comes from forward sensitivities
-of the very steps the simulator takes (:mod:`phsym.codegen.newton.sensitivity`),
-so the optimiser sees exact derivatives of the simulated outputs and
-parameter changes never recompile anything.
+of the very steps the simulator takes, on either engine: the generated loop's
+(:mod:`phsym.codegen.newton.sensitivity`) or the numeric engine's
+(:mod:`phsym.simulation.engines.numeric.sensitivity`, circuits too large for
+the generated loop), so the optimiser sees the derivatives of the simulated
+outputs and parameter changes never recompile anything.
 
 Uncertainty is reported from the Jacobian at the optimum (:mod:`phsym.identify.uncertainty`),
 with an :class:`~phsym.identify.warnings.UnidentifiableParameterWarning` naming parameters the data
@@ -22,19 +24,19 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import scipy.optimize as so
 
-from ..codegen.newton.sensitivity import SensitivityStep, build_sensitivity
+from ..codegen.newton.sensitivity import SensitivityStep
 from ..common.names import NameTable
 from ..common.schemes import get_scheme, stiff_rule
 from ..errors import IdentificationError, SimulationError, StructureError
 from ..model import Model, load
-from ..simulation.initial import dc_operating_point, initial_from_ic, state_scales
+from ..simulation.engines.numeric.sensitivity import NumericSensitivity
 from ..simulation.result import SimulationResult
-from ..simulation.signals import initial_state
 from ..simulation.simulator import Simulator
 from .base import Estimator
 from .data import fit_method, fit_stiff, is_result, measurements, step_signal, step_targets
 from .metrics import nrms, r2_score
-from .output_error import FAILED, FitHooks, OutputError, Reparam, dc_sensitivity, output_weights
+from .fit_engines import ENGINES, fit_engine, initial_with_sensitivity, run_steps, scales, sensitivity_module
+from .output_error import FAILED, FitHooks, OutputError, Reparam, output_weights
 from .uncertainty import estimate_table, uncertainty
 from .warnings import UnidentifiableParameterWarning, check_scheme
 
@@ -116,6 +118,12 @@ class ParameterEstimator(FitHooks, Estimator):
         How stiff storages (junction charges) step, as ``Simulator(stiff=...)``: ``"auto"`` (default:
         the rule a simulation result was made with, else at the step's end for steps of 1 us or
         longer), ``"backward_euler"`` or ``"scheme"``.
+    engine : str
+        Engine that steps and differentiates the model: ``"auto"`` (default:
+        :func:`phsym.identify.fit_engines.fit_engine`, the Simulator's rule with small circuits on
+        the generated loop), ``"generated"`` (the circuit's own loop and sensitivity module: fastest
+        per step, its build grows fast with the circuit) or ``"numeric"`` (nothing compiled per
+        circuit: large circuits).
     verbose : int
         ``1`` prints one line per residual evaluation to stderr.
     callback : callable, optional
@@ -125,6 +133,8 @@ class ParameterEstimator(FitHooks, Estimator):
     ----------
     model_ : Model
         The model fitted.
+    engine_ : str
+        The engine of the fit (``"generated"`` or ``"numeric"``); :meth:`predict` runs on it.
     method_, stiff_ : str
         The scheme of the fit (``method``, ``"auto"`` resolved) and its stiff rule (``stiff``, or for
         ``"auto"`` the data's recorded rule); :meth:`predict` and :meth:`score` step by them.
@@ -172,7 +182,7 @@ class ParameterEstimator(FitHooks, Estimator):
                  n_starts: int = 1, random_state: Any = None, executor: Any = None, start_spread: float = 0.5,
                  confidence: float = 0.95, identifiability_threshold: float = 0.1,
                  max_nfev: int = 200, ftol: float = 1e-10, xtol: float = 1e-10, gtol: float = 1e-10,
-                 tol: float = 1e-12, maxit: int = 200, stiff: str = "auto", verbose: int = 0,
+                 tol: float = 1e-12, maxit: int = 200, stiff: str = "auto", engine: str = "auto", verbose: int = 0,
                  callback: Optional[Callable[[int, float, Dict[str, float]], None]] = None):
         self.model = model
         self.free = free
@@ -198,6 +208,7 @@ class ParameterEstimator(FitHooks, Estimator):
         self.tol = tol
         self.maxit = maxit
         self.stiff = stiff
+        self.engine = engine
         self.verbose = verbose
         self.callback = callback
 
@@ -225,6 +236,8 @@ class ParameterEstimator(FitHooks, Estimator):
             raise IdentificationError(f"confidence must lie in (0, 1), got {self.confidence}")
         get_scheme(fit_method(self.method, None, SCHEMES[0], SCHEMES), SCHEMES, IdentificationError)
         stiff_rule(self.stiff, 1.0, IdentificationError)
+        if str(self.engine).strip().lower() not in ENGINES:
+            raise IdentificationError(f"unknown engine {self.engine!r}: use {', '.join(ENGINES)}")
         lp = self.log_params
         if not isinstance(lp, (str, bool)):
             unknown = {str(n).lower() for n in lp} - {n.lower() for n in names}
@@ -233,14 +246,16 @@ class ParameterEstimator(FitHooks, Estimator):
         labels = list(self.outputs) if self.outputs is not None else list(model.outputs)
         return model, names, labels
 
-    def _sensitivity(self, model: Model, free: List[str], labels: List[str], h: float) -> SensitivityStep:
-        # the fit's rules; before a fit, those of the settings for measured arrays
+    def _sensitivity(self, model: Model, free: List[str], labels: List[str],
+                     h: float) -> Union[SensitivityStep, NumericSensitivity]:
+        # the fit's rules and engine; before a fit, those of the settings for measured arrays
         scheme = getattr(self, "method_", None) or get_scheme(
             fit_method(self.method, None, "backward_euler", SCHEMES), SCHEMES, IdentificationError).name
         stiff = stiff_rule(getattr(self, "stiff_", self.stiff), h, IdentificationError)
-        key = (scheme, stiff, tuple(free), tuple(labels), id(model))
+        engine = getattr(self, "engine_", None) or fit_engine(self.engine, model, scheme, stiff)
+        key = (engine, scheme, stiff, tuple(free), tuple(labels), id(model))
         if getattr(self, "_sens", (None,))[0] != key:
-            self._sens = (key, build_sensitivity(model, free, labels, scheme, stiff))
+            self._sens = (key, sensitivity_module(engine, model, free, labels, scheme, stiff))
         return self._sens[1]
 
     def _values(self, model: Model, pvals: Mapping[str, float]):
@@ -250,30 +265,15 @@ class ParameterEstimator(FitHooks, Estimator):
             raise IdentificationError(exc.message) from None
 
     # -------------------------------------------------------- simulation
-    def _initial(self, model, step, values, U0, p, xs, h, spec, nf):
-        """Initial state and its sensitivity to the free parameters (n_x, n_free)."""
-        S = model.structure
-        if isinstance(spec, str) and spec.lower() == "estimate":   # the unknowns z set the state
-            spec = None
-        if isinstance(spec, str) and spec.lower() == "dc":
-            x = dc_operating_point(S, values, U0, initial_from_ic(S, values)[0])
-            return x, dc_sensitivity(step, x, U0, p, xs, h, nf)
-        try:
-            base, done = initial_from_ic(S, values)
-            x, _ = initial_state(base, "", model.states, spec)
-        except SimulationError as exc:
-            raise IdentificationError(str(exc)) from None
-        return x, np.zeros((S.n_x, nf))
-
     def _simulate(self, model, step, pvals, U, h, spec, xs, z=None, want=True):
         """Outputs (N, n_y), sensitivities (N, n_y, n_s) or None, failed step, initial state."""
         values = self._values(model, pvals)
-        p = np.array([values[s] for s in step.parameters], float)
-        x, S0 = self._initial(model, step, values, U[0], p, xs, h, spec, len(step.free))
+        values_of = lambda pv: self._values(model, pv)      # noqa: E731
+        x, S0 = initial_with_sensitivity(model, step, values, values_of, pvals, U[0], xs, h, spec)
         if z is not None:                       # estimated initial state (scaled by xs)
             x = np.asarray(z, float) * xs
             S0 = np.hstack([S0, np.diag(xs)])
-        Y, DY, bad = step.run(x, S0, U, p, xs, h, self.tol, self.maxit, want)
+        Y, DY, bad = run_steps(step, values, values_of, pvals, x, S0, U, xs, h, self.tol, self.maxit, want)
         return Y, DY, bad, x
 
     # ------------------------------------------------------------------ fit
@@ -307,24 +307,25 @@ class ParameterEstimator(FitHooks, Estimator):
         if is_result(t):     # another scheme's trajectory differs by its discretisation error: a bias
             check_scheme(t.info, scheme.name, stiff_rule(stiff, data.h, IdentificationError))
         target = step_targets(data, scheme)
+        self.engine_ = fit_engine(self.engine, model, scheme.name, stiff_rule(stiff, data.h, IdentificationError))
         step = self._sensitivity(model, free, labels, data.h)
         rp = Reparam(self, model, free)
         estimate = isinstance(self.x0, str) and self.x0.lower() == "estimate"
         values0 = self._values(model, rp.start)
-        xs = state_scales(model.structure, values0)
-        p0 = np.array([values0[s] for s in step.parameters], float)
+        xs = scales(step, model, values0)
         # the start's initial state: a bad x0 is reported as such, not as a failed simulation
-        x_guess, _ = self._initial(model, step, values0, data.U[0], p0, xs, data.h,
-                                   self.x0_guess if estimate else self.x0, len(free))
-        nz = model.structure.n_x if estimate else 0
+        x_guess, _ = initial_with_sensitivity(model, step, values0, lambda pv: self._values(model, pv), rp.start,
+                                              data.U[0], xs, data.h, self.x0_guess if estimate else self.x0)
+        nz = len(model.states) if estimate else 0
         w = output_weights(self.weights, target, labels)
         problem = OutputError(self, model, step, rp, data, target, w, xs, nz)
         x_start = rp.theta(rp.start)
         if estimate:
             x_start = np.concatenate([x_start, x_guess / xs])
         if np.all(problem.evaluate(x_start)[0] == FAILED):
+            why = getattr(step, "reason", None)
             raise IdentificationError("the model cannot be simulated at the start values "
-                                      "(Newton failure or non-finite outputs)")
+                                      + (f"({why})" if why else "(Newton failure or non-finite outputs)"))
         best, starts = problem.minimise(x_start)
         phys = rp.physical(best.x[:len(free)])
         self.model_ = model
@@ -382,7 +383,7 @@ class ParameterEstimator(FitHooks, Estimator):
         if isinstance(x0, str) and x0 == "fit":
             x0 = self.x0_ if (isinstance(self.x0, str) and self.x0.lower() == "estimate") else self.x0
         sim = Simulator(m, 1.0 / data.h, self.method_, stiff=self.stiff_, tol=self.tol, maxit=self.maxit,
-                        record_efforts=True)       # the rules the fit stepped by
+                        record_efforts=True, engine=self.engine_)       # the rules the fit stepped by
         try:
             return sim.run(u=data.U, x0=x0, params={**(self.fixed or {}), **self.params_})
         except SimulationError as exc:
@@ -431,7 +432,7 @@ class ParameterEstimator(FitHooks, Estimator):
             if bad >= 0:
                 return np.full(target.size, FAILED), np.zeros((target.size, z.size))
             return ((Y - target) * w).ravel(), (DY[:, :, nf:] * w[None, :, None]).reshape(target.size, -1)
-        res = so.least_squares(lambda z: fun(z)[0], np.zeros(model.structure.n_x), jac=lambda z: fun(z)[1],
+        res = so.least_squares(lambda z: fun(z)[0], np.zeros(len(model.states)), jac=lambda z: fun(z)[1],
                                method="trf", ftol=1e-12, xtol=1e-12, gtol=1e-12, max_nfev=50)
         return res.x * xs
 

@@ -24,7 +24,7 @@ from .sparse import PIVOT_TOL, column_order
 from .stepping import run as compiled_run
 from .step import StepSystem
 
-__all__ = ["NumericLoop", "ATTEMPT"]
+__all__ = ["NumericLoop", "ATTEMPT", "net_arrays"]
 
 #: Newton iterations a step gets before it is subdivided (at most ``maxit``).  A step that does
 #: not converge in tens of iterations is one where the circuit switches within the step (a logic
@@ -44,6 +44,15 @@ def _triplets_csr(T, h: float) -> tuple:
     p, i, x = T.csr(h)
     return (np.ascontiguousarray(p, dtype=np.int64), np.ascontiguousarray(i, dtype=np.int64),
             np.ascontiguousarray(x, dtype=float))
+
+
+def net_arrays(S: StepSystem, h: float) -> tuple:
+    """The residual's and Jacobian's numbers of the step system ``S`` at ``h`` (the ``net`` of
+    :func:`.newton.evaluate`)."""
+    table, P = S.groups.arrays()
+    return (_triplets_csr(S.IZ, h), _triplets_csr(S.IK, h), _triplets_csr(S.R, h), _triplets_csr(S.RO, h),
+            _triplets_csr(S.RK, h), S.jacobian_constant(h), S.stamp_pos, S.stamp_src, S.stamp_coefficients(h),
+            table, P)
 
 
 class NumericLoop:
@@ -107,10 +116,7 @@ class NumericLoop:
         if hit is not None:
             return hit
         S = self.system
-        table, P = S.groups.arrays()
-        net = (_triplets_csr(S.IZ, h), _triplets_csr(S.IK, h), _triplets_csr(S.R, h), _triplets_csr(S.RO, h),
-               _triplets_csr(S.RK, h), S.jacobian_constant(h), S.stamp_pos, S.stamp_src,
-               S.stamp_coefficients(h), table, P)
+        net = net_arrays(S, h)
         sl = S.slots
         lim = (sl.terms, sl.c, sl.c0, sl.vt, sl.vcrit(h), sl.readers, sl.tptr, sl.rptr)
         etable, EP = S.energies.arrays()

@@ -85,7 +85,16 @@ class System:
         self._finish_rows(values)
         self._input_rows()
         self._stamps()
-        self.slots = junction_slots(self, self.inst, values)
+        self._values, self._slots = values, None
+
+    @property
+    def slots(self):
+        """The junction inputs Newton limits (:func:`.limits.junction_slots`), found on first use (a
+        system that only evaluates its residual, as a sensitivity's neighbouring parameter set, never
+        needs them)."""
+        if self._slots is None:
+            self._slots = junction_slots(self, self.inst, self._values)
+        return self._slots
 
     # ------------------------------------------------------------ hooks
     def _storage_instances(self, values) -> None:
