@@ -120,9 +120,13 @@ def test_steps_taken_in_sub_steps_are_differentiated(clipper):
     fs, N = 12000.0, 40         # a Newton capped at 3 iterations: the engine subdivides steps
     t = np.arange(N + 1) / fs
     U = (4.0 * np.sin(2 * np.pi * 1000 * t))[:, None]
-    ns, pv, xs, vo = _runner(clipper, CLIP_FREE, ["v(out)", "i(R1)", "q_C1"], "discrete_gradient", "backward_euler")
+    # the state named three ways: the simulator's name, x(ELEMENT) and by its quantity
+    ns, pv, xs, vo = _runner(clipper, CLIP_FREE, ["v(out)", "i(R1)", "q_C1", "x(C1)", "q(C1)"], "discrete_gradient",
+                             "backward_euler")
     x0 = np.zeros(1)
     Y, DY, bad = ns.run(vo, pv, x0, np.zeros((1, 2)), U, xs, 1 / fs, maxit=3)
+    np.testing.assert_array_equal(Y[:, 3], Y[:, 2])
+    np.testing.assert_array_equal(DY[:, 4], DY[:, 2])
     assert bad == -1 and len(ns.subdivided) >= 5
     fd = []
     for f in CLIP_FREE:

@@ -44,7 +44,8 @@ import sympy as sp
 from numba import njit
 
 from ....common.schemes import get_scheme
-from ....errors import IdentificationError, SimulationError
+from ....errors import IdentificationError, SimulationError, StructureError
+from ....structure.probes import state_label
 from .kernels_py import effort_of_state
 from .loop import NumericLoop, _triplets_csr, net_arrays
 from .newton import csr_add, evaluate, factor
@@ -194,11 +195,14 @@ class NumericSensitivity:
         self.n_x = c.n_x
         self.reason: Optional[str] = None
         self.subdivided: Dict[int, int] = {}
-        states = {s.lower(): i for i, s in enumerate(c.states)}
+        states = {s: i for i, s in enumerate(c.states)}
         self._labels: List[Tuple[str, object]] = []
         for lab in self.outputs:
-            i = states.get(lab.strip().lower())
-            self._labels.append(("x", i) if i is not None else ("e", lab))
+            try:        # x_K1, x(K1) or by quantity (q(C1)), as the generated loop's outputs
+                name = state_label(lab, c.states)
+            except StructureError as exc:
+                raise IdentificationError(f"output {exc.message} ({exc.hint})") from None
+            self._labels.append(("x", states[name]) if name is not None else ("e", lab))
 
     # ------------------------------------------------------------------ pieces
     def scales(self, values: Mapping[sp.Symbol, float]) -> np.ndarray:
