@@ -94,14 +94,14 @@ def test_empty_user_caches_run_the_package_engine_with_the_generated_loops_sampl
 
 def test_first_runs_warmup_compiles_into_a_writable_package(monkeypatch, tmp_path):
     from phsym.simulation.engines import choice
-    from phsym.simulation.engines.numeric import warmup
+    from phsym.simulation.engines.numeric import freshness
     started = []
     monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("PHSYM_AOT", "background")
     monkeypatch.setattr(choice.subprocess, "Popen", lambda args, **kw: started.append(args))
-    monkeypatch.setattr(warmup, "package_writable", lambda: True)
+    monkeypatch.setattr(freshness, "package_writable", lambda: True)
     assert choice.start_numeric_warmup() and started[-1][-2:] == ["phsym.simulation.engines.numeric.warmup",
                                                                   "--package"]
     (tmp_path / "phsym_ready_numeric_warmup").unlink()
-    monkeypatch.setattr(warmup, "package_writable", lambda: False)       # a read-only installation
+    monkeypatch.setattr(freshness, "package_writable", lambda: False)       # a read-only installation
     assert choice.start_numeric_warmup() and started[-1][-1] == "phsym.simulation.engines.numeric.warmup"

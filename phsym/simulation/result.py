@@ -320,16 +320,8 @@ class SimulationResult:
             np.savez(path, **(chosen or self.to_numpy()),
                      **info_arrays(self.info, self.names.inputs, self.names.outputs))
         elif suf == ".csv":
-            cols = chosen or self._step_table()
-            names = list(cols)
-            data = np.column_stack([cols[n] for n in names])
-            from .io.saved import csv_comment
-            with open(path, "w", newline="") as fh:
-                fh.write(",".join(names) + "\n")
-                fh.write(csv_comment(self.info, [n for n in self.names.inputs if n in cols],
-                                     [n for n in self.names.outputs if n in cols]))
-                for row in data:        # missing step values are empty cells
-                    fh.write(",".join("" if v != v else f"{v:.17g}" for v in row) + "\n")
+            from .io.saved import write_csv
+            write_csv(path, chosen or self._step_table(), self.info, self.names.inputs, self.names.outputs)
         elif suf == ".wav":
             self.to_wav(path)
         else:

@@ -205,7 +205,7 @@ def start_numeric_warmup() -> bool:
         pass
     try:
         atomic_write(mark, lambda fh: fh.write(b"started"))
-        from .numeric.warmup import package_writable
+        from .numeric.freshness import package_writable
         # into the package's directory where possible: every later process finds it there
         subprocess.Popen([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"]
                          + (["--package"] if package_writable() else []), stdin=subprocess.DEVNULL,

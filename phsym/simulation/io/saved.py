@@ -24,7 +24,7 @@ import numpy as np
 
 from ...errors import DataFileError, SignalError
 
-__all__ = ["SavedResult", "load_result", "info_arrays", "csv_comment", "csv_info", "PREFIX", "CSV_TAG"]
+__all__ = ["SavedResult", "load_result", "info_arrays", "csv_comment", "csv_info", "write_csv", "PREFIX", "CSV_TAG"]
 
 #: Prefix of the metadata entries in a saved ``.npz``.
 PREFIX = "info."
@@ -68,6 +68,31 @@ def csv_comment(info: Mapping[str, Any], inputs, outputs) -> str:
         parts.append(f"h: {float(info['h'])!r}")
     parts += [f"inputs: {' '.join(inputs)}", f"outputs: {' '.join(outputs)}"]
     return "# " + ", ".join(parts) + "\n"
+
+
+def write_csv(path: Union[str, Path], cols: Mapping[str, np.ndarray], info: Mapping[str, Any], inputs,
+              outputs) -> None:
+    """Write a result table: the header row, the metadata line (:func:`csv_comment`), then the rows
+    (missing step values are empty cells).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        Destination.
+    cols : mapping of str to ndarray
+        The columns, in order, all of one length.
+    info : mapping
+        The run's ``info`` (scheme, stiff rule, step).
+    inputs, outputs : sequence of str
+        The run's input and output names (those among the columns are listed in the metadata).
+    """
+    names = list(cols)
+    data = np.column_stack([cols[n] for n in names])
+    with open(path, "w", newline="") as fh:
+        fh.write(",".join(names) + "\n")
+        fh.write(csv_comment(info, [n for n in inputs if n in cols], [n for n in outputs if n in cols]))
+        for row in data:
+            fh.write(",".join("" if v != v else f"{v:.17g}" for v in row) + "\n")
 
 
 def csv_info(lines) -> Dict[str, Any]:

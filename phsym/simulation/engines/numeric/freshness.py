@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numba
 
-__all__ = ["ensure_fresh", "SOURCES", "engine_ready", "mark_engine_ready", "package_cache", "seed_from_package",
+__all__ = ["ensure_fresh", "SOURCES", "engine_ready", "mark_engine_ready", "package_cache", "package_writable", "seed_from_package",
            "READY", "STAMP"]
 
 #: The modules whose compiled functions call each other.
@@ -163,3 +163,10 @@ def ensure_fresh(dispatcher) -> None:
             pass
     if not engine_ready(dispatcher):
         seed_from_package(d)
+
+
+def package_writable() -> bool:
+    """Whether this process may compile the engine into the package's directory
+    (:func:`phsym.simulation.engines.numeric.warmup.build_package`)."""
+    d = package_cache()
+    return os.access(d if d.is_dir() else d.parent, os.W_OK)

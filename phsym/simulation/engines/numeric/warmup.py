@@ -45,13 +45,6 @@ def warm() -> bool:
     return NumericLoop.ready()
 
 
-def package_writable() -> bool:
-    """Whether this process may compile the engine into the package's directory (:func:`build_package`)."""
-    from .freshness import package_cache
-    d = package_cache()
-    return os.access(d if d.is_dir() else d.parent, os.W_OK)
-
-
 def build_package() -> bool:
     """Compile the engine into the package's directory and the deck's law kernels into the package's
     kernel library (:mod:`phsym.codegen.laws.library`): :func:`warm` in a child whose numba cache is
