@@ -176,6 +176,12 @@ class CircuitData:
         Names, in the order of :attr:`phsym.model.Model.states` and ``inputs``.
     storages, dissipations, ports, twoports : list
         The element records (:class:`StorageItem`, ...).
+    controls : list of sympy.Symbol
+        The control parameters (``.param vol=0.5 control``), in the order of
+        :attr:`phsym.model.Model.controls` (set by :attr:`phsym.model.Model.circuit`).
+    derived : dict of sympy.Symbol to sympy.Expr
+        The parameters derived from a control (``.param b={2*vol}``) as expressions of the
+        independent ones.
     """
 
     nodes: List[str]
@@ -189,6 +195,32 @@ class CircuitData:
     dissipations: List[DissipationItem] = field(default_factory=list)
     ports: List[PortItem] = field(default_factory=list)
     twoports: List[TwoPortItem] = field(default_factory=list)
+    controls: List[sp.Symbol] = field(default_factory=list)
+    derived: Dict[sp.Symbol, sp.Expr] = field(default_factory=dict)
+
+    def control_reads(self, expr) -> List[int]:
+        """The controls (indices in :attr:`controls`) an expression of parameters moves with.
+
+        Parameters
+        ----------
+        expr : sympy.Expr or number
+            An element's coefficient or placeholder.
+        """
+        if not self.controls:
+            return []
+        free = sp.sympify(expr).xreplace(self.derived).free_symbols
+        return [m for m, c in enumerate(self.controls) if c in free]
+
+    def control_obstacles(self) -> List[str]:
+        """Elements a control moves other than linear dissipations (their numbers are fixed per plan)."""
+        moved = lambda exprs: any(self.control_reads(e) for e in exprs)      # noqa: E731
+        out = [f"{s.element}: a control parameter moves its storage law" for s in self.storages
+               if moved([e for row in (s.hessian or ()) for e in row] + list(s.placeholders))]
+        out += [f"{d.element}: a control parameter moves its nonlinear law" for d in self.dissipations
+                if not d.linear and moved(d.placeholders)]
+        out += [f"{t.record.element}: a control parameter moves its ratio" for t in self.twoports
+                if moved([t.ratio])]
+        return out
 
     @property
     def n_x(self) -> int:
@@ -215,8 +247,11 @@ class CircuitData:
         """What the numeric engine cannot step yet, one line per element (empty when it can).
 
         A law reading a state that is solved through its effort, a law
-        solved through its effort on an inductor-like port, and thermal
-        networks.
+        solved through its effort on an inductor-like port, thermal
+        networks, and a control parameter that moves anything but a linear
+        dissipation (a potentiometer's or a resistor's value is a run-time
+        number of the numeric engine; a storage's, a nonlinear law's or a
+        two-port's is not).
         """
         by_effort = {i: s for s in self.storages if s.by_effort for i in s.states}
         out = [f"{d.element} reads the state {self.states[i]} of {by_effort[i].element}, solved through its effort"
@@ -226,7 +261,7 @@ class CircuitData:
         # entropy storages: the numeric DC point of a thermal network is not found yet, and its zero
         # dissipation (heat stays in the network) comes out as rounding instead of exactly 0
         out += [f"{b.element}: thermal branch" for b in self.branches if b.domain == "thermal"][:1]
-        return out
+        return out + self.control_obstacles()
 
     @classmethod
     def build(cls, branches: Sequence[Branch], in_tree: Sequence[bool], storages: Sequence[Storage],

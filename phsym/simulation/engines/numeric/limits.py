@@ -119,6 +119,8 @@ def junction_slots(system, inst: Dict[tuple, object], values: Mapping[sp.Symbol,
                     found[key].append(term)
     for (kind, i), h in inst.items():
         if kind == "d":
+            if i in system.moved:       # a conductance a control moves: no junction
+                continue
             d = c.dissipations[i]
             var = d.form.variables
             ins = [system.port_variable(i)] + [system.port_variable(p) for p in d.ports] + \

@@ -192,8 +192,12 @@ class NumericLoop:
         carry : dict, optional
             From :meth:`carry`, updated in place.
         """
-        if U.shape[1] > self.n_u:
-            raise SimulationError("the numeric engine does not drive control parameters yet: use engine='generated'")
+        n_c = self.system.L.n_c
+        if U.shape[1] == self.n_u and n_c:      # no control columns: the plan's values held
+            U = np.hstack([U, np.tile(self.system.control_values, (U.shape[0], 1))])
+        if U.shape[1] != self.n_u + n_c:
+            raise SimulationError(f"the input array has {U.shape[1]} columns: this circuit has {self.n_u} "
+                                  f"inputs and {n_c} controls")
         t0 = time.perf_counter()
         cr = self.carry() if carry is None else carry
         if cr["lu"] is None:

@@ -80,6 +80,7 @@ class _Solver:
         self.K0[c.n_x:2 * c.n_x] = xs
         self.u0 = np.asarray(u0, dtype=float)
         self.K0[L.k_one] = 1.0
+        S.fill_controls(self.K0)
         self.sc = np.ones(L.n_z)
         for i in range(c.n_x):
             if i not in L.effort_index and i not in S.held:
