@@ -31,11 +31,12 @@ kernels of the elements it moves).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ....structure.circuit.data import CircuitData
+if TYPE_CHECKING:       # a warm start's loop reads the layout without the structure layer (sympy)
+    from ....structure.circuit.data import CircuitData
 
 __all__ = ["Layout", "NODE", "STATE", "CURRENT"]
 

@@ -33,7 +33,7 @@ from .groups import GroupTable, Instance
 from .layout import Layout, branch_voltage
 from .limits import junction_slots
 from .newton import call_groups
-from .sparse_build import Compressed, Triplets
+from .sparse_build import Compressed, StepNumbers, Triplets
 
 __all__ = ["System"]
 
@@ -46,7 +46,7 @@ def coefficient_values(exprs: Sequence[sp.Expr], values: Mapping[sp.Symbol, floa
     return placeholder_values([[e] for e in exprs], values, elements)[:, 0] if exprs else np.zeros(0)
 
 
-class System:
+class System(StepNumbers):
     """Equations of a circuit at one parameter set (see the module docstring).
 
     Parameters
@@ -316,16 +316,6 @@ class System:
         """
         OUT = self.outputs(z, K)
         return self.BZ.matrix(h) @ z + self.BO.matrix(h) @ OUT + self.BK.matrix(h) @ K
-
-    # ------------------------------------------------------------ numbers at a step
-    def jacobian_constant(self, h: float) -> np.ndarray:
-        """Constant entries of the Jacobian at step ``h`` (in the pattern's data order)."""
-        return np.bincount(self._jconst_map, weights=self.R.values(h), minlength=self.J.nnz).astype(float)
-
-    def stamp_coefficients(self, h: float) -> np.ndarray:
-        """Each stamp's coefficient at step ``h``."""
-        a, b = self._stamp_ab
-        return a + b / h
 
     def unsupported(self, what: str) -> SimulationInputError:
         """The error for a model the numeric engine cannot take."""
