@@ -98,9 +98,20 @@ def test_numeric_ac_of_a_large_rc_mesh_is_the_nodal_analysis(tmp_path):
     assert np.allclose(res.response["i(V1)"], -i_rs, rtol=1e-9, atol=1e-15)    # receiver convention
 
 
-def test_numeric_ac_refuses_what_the_engine_cannot_take():
+def test_numeric_ac_of_a_thermal_network_is_the_symbolic_one():
+    """Entropy storages and heat transfers: the numeric DC point (both bodies at the bath) and
+    the small-signal response to the bath's temperature agree with the symbolic path."""
     m = phsym.load(ROOT / "netlists/heat_transfer.cir")
-    with pytest.raises(SimulationInputError, match="thermal"):
+    f = np.logspace(-4, 0, 5)
+    a, b = ac_analysis(m, f, engine="numeric"), ac_analysis(m, f)
+    for k in ("v(t1)", "v(t2)"):
+        assert np.allclose(a.response[k], b.response[k], rtol=1e-9, atol=1e-12), k
+        assert np.abs(b.response[k]).max() > 0.1
+
+
+def test_numeric_ac_refuses_what_the_engine_cannot_take():
+    m = phsym.parse(".param c=10n control\nV1 a 0 AC 1\nR1 a w 1k\nC1 w 0 {c}\n.probe v(w)\n")
+    with pytest.raises(SimulationInputError, match="C1: a control parameter moves its storage law"):
         ac_analysis(m, F, engine="numeric")
 
 

@@ -110,6 +110,11 @@ class DissipationItem:
         Law form in ``[w, w_other..., x_read...]``.
     placeholders : tuple of sympy.Expr
         What the form's placeholders stand for.
+    lossless : bool
+        A port of a multiport whose ports' powers cancel identically (a heat transfer: the heat
+        leaving one body enters the other; it creates entropy, dissipates no energy): its power is
+        left out of ``P_diss``, which is then exactly 0 as the generated loop's sum of the ports'
+        ``w z(w)``.
     """
 
     record: Dissipation
@@ -121,6 +126,7 @@ class DissipationItem:
     reads: Tuple[int, ...] = ()
     form: Optional[Form] = None
     placeholders: Tuple[sp.Expr, ...] = ()
+    lossless: bool = False
 
     @property
     def element(self) -> str:
@@ -247,8 +253,7 @@ class CircuitData:
         """What the numeric engine cannot step yet, one line per element (empty when it can).
 
         A law reading a state that is solved through its effort, a law
-        solved through its effort on an inductor-like port, thermal
-        networks, and a control parameter that moves anything but a linear
+        solved through its effort on an inductor-like port, and a control parameter that moves anything but a linear
         dissipation (a potentiometer's or a resistor's value is a run-time
         number of the numeric engine; a storage's, a nonlinear law's or a
         two-port's is not).
@@ -258,9 +263,6 @@ class CircuitData:
                for d in self.dissipations for i in d.reads if i in by_effort]
         out += [f"{s.element}: a law solved through its effort on an inductor-like port"
                 for s in self.storages if s.by_effort and not s.effort_port[0]]
-        # entropy storages: the numeric DC point of a thermal network is not found yet, and its zero
-        # dissipation (heat stays in the network) comes out as rounding instead of exactly 0
-        out += [f"{b.element}: thermal branch" for b in self.branches if b.domain == "thermal"][:1]
         return out + self.control_obstacles()
 
     @classmethod
@@ -302,6 +304,7 @@ class CircuitData:
         port_index = {d.element: j for j, d in enumerate(dissipations)}
         for j, d in enumerate(dissipations):
             out.dissipations.append(_dissipation(d, j, bidx[d.branch], port_index, state_branch))
+        _mark_lossless(out.dissipations)
         out.ports = [PortItem(p, bidx[p.branch], p.fixes == "across") for p in ports]
         out.twoports = [TwoPortItem(t, bidx[t.branch_p], bidx[t.branch_s], t.kind == "gyrator", sp.sympify(t.ratio))
                         for t in twoports]
@@ -332,6 +335,29 @@ def _storage(st: Storage, idx: Tuple[int, ...], branches: Tuple[int, ...]) -> St
                            stiff=st.stiff)
     form, ph = canonical([H], list(xs), tag="storage")
     return StorageItem(st, idx, branches, ports, False, form=form, placeholders=ph, stiff=st.stiff)
+
+
+def _mark_lossless(items: List[DissipationItem]) -> None:
+    """Mark the ports of each multiport (ports that read each other) whose powers ``w z(w)`` add up
+    to zero identically (:attr:`DissipationItem.lossless`)."""
+    seen = set()
+    for j, d in enumerate(items):
+        if not d.ports or j in seen or d.active:
+            continue
+        group = {j}
+        todo = [j]
+        while todo:
+            for k in items[todo.pop()].ports:
+                if k not in group:
+                    group.add(k)
+                    todo.append(k)
+        seen |= group
+        if any(items[k].active for k in group):
+            continue
+        power = sp.Add(*[items[k].record.variable * sp.sympify(items[k].record.law) for k in sorted(group)])
+        if power == 0 or sp.expand(power) == 0:
+            for k in group:
+                items[k].lossless = True
 
 
 def _dissipation(d: Dissipation, j: int, branch: int, port_index: Dict[str, int],

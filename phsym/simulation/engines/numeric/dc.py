@@ -111,21 +111,20 @@ class DCSystem(System):
     def held_efforts(self) -> Dict[int, float]:
         """``dH/dx`` of each held state at its value (a linear storage's ``Q x``; others by their
         gradient kernel, evaluated here)."""
-        from .kernels_py import gradient_at     # numbers of a kernel, outside the compiled loop
-        c, out = self.circuit, {}
-        for s in c.storages:
-            if not self._held(s):
-                continue
-            x = self.x_fix[list(s.states)]
-            if s.linear:
-                Q = placeholder_values([[e for row in s.hessian for e in row]], self._values, [s.element])[0]
-                g = Q.reshape(len(s.states), -1) @ x
-            elif s.by_effort:
-                g = gradient_at(s, x, self._values, effort=True)
-            else:
-                g = gradient_at(s, x, self._values)
-            out.update(zip(s.states, g))
+        out = {}
+        for s in self.circuit.storages:
+            if self._held(s):
+                out.update(zip(s.states, self.start_effort(s)))
         return out
+
+    def start_effort(self, s) -> np.ndarray:
+        """``dH/dx`` of the storage ``s`` at its start state (:attr:`x_fix`)."""
+        from .kernels_py import gradient_at     # numbers of a kernel, outside the compiled loop
+        x = self.x_fix[list(s.states)]
+        if s.linear:
+            Q = placeholder_values([[e for row in s.hessian for e in row]], self._values, [s.element])[0]
+            return Q.reshape(len(s.states), -1) @ x
+        return gradient_at(s, x, self._values, effort=s.by_effort)
 
     def _storage_rows(self, values) -> None:
         c, L, G, R = self.circuit, self.L, self.groups, self.R

@@ -150,9 +150,14 @@ def _effort_start(S: DCSystem, u0: np.ndarray) -> np.ndarray:
         if p.across:
             fixed[p.branch] = float(u0[j])
     for s in c.storages:
-        for i, b, e in zip(s.states, s.branches, s.effort_port):
+        # a free thermal storage starts at its start state's temperature (a network at 0 K has none)
+        free = None if all(i in S.held for i in s.states) or c.branches[s.branches[0]].domain != "thermal" \
+            else S.start_effort(s)
+        for a, (i, b, e) in enumerate(zip(s.states, s.branches, s.effort_port)):
             if e and i in S.held:
                 fixed[b] = float(S.held_values[i])
+            elif e and free is not None:
+                fixed.setdefault(b, float(free[a]))
     adj: dict = {}
     for b, v in fixed.items():
         a, t = int(c.b_from[b]), int(c.b_to[b])

@@ -175,7 +175,8 @@ class System(StepNumbers):
         c, L, G, R = self.circuit, self.L, self.groups, self.R
         for j, d in enumerate(c.dissipations):
             b = d.branch
-            (self.active if d.active else self.passive)[b] = 1.0
+            if not d.lossless:      # a lossless multiport's powers cancel: left out, P_diss exactly 0
+                (self.active if d.active else self.passive)[b] = 1.0
             vb = branch_voltage(c, b)
             if j in self.moved:
                 self.current(b, o=[(G.out(self.inst[("d", j)], 0), 1.0)])
