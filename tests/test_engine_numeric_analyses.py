@@ -117,7 +117,8 @@ def test_numeric_ac_refuses_what_the_engine_cannot_take():
 
 @pytest.mark.parametrize("deck", ["netlists/cantilever.cir", "netlists/fractional_integrator.cir",
                                   "tests/decks/bjt_emitter_follower_pnp.cir", "tests/decks/cccs_ccvs_stage.cir",
-                                  "tests/decks/transformer_rectifier.cir", "netlists/pickup.cir"])
+                                  "tests/decks/transformer_rectifier.cir", "netlists/pickup.cir",
+                                  "netlists/piano_hammer.cir"])
 def test_numeric_operating_point_lists_every_element_as_the_symbolic_one(deck):
     from phsym.simulation.analyses.op import numeric_operating_point, operating_point
     m = phsym.load(ROOT / deck)
@@ -129,6 +130,21 @@ def test_numeric_operating_point_lists_every_element_as_the_symbolic_one(deck):
         assert b.voltages[k] == pytest.approx(a.voltages[k], abs=1e-9 * (1 + abs(a.voltages[k]))), k
     for n in a.nodes:       # pickup.cir: node m1 beside a mass M1
         assert b.nodes[n] == pytest.approx(a.nodes[n], abs=1e-9 * (1 + abs(a.nodes[n]))), n
+
+
+def test_numeric_dc_holds_a_flat_storage_and_shunts_a_floating_node():
+    """The piano hammer's DC point: the felt not touching exerts no force at any compression (its
+    state is free at DC and Newton's matrix singular), and the hammer's node then only meets the
+    hammer's mass at rest.  The felt is held at its start, the node shunted to the datum (SPICE's
+    gshunt, 1e-12 S), as the symbolic path's least-squares point: all at rest."""
+    from phsym.simulation.engines.numeric.operating import SHUNT_END
+    sim = phsym.Simulator(phsym.load(ROOT / "netlists/piano_hammer.cir"), 48000, engine="numeric")
+    u0 = np.zeros(1)
+    p = sim._numeric.dc_point(u0, sim.model.parameter_values(None), hold_ic=False)
+    assert np.array_equal(p.x, [0.0, 0.0])
+    assert "x_H1 held where the storage is flat" in p.method and f"{SHUNT_END:g} S left" in p.method
+    res = sim.run(duration=1e-3, x0="dc")
+    assert np.all(res.x == 0.0)
 
 
 def test_numeric_transfer_function_is_the_symbolic_one():

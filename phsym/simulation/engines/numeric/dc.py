@@ -68,12 +68,16 @@ class DCSystem(System):
         The states' values: the held ones keep them, the conserved combinations are taken from them.
     held : sequence of int
         States held (their storages become sources).
+    shunt : bool
+        Also a conductance from every node to the datum in the homotopy (SPICE's ``gshunt``: a
+        node that only storages at rest and laws flat at the point reach has no potential else).
     """
 
     def __init__(self, c: CircuitData, values: Mapping[sp.Symbol, float], x_fix: np.ndarray,
-                 held: Sequence[int] = ()):
+                 held: Sequence[int] = (), shunt: bool = False):
         self.x_fix = np.asarray(x_fix, dtype=float)
         self.held = set(int(i) for i in held)
+        self.shunt = shunt
         self._gmin: List[int] = []
         self._gmin_val: List[float] = []
         self._replaced: set = set()
@@ -236,6 +240,9 @@ class DCSystem(System):
     def _dissipation_rows(self) -> None:
         super()._dissipation_rows()
         c, L = self.circuit, self.L
+        if self.shunt:
+            for n in range(L.n_nodes):
+                self._gmin_entry(n, n, 1.0)
         for j, d in enumerate(c.dissipations):
             if d.linear or d.nullator:
                 continue
