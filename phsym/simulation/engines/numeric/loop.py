@@ -22,7 +22,7 @@ from .layout import STATE
 from .newton import STATUS
 from .sparse import PIVOT_TOL, column_order
 from .stepping import run as compiled_run
-from .snapshot import pack, unpack
+from .snapshot import FrozenSystem, pack
 
 if TYPE_CHECKING:       # a snapshot's loop runs without the laws' derivations (sympy)
     from .step import StepSystem
@@ -122,7 +122,7 @@ class NumericLoop:
         arrays : dict of str to ndarray
             The loop's arrays.
         """
-        return cls(unpack(meta, arrays), arrays["xs"], meta["tol"], meta["maxit"], meta["flag"],
+        return cls(FrozenSystem(meta, arrays), arrays["xs"], meta["tol"], meta["maxit"], meta["flag"],
                    stiff=meta.get("stiff"))
 
     # ------------------------------------------------------------------ arrays

@@ -6,7 +6,7 @@ the Jacobian's pattern and stamps, the kernel groups' tables and
 placeholders, the junctions' limits, the layout's names).  :func:`pack`
 writes them as a JSON-able description and named arrays (the format of
 :meth:`phsym.simulation.plan.RunPlan.to_arrays`, :mod:`phsym.simulation.warm`);
-:func:`unpack` gives back an object with the same attributes, without the
+:class:`FrozenSystem` gives back an object with the same attributes, without the
 circuit, sympy or the laws' derivations: the kernels load by their cache
 keys on the first run (a kernel that left the cache raises ``ImportError``,
 and :func:`phsym.simulate` then plans again from the netlist).
@@ -24,7 +24,7 @@ from .layout import Layout
 from .limits import Slots
 from .sparse_build import Compressed, StepNumbers, Triplets
 
-__all__ = ["pack", "unpack", "FrozenSystem"]
+__all__ = ["pack", "FrozenSystem"]
 
 #: The step system's triplets (:class:`~.sparse_build.Triplets`) a loop reads.
 TRIPLETS = ("IZ", "IK", "R", "RO", "RK", "DZ", "DO", "BZ", "BO", "BK", "V", "QL")
@@ -99,7 +99,7 @@ class _FrozenGroups:
 
 
 class FrozenSystem(StepNumbers):
-    """A step system restored by :func:`unpack`: the attributes and number methods of a
+    """A step system restored from :func:`pack`'s ``(meta, arrays)``: the attributes and number methods of a
     :class:`~.step.StepSystem` that :class:`~.loop.NumericLoop` reads."""
 
     def __init__(self, meta: dict, arrays: Dict[str, np.ndarray]):
@@ -137,17 +137,3 @@ class FrozenSystem(StepNumbers):
         self.slots = sl
         self.groups = _FrozenGroups(meta["groups"], arrays["groups_table"], arrays["groups_P"])
         self.energies = _FrozenGroups(meta["energies"], arrays["energies_table"], arrays["energies_P"])
-
-
-
-def unpack(meta: dict, arrays: Dict[str, np.ndarray]) -> FrozenSystem:
-    """The step system described by :func:`pack`.
-
-    Parameters
-    ----------
-    meta : dict
-        JSON-able description.
-    arrays : dict of str to ndarray
-        Named arrays.
-    """
-    return FrozenSystem(meta, arrays)
