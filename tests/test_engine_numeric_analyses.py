@@ -147,6 +147,22 @@ def test_numeric_dc_holds_a_flat_storage_and_shunts_a_floating_node():
     assert np.all(res.x == 0.0)
 
 
+def test_numeric_dc_of_the_rhodes_deck_is_an_equilibrium():
+    """The Rhodes deck: the hammer's contact is flat (held), the magnet's flux bends the tine, and the
+    gap's width and the tine's modal springs are joined through the beam's transformers, a
+    combination the DC point keeps at its start value (the symbolic path takes the least-squares
+    one there).  The point is an equilibrium: a run from it stays (independently of its rows)."""
+    m = phsym.load(ROOT / "netlists/rhodes.cir")
+    sim = phsym.Simulator(m, 48000, engine="numeric")
+    u0 = sim.plan().inputs(None, 1e-3)[0]
+    p = sim._numeric.dc_point(u0, m.parameter_values(None), hold_ic=False)
+    assert "x_Cf held where the storage is flat" in p.method
+    x = dict(zip(m.states, p.x))
+    assert x["phi_XG1"] > 0 and x["x_BT.1"] > 1e-6      # the magnet pulls the tine's tip
+    res = sim.run(duration=2e-3, x0=p.x)
+    assert np.all(np.abs(res.x - p.x) <= 1e-5 * (np.abs(p.x) + sim.plan().loop.xs))
+
+
 def test_numeric_transfer_function_is_the_symbolic_one():
     from phsym.simulation.analyses.tf import transfer_function
     m = phsym.load(ROOT / "tests/decks/bjt_common_emitter.cir")
