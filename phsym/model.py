@@ -15,7 +15,7 @@ from .components.declared import DeclaredChecks
 from .common.bounded import TIMEOUT_ENV, deadline
 from .errors import PhsymError, StructureError
 from .graph import branches_of, build_graph, check_sources
-from .netlist.params import evaluate_parameters, finite_value, prepare_parameters
+from .netlist.params import evaluate_parameters, expand_derived, finite_value, prepare_parameters
 from .netlist.parser import load_netlist, parse_netlist
 from .netlist.spec import Netlist
 from .structure.checks import check_structure, latex_model
@@ -108,7 +108,11 @@ class Model:
     def circuit(self) -> CircuitData:
         """The circuit as data: nodes, branches and element groups (numeric engine; no Dirac structure)."""
         with paused_collection():
-            return self._located(lambda: CircuitData.build(*branches_of(self.graph), *self._records))
+            c = self._located(lambda: CircuitData.build(*branches_of(self.graph), *self._records))
+        params = self.netlist.parameters
+        c.controls = [params[name].symbol for name in self.controls]
+        c.derived = {d: e for d, e in expand_derived(params).items() if e.free_symbols & set(c.controls)}
+        return c
 
     @property
     def is_linear(self) -> bool:

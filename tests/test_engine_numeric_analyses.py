@@ -98,15 +98,27 @@ def test_numeric_ac_of_a_large_rc_mesh_is_the_nodal_analysis(tmp_path):
     assert np.allclose(res.response["i(V1)"], -i_rs, rtol=1e-9, atol=1e-15)    # receiver convention
 
 
-def test_numeric_ac_refuses_what_the_engine_cannot_take():
+def test_numeric_ac_of_a_thermal_network_is_the_symbolic_one():
+    """Entropy storages and heat transfers: the numeric DC point (both bodies at the bath) and
+    the small-signal response to the bath's temperature agree with the symbolic path."""
     m = phsym.load(ROOT / "netlists/heat_transfer.cir")
-    with pytest.raises(SimulationInputError, match="thermal"):
+    f = np.logspace(-4, 0, 5)
+    a, b = ac_analysis(m, f, engine="numeric"), ac_analysis(m, f)
+    for k in ("v(t1)", "v(t2)"):
+        assert np.allclose(a.response[k], b.response[k], rtol=1e-9, atol=1e-12), k
+        assert np.abs(b.response[k]).max() > 0.1
+
+
+def test_numeric_ac_refuses_what_the_engine_cannot_take():
+    m = phsym.parse(".param c=10n control\nV1 a 0 AC 1\nR1 a w 1k\nC1 w 0 {c}\n.probe v(w)\n")
+    with pytest.raises(SimulationInputError, match="C1: a control parameter moves its storage law"):
         ac_analysis(m, F, engine="numeric")
 
 
 @pytest.mark.parametrize("deck", ["netlists/cantilever.cir", "netlists/fractional_integrator.cir",
                                   "tests/decks/bjt_emitter_follower_pnp.cir", "tests/decks/cccs_ccvs_stage.cir",
-                                  "tests/decks/transformer_rectifier.cir", "netlists/pickup.cir"])
+                                  "tests/decks/transformer_rectifier.cir", "netlists/pickup.cir",
+                                  "netlists/piano_hammer.cir"])
 def test_numeric_operating_point_lists_every_element_as_the_symbolic_one(deck):
     from phsym.simulation.analyses.op import numeric_operating_point, operating_point
     m = phsym.load(ROOT / deck)
@@ -118,6 +130,37 @@ def test_numeric_operating_point_lists_every_element_as_the_symbolic_one(deck):
         assert b.voltages[k] == pytest.approx(a.voltages[k], abs=1e-9 * (1 + abs(a.voltages[k]))), k
     for n in a.nodes:       # pickup.cir: node m1 beside a mass M1
         assert b.nodes[n] == pytest.approx(a.nodes[n], abs=1e-9 * (1 + abs(a.nodes[n]))), n
+
+
+def test_numeric_dc_holds_a_flat_storage_and_shunts_a_floating_node():
+    """The piano hammer's DC point: the felt not touching exerts no force at any compression (its
+    state is free at DC and Newton's matrix singular), and the hammer's node then only meets the
+    hammer's mass at rest.  The felt is held at its start, the node shunted to the datum (SPICE's
+    gshunt, 1e-12 S), as the symbolic path's least-squares point: all at rest."""
+    from phsym.simulation.engines.numeric.operating import SHUNT_END
+    sim = phsym.Simulator(phsym.load(ROOT / "netlists/piano_hammer.cir"), 48000, engine="numeric")
+    u0 = np.zeros(1)
+    p = sim._numeric.dc_point(u0, sim.model.parameter_values(None), hold_ic=False)
+    assert np.array_equal(p.x, [0.0, 0.0])
+    assert "x_H1 held where the storage is flat" in p.method and f"{SHUNT_END:g} S left" in p.method
+    res = sim.run(duration=1e-3, x0="dc")
+    assert np.all(res.x == 0.0)
+
+
+def test_numeric_dc_of_the_rhodes_deck_is_an_equilibrium():
+    """The Rhodes deck: the hammer's contact is flat (held), the magnet's flux bends the tine, and the
+    gap's width and the tine's modal springs are joined through the beam's transformers, a
+    combination the DC point keeps at its start value (the symbolic path takes the least-squares
+    one there).  The point is an equilibrium: a run from it stays (independently of its rows)."""
+    m = phsym.load(ROOT / "netlists/rhodes.cir")
+    sim = phsym.Simulator(m, 48000, engine="numeric")
+    u0 = sim.plan().inputs(None, 1e-3)[0]
+    p = sim._numeric.dc_point(u0, m.parameter_values(None), hold_ic=False)
+    assert "x_Cf held where the storage is flat" in p.method
+    x = dict(zip(m.states, p.x))
+    assert x["phi_XG1"] > 0 and x["x_BT.1"] > 1e-6      # the magnet pulls the tine's tip
+    res = sim.run(duration=2e-3, x0=p.x)
+    assert np.all(np.abs(res.x - p.x) <= 1e-5 * (np.abs(p.x) + sim.plan().loop.xs))
 
 
 def test_numeric_transfer_function_is_the_symbolic_one():

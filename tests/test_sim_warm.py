@@ -27,6 +27,7 @@ FIELDS = ("x", "u", "y", "H", "P_diss", "P_supplied", "iterations", "efforts")
 
 
 _ENGINE = pytest.MonkeyPatch()
+_SESSION_CACHE = os.environ.get("PHSYM_CACHE_DIR")
 
 
 @pytest.fixture(autouse=True)
@@ -273,3 +274,32 @@ def test_compile_time_is_reported_apart_from_stepping(cache, tmp_path):
         assert res.info["compile_time"] >= 0.0 and res.info["wall_time"] > 0.0
         res.info["compile_time"] = 1.5
         assert "compiling or loading the loop took 1.5 s" in res.summary()
+
+
+@pytest.mark.parametrize("name", ["diode_clipper.cir", "triode_volume.cir"])
+def test_numeric_engine_starts_warm(tmp_path, monkeypatch, name):
+    """A snapshot of a numeric plan (its step system as numbers, the kernels by key) runs the same
+    arrays in a process that plans nothing: from the ICs, and from a stored DC point with a control
+    held (the session's cache: its kernels are compiled; a unique comment makes the snapshot new)."""
+    # the session's cache, where this process's kernels are (the module's `cache` fixture moves it)
+    monkeypatch.delenv("PHSYM_CACHE_DIR", raising=False)
+    if _SESSION_CACHE is not None:
+        monkeypatch.setenv("PHSYM_CACHE_DIR", _SESSION_CACHE)
+    path = tmp_path / name
+    path.write_text((NET / name).read_text() + f"* {os.getpid()} {tmp_path.name}\n")
+    kw = dict(engine="numeric", duration=0.002) if name == "diode_clipper.cir" else dict(engine="numeric",
+                                                                                           duration=0.001)
+    cold = phsym.simulate(path, 48000, **kw)
+    assert not cold.info.get("warm_start") and cold.info["engine"] == "numeric"
+    code = ("import sys, numpy as np, phsym\n"
+            f"r = phsym.simulate({str(path)!r}, 48000, **{kw!r})\n"
+            "assert r.info['warm_start'] and r.info['engine'] == 'numeric'\n"
+            "assert 'phsym.structure.dirac' not in sys.modules and 'lark' not in sys.modules\n"
+            f"np.save({str(tmp_path / 'x.npy')!r}, r.x)\n")
+    from phsym.common.paths import cache_dir
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   env={**os.environ, "PHSYM_AOT": "0", "PHSYM_CACHE_DIR": str(cache_dir())})
+    assert np.array_equal(np.load(tmp_path / "x.npy"), cold.x)
+    warm = phsym.simulate(path, 48000, **kw)
+    assert warm.info["warm_start"]
+    _same(cold, warm)

@@ -51,12 +51,13 @@ def test_heat_transfer_matches_the_closed_form_at_second_order():
     assert r["v(t1)"][0] == pytest.approx(np.mean(_temperatures(r)[:2, 0]), rel=1e-4)
 
 
-def test_closed_network_keeps_its_energy_and_creates_entropy():
+@pytest.mark.parametrize("engine", ["auto", "numeric"])
+def test_closed_network_keeps_its_energy_and_creates_entropy(engine):
     """Two bodies alone: the energy C1 T1 + C2 T2 is kept to round-off, the entropy grows
     by exactly what the transfer creates, towards the equilibrium temperature."""
     m = phsym.parse("TH1 a 0 heat_capacity C=10 T0=300 IC=400\nTH2 b 0 heat_capacity C=30 T0=300 IC=300\n"
                     "G1 a b heat_transfer G=3\n")
-    r = phsym.simulate(m, 5.0, duration=60.0)
+    r = phsym.simulate(m, 5.0, duration=60.0, engine=engine)
     assert np.all(r.P_diss == 0) and np.all(r.P_supplied == 0)
     assert np.ptp(r.H) <= 1e-12 * abs(r.H).max() + 1e-9
     T = 300.0 * np.exp(r.x / np.array([10.0, 30.0]))
@@ -79,13 +80,14 @@ def test_entropy_balance_with_a_bath():
     np.testing.assert_allclose(-b["supplied"] * TAMB, heat, rtol=1e-12, atol=1e-12)
 
 
-def test_joule_heating_warms_a_body_as_the_hand_ode():
+@pytest.mark.parametrize("engine", ["auto", "numeric"])
+def test_joule_heating_warms_a_body_as_the_hand_ode(engine):
     """V = 10 V across R = 100 ohm heating a body (C = 5 J/K) that loses heat to a 300 K bath:
     C dT/dt = V^2/R - G (T - 300); all electrical energy becomes heat."""
     net = ("V1 e 0 DC 10\nRH1 e 0 body joule R=100\nTH1 body 0 heat_capacity C=5 T0=300 IC=300\n"
            "G1 body amb heat_transfer G=0.1\nTA amb 0 temperature DC 300\n")
     m = phsym.parse(net)
-    r = phsym.simulate(m, 20.0, duration=100.0)
+    r = phsym.simulate(m, 20.0, duration=100.0, engine=engine)
     ref = si.solve_ivp(lambda t, T: [(1.0 - 0.1 * (T[0] - 300)) / 5], (0, 100), [300.0], rtol=1e-12, atol=1e-12,
                        dense_output=True)
     T = 300 * np.exp(r.x[:, 0] / 5)
@@ -148,10 +150,11 @@ def test_stream_of_the_heat_transfer_model_equals_one_run():
     assert np.array_equal(y[:, 0], whole["v(t1)"]) and np.array_equal(y[:, 1], whole["v(t2)"])
 
 
-def test_dc_start_of_the_heat_transfer_model_is_the_ambient():
+@pytest.mark.parametrize("engine", ["auto", "numeric"])
+def test_dc_start_of_the_heat_transfer_model_is_the_ambient(engine):
     """x0="dc" of a thermal network: the DC solver starts its entropy-transfer ports from the
     state's temperatures (their laws divide by the temperature), and finds both bodies at the bath."""
-    sim = phsym.Simulator(phsym.load(NETLIST), 10.0)
+    sim = phsym.Simulator(phsym.load(NETLIST), 10.0, engine=engine)
     res = sim.run(duration=5.0, x0="dc")
     for node in ("t1", "t2"):
         assert np.allclose(res[f"v({node})"], 293.15, rtol=1e-12)

@@ -316,6 +316,9 @@ class RunPlan:
         """Whether Newton's first step needs the port variables the initial state implies
         (a law singular at zero port variables: see :mod:`.portstart`)."""
         if self.port_start_needed is None:
+            if getattr(self.loop, "KIND", "") == "numeric":     # its start: the planner's (x_start when stored)
+                self.port_start_needed = False
+                return False
             S = self._structure(False)
             if S is None or not getattr(self.loop, "unknowns", None):
                 return False
@@ -348,7 +351,7 @@ class RunPlan:
     @property
     def serialisable(self) -> bool:
         """Whether :meth:`to_arrays` describes the plan completely (a loop that can be stored, no invalid
-        waveform; the numeric engine's plans are rebuilt from the netlist)."""
+        waveform)."""
         return hasattr(self.loop, "to_arrays") and not any(isinstance(w, Exception) for w in self.waveforms)
 
     def to_arrays(self) -> Tuple[Dict[str, object], Dict[str, np.ndarray]]:
@@ -388,6 +391,9 @@ class RunPlan:
         if meta.get("format") != FORMAT:
             raise SimulationInputError(f"plan format {meta.get('format')!r}, expected {FORMAT}")
         loop_meta = meta["loop"]
+        if loop_meta["kind"] == "numeric":      # imported when a snapshot needs it (numba's engine)
+            from .engines.numeric.loop import NumericLoop
+            LOOPS.setdefault(NumericLoop.KIND, NumericLoop)
         loop = LOOPS[loop_meta["kind"]].from_arrays(
             loop_meta, {k[5:]: v for k, v in arrays.items() if k.startswith("loop_")})
         probes: List[str] = list(meta["probes"])

@@ -136,6 +136,9 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
             plan = copy.copy(plan)
             plan.x_ic, plan.x_ic_desc = np.array(res.x[0], dtype=float), res.info["x0"]
             plan.x_start = res.info.get("newton_start")
+        elif plan.loop.KIND == "numeric" and x0 is None:      # its Newton start from the ICs, as found now
+            plan = copy.copy(plan)
+            plan.x_start = res.info.get("newton_start")
         if plan.serialisable:
             try:
                 save_plan(plan, key)

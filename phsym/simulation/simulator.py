@@ -108,8 +108,7 @@ class Simulator(LinearPlanning):
             scheme = get_scheme(method, LINEAR_SCHEMES).name
             asked = engine
             engine = choose(model, engine, scheme, self.stiff)
-            if engine == "generated" and str(asked).strip().lower() == "auto" and not model.controls \
-                    and not numeric_ready():
+            if engine == "generated" and str(asked).strip().lower() == "auto" and not numeric_ready():
                 start_numeric_warmup()      # later circuits then find the engine compiled
         if engine == "linear" and not linear:
             raise SimulationInputError("the linear engine needs quadratic H and linear dissipation")

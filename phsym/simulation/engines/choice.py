@@ -18,7 +18,7 @@ nonlinear circuit whose generated loop this machine has compiled before
 engine itself is not compiled on this machine yet (its first compile takes
 about a minute, a small circuit's own loop seconds; the engine is then
 compiled in a detached process, :mod:`.numeric.warmup`; an engine compiled
-into the package's directory counts, :mod:`.numeric.freshness`); a circuit with control parameters or a law the
+into the package's directory counts, :mod:`.numeric.freshness`); a circuit the
 numeric engine does not step yet
 (:meth:`~phsym.structure.circuit.CircuitData.numeric_obstacles`); otherwise the numeric engine, and for a
 small circuit from a netlist file it starts the generated loop's build in a
@@ -88,8 +88,7 @@ def check_generated_budget(model) -> None:
     need = _GEN_BYTES * (n / _GEN_BRANCHES) ** 2
     budget.check(f"the generated loop of a circuit of {n} branches", need,
                  hint="engine='numeric' (or 'auto') runs it on the numeric engine, which compiles nothing per "
-                      "circuit" + ("; control parameters need the generated loop: make them ordinary "
-                                    "parameters (remove 'control')" if model.controls else ""))
+                      "circuit")
 
 
 def fingerprint(model, scheme: str, stiff: str) -> str:
@@ -236,12 +235,11 @@ def choose(model, engine: str, scheme: str, stiff: str) -> str:
         raise SimulationInputError(f"unknown engine {engine!r}: use auto, generated, numeric or linear")
     if e != "auto":
         return e
-    if model.controls:
-        return "generated"
     n = model.size["branches"]
+    linear = model.is_linear and not model.controls     # the linear path does not drive controls
     if n <= LINEAR_LIMIT and model.circuit.numeric_obstacles():
-        return "linear" if model.is_linear else "generated"
-    if model.is_linear:
+        return "linear" if linear else "generated"
+    if linear:
         return "linear" if n <= LINEAR_LIMIT else "numeric"
     if n <= GENERATED_LIMIT and generated_ready(model, scheme, stiff):
         return "generated"

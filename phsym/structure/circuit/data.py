@@ -110,6 +110,11 @@ class DissipationItem:
         Law form in ``[w, w_other..., x_read...]``.
     placeholders : tuple of sympy.Expr
         What the form's placeholders stand for.
+    lossless : bool
+        A port of a multiport whose ports' powers cancel identically (a heat transfer: the heat
+        leaving one body enters the other; it creates entropy, dissipates no energy): its power is
+        left out of ``P_diss``, which is then exactly 0 as the generated loop's sum of the ports'
+        ``w z(w)``.
     """
 
     record: Dissipation
@@ -121,6 +126,7 @@ class DissipationItem:
     reads: Tuple[int, ...] = ()
     form: Optional[Form] = None
     placeholders: Tuple[sp.Expr, ...] = ()
+    lossless: bool = False
 
     @property
     def element(self) -> str:
@@ -176,6 +182,12 @@ class CircuitData:
         Names, in the order of :attr:`phsym.model.Model.states` and ``inputs``.
     storages, dissipations, ports, twoports : list
         The element records (:class:`StorageItem`, ...).
+    controls : list of sympy.Symbol
+        The control parameters (``.param vol=0.5 control``), in the order of
+        :attr:`phsym.model.Model.controls` (set by :attr:`phsym.model.Model.circuit`).
+    derived : dict of sympy.Symbol to sympy.Expr
+        The parameters derived from a control (``.param b={2*vol}``) as expressions of the
+        independent ones.
     """
 
     nodes: List[str]
@@ -189,6 +201,32 @@ class CircuitData:
     dissipations: List[DissipationItem] = field(default_factory=list)
     ports: List[PortItem] = field(default_factory=list)
     twoports: List[TwoPortItem] = field(default_factory=list)
+    controls: List[sp.Symbol] = field(default_factory=list)
+    derived: Dict[sp.Symbol, sp.Expr] = field(default_factory=dict)
+
+    def control_reads(self, expr) -> List[int]:
+        """The controls (indices in :attr:`controls`) an expression of parameters moves with.
+
+        Parameters
+        ----------
+        expr : sympy.Expr or number
+            An element's coefficient or placeholder.
+        """
+        if not self.controls:
+            return []
+        free = sp.sympify(expr).xreplace(self.derived).free_symbols
+        return [m for m, c in enumerate(self.controls) if c in free]
+
+    def control_obstacles(self) -> List[str]:
+        """Elements a control moves other than linear dissipations (their numbers are fixed per plan)."""
+        moved = lambda exprs: any(self.control_reads(e) for e in exprs)      # noqa: E731
+        out = [f"{s.element}: a control parameter moves its storage law" for s in self.storages
+               if moved([e for row in (s.hessian or ()) for e in row] + list(s.placeholders))]
+        out += [f"{d.element}: a control parameter moves its nonlinear law" for d in self.dissipations
+                if not d.linear and moved(d.placeholders)]
+        out += [f"{t.record.element}: a control parameter moves its ratio" for t in self.twoports
+                if moved([t.ratio])]
+        return out
 
     @property
     def n_x(self) -> int:
@@ -215,18 +253,17 @@ class CircuitData:
         """What the numeric engine cannot step yet, one line per element (empty when it can).
 
         A law reading a state that is solved through its effort, a law
-        solved through its effort on an inductor-like port, and thermal
-        networks.
+        solved through its effort on an inductor-like port, and a control parameter that moves anything but a linear
+        dissipation (a potentiometer's or a resistor's value is a run-time
+        number of the numeric engine; a storage's, a nonlinear law's or a
+        two-port's is not).
         """
         by_effort = {i: s for s in self.storages if s.by_effort for i in s.states}
         out = [f"{d.element} reads the state {self.states[i]} of {by_effort[i].element}, solved through its effort"
                for d in self.dissipations for i in d.reads if i in by_effort]
         out += [f"{s.element}: a law solved through its effort on an inductor-like port"
                 for s in self.storages if s.by_effort and not s.effort_port[0]]
-        # entropy storages: the numeric DC point of a thermal network is not found yet, and its zero
-        # dissipation (heat stays in the network) comes out as rounding instead of exactly 0
-        out += [f"{b.element}: thermal branch" for b in self.branches if b.domain == "thermal"][:1]
-        return out
+        return out + self.control_obstacles()
 
     @classmethod
     def build(cls, branches: Sequence[Branch], in_tree: Sequence[bool], storages: Sequence[Storage],
@@ -267,6 +304,7 @@ class CircuitData:
         port_index = {d.element: j for j, d in enumerate(dissipations)}
         for j, d in enumerate(dissipations):
             out.dissipations.append(_dissipation(d, j, bidx[d.branch], port_index, state_branch))
+        _mark_lossless(out.dissipations)
         out.ports = [PortItem(p, bidx[p.branch], p.fixes == "across") for p in ports]
         out.twoports = [TwoPortItem(t, bidx[t.branch_p], bidx[t.branch_s], t.kind == "gyrator", sp.sympify(t.ratio))
                         for t in twoports]
@@ -297,6 +335,29 @@ def _storage(st: Storage, idx: Tuple[int, ...], branches: Tuple[int, ...]) -> St
                            stiff=st.stiff)
     form, ph = canonical([H], list(xs), tag="storage")
     return StorageItem(st, idx, branches, ports, False, form=form, placeholders=ph, stiff=st.stiff)
+
+
+def _mark_lossless(items: List[DissipationItem]) -> None:
+    """Mark the ports of each multiport (ports that read each other) whose powers ``w z(w)`` add up
+    to zero identically (:attr:`DissipationItem.lossless`)."""
+    seen = set()
+    for j, d in enumerate(items):
+        if not d.ports or j in seen or d.active:
+            continue
+        group = {j}
+        todo = [j]
+        while todo:
+            for k in items[todo.pop()].ports:
+                if k not in group:
+                    group.add(k)
+                    todo.append(k)
+        seen |= group
+        if any(items[k].active for k in group):
+            continue
+        power = sp.Add(*[items[k].record.variable * sp.sympify(items[k].record.law) for k in sorted(group)])
+        if power == 0 or sp.expand(power) == 0:
+            for k in group:
+                items[k].lossless = True
 
 
 def _dissipation(d: Dissipation, j: int, branch: int, port_index: Dict[str, int],

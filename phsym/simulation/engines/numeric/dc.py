@@ -34,7 +34,10 @@ from ....structure.circuit.data import CircuitData
 from .layout import branch_voltage
 from .system import System
 
-__all__ = ["DCSystem"]
+__all__ = ["DCSystem", "CONSERVE_LIMIT"]
+
+#: Nodes up to which the DC fallback finds conserved combinations through two-ports (a dense SVD).
+CONSERVE_LIMIT = 2000
 
 
 class _UF:
@@ -68,12 +71,16 @@ class DCSystem(System):
         The states' values: the held ones keep them, the conserved combinations are taken from them.
     held : sequence of int
         States held (their storages become sources).
+    shunt : bool
+        Also a conductance from every node to the datum in the homotopy (SPICE's ``gshunt``: a
+        node that only storages at rest and laws flat at the point reach has no potential else).
     """
 
     def __init__(self, c: CircuitData, values: Mapping[sp.Symbol, float], x_fix: np.ndarray,
-                 held: Sequence[int] = ()):
+                 held: Sequence[int] = (), shunt: bool = False):
         self.x_fix = np.asarray(x_fix, dtype=float)
         self.held = set(int(i) for i in held)
+        self.shunt = shunt
         self._gmin: List[int] = []
         self._gmin_val: List[float] = []
         self._replaced: set = set()
@@ -111,21 +118,20 @@ class DCSystem(System):
     def held_efforts(self) -> Dict[int, float]:
         """``dH/dx`` of each held state at its value (a linear storage's ``Q x``; others by their
         gradient kernel, evaluated here)."""
-        from .kernels_py import gradient_at     # numbers of a kernel, outside the compiled loop
-        c, out = self.circuit, {}
-        for s in c.storages:
-            if not self._held(s):
-                continue
-            x = self.x_fix[list(s.states)]
-            if s.linear:
-                Q = placeholder_values([[e for row in s.hessian for e in row]], self._values, [s.element])[0]
-                g = Q.reshape(len(s.states), -1) @ x
-            elif s.by_effort:
-                g = gradient_at(s, x, self._values, effort=True)
-            else:
-                g = gradient_at(s, x, self._values)
-            out.update(zip(s.states, g))
+        out = {}
+        for s in self.circuit.storages:
+            if self._held(s):
+                out.update(zip(s.states, self.start_effort(s)))
         return out
+
+    def start_effort(self, s) -> np.ndarray:
+        """``dH/dx`` of the storage ``s`` at its start state (:attr:`x_fix`)."""
+        from .kernels_py import gradient_at     # numbers of a kernel, outside the compiled loop
+        x = self.x_fix[list(s.states)]
+        if s.linear:
+            Q = placeholder_values([[e for row in s.hessian for e in row]], self._values, [s.element])[0]
+            return Q.reshape(len(s.states), -1) @ x
+        return gradient_at(s, x, self._values, effort=s.by_effort)
 
     def _storage_rows(self, values) -> None:
         c, L, G, R = self.circuit, self.L, self.groups, self.R
@@ -204,6 +210,9 @@ class DCSystem(System):
                     self.R.add(row, L.z_state(i), sign)
                     total += sign * self.x_fix[i]
             self.RK.add(row, L.k_one, -total)
+        if self.shunt:
+            self._conserve_through_twoports(flow_branch)
+            return
         # flux loops: inductor-like storages closing a loop of shorts and voltage sources
         uf = _UF(nn + 1)
         tree: Dict[int, List[tuple]] = {}
@@ -224,6 +233,48 @@ class DCSystem(System):
                         total += sign * self.x_fix[flow_branch[bb]]
                 self.RK.add(zi, L.k_one, -total)
 
+    def _conserve_through_twoports(self, flow_branch: Dict[int, int]) -> None:
+        """The conserved combinations ``c . x`` of inductor-like states, two-ports included (a
+        magnetic gap's width and a tine's modal springs, joined by the beam's transformers): ``c``
+        such that ``sum_i c_i v_i = 0`` for every set of potentials the across constraints allow
+        (voltage sources at zero, ``v_p = n v_s``, nullators), from the null space of
+        ``[V_flow^T  C^T]`` (dense: only in the fallback of :func:`~.operating.dc_point`, on circuits
+        of at most :data:`CONSERVE_LIMIT` nodes); each replaces one state's short row."""
+        c, L = self.circuit, self.L
+        nn = L.n_nodes
+        states = sorted(flow_branch.items(), key=lambda t: t[1])
+        if not states or nn > CONSERVE_LIMIT:
+            return
+        values = self._values
+
+        def row(b, scale=1.0):
+            r = np.zeros(nn)
+            for col, coef in branch_voltage(c, b):
+                r[col] += scale * coef
+            return r
+        V = np.array([row(b) for b, _ in states])
+        C = [row(p.branch) for p in c.ports if p.across]
+        C += [row(d.branch) for d in c.dissipations if d.nullator]
+        ratios = placeholder_values([[t.ratio] for t in c.twoports], values,
+                                    [t.record.element for t in c.twoports])[:, 0] if c.twoports else []
+        C += [row(t.branch_p) - row(t.branch_s, n) for t, n in zip(c.twoports, ratios) if not t.gyrator]
+        A = np.hstack([V.T, np.array(C).T]) if C else V.T
+        _, sv, vt = np.linalg.svd(A)
+        tol = max(A.shape) * np.finfo(float).eps * (sv[0] if sv.size else 1.0)
+        rank = int(np.sum(sv > tol))
+        B = vt[rank:, :len(states)]
+        B = B[np.abs(B).max(axis=1) > 1e-9] if B.size else B
+        for coef, p in _echelon(B):
+            i = states[p][1]
+            zi = L.z_state(i)
+            self._replace_row(zi)
+            total = 0.0
+            for (_, j), a in zip(states, coef):
+                if abs(a) > 1e-12:
+                    self.R.add(zi, L.z_state(j), float(a))
+                    total += a * self.x_fix[j]
+            self.RK.add(zi, L.k_one, -total)
+
     def _replace_row(self, row: int) -> None:
         """Drop every entry of equation ``row`` (it is replaced)."""
         self._replaced.add(row)
@@ -237,6 +288,9 @@ class DCSystem(System):
     def _dissipation_rows(self) -> None:
         super()._dissipation_rows()
         c, L = self.circuit, self.L
+        if self.shunt:
+            for n in range(L.n_nodes):
+                self._gmin_entry(n, n, 1.0)
         for j, d in enumerate(c.dissipations):
             if d.linear or d.nullator:
                 continue
@@ -263,6 +317,27 @@ class DCSystem(System):
             keep = ~np.isin(rows, list(self._replaced))
             v[np.asarray(self._gmin)[keep]] += g * np.asarray(self._gmin_val)[keep]
         return v
+
+
+def _echelon(B: np.ndarray) -> List[tuple]:
+    """The rows of ``B``'s reduced row echelon form with their pivot columns ``(row, pivot)``."""
+    B = np.array(B, dtype=float)
+    out, r = [], 0
+    for col in range(B.shape[1] if B.ndim == 2 else 0):
+        if r >= B.shape[0]:
+            break
+        k = r + int(np.argmax(np.abs(B[r:, col])))
+        if abs(B[k, col]) < 1e-9:
+            continue
+        B[[r, k]] = B[[k, r]]
+        B[r] /= B[r, col]
+        for q in range(B.shape[0]):
+            if q != r:
+                B[q] -= B[q, col] * B[r]
+        out.append(r)
+        r += 1
+    pivots = [int(np.argmax(np.abs(B[q]) > 1e-9)) for q in out]
+    return [(B[q], p) for q, p in zip(out, pivots)]
 
 
 def _path(tree: Dict[int, List[tuple]], a: int, b: int) -> List[tuple]:

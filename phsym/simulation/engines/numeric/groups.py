@@ -12,11 +12,12 @@ groups one call each.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from ....codegen.laws.build import Kernel
+if TYPE_CHECKING:
+    from ....codegen.laws.build import Kernel
 
 __all__ = ["GroupTable", "Instance", "GROUP_FIELDS"]
 

@@ -24,16 +24,19 @@ the step's power balance (Tellegen) is exact up to Newton's tolerance, with
 ``v_b i_b`` of a storage ``gbar dx / h = (H(x + dx) - H(x)) / h``.
 
 :class:`Layout` numbers the unknowns and the known values ``K = [x, x_scale,
-u_step, efforts_start, 1]`` of a step.
+u_step, efforts_start, 1, controls_step]`` of a step (a control parameter
+is a run-time number: its step value, by the inputs' rule, is read by the
+kernels of the elements it moves).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ....structure.circuit.data import CircuitData
+if TYPE_CHECKING:       # a warm start's loop reads the layout without the structure layer (sympy)
+    from ....structure.circuit.data import CircuitData
 
 __all__ = ["Layout", "NODE", "STATE", "CURRENT"]
 
@@ -72,6 +75,7 @@ class Layout:
     w_unknown: Dict[int, int]
     effort_index: Dict[int, int]
     n_u: int
+    n_c: int = 0
 
     @classmethod
     def of(cls, c: CircuitData, converted: Optional[set] = None) -> "Layout":
@@ -112,7 +116,7 @@ class Layout:
                 effort_index[s.states[0]] = len(effort_index)
                 names[len(c.nodes) + s.states[0]] = f"v({s.element})"
         return cls(len(c.nodes), c.n_x, len(names), names, np.array(kinds, dtype=np.int64), current, w_unknown,
-                   effort_index, len(c.ports))
+                   effort_index, len(c.ports), len(c.controls))
 
     # ---------------------------------------------------------------- K
     @property
@@ -141,10 +145,14 @@ class Layout:
         """Index in ``K`` of the constant 1."""
         return 2 * self.n_x + self.n_u + self.n_effort
 
+    def k_c(self, m: int) -> int:
+        """Index in ``K`` of control ``m``'s step value (:attr:`CircuitData.controls` order)."""
+        return self.k_one + 1 + m
+
     @property
     def n_k(self) -> int:
         """Length of ``K``."""
-        return self.k_one + 1
+        return self.k_one + 1 + self.n_c
 
     def z_state(self, i: int) -> int:
         """Unknown of state ``i``'s increment."""

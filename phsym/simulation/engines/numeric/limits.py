@@ -16,13 +16,12 @@ terms' ``K / h`` in place of ``K``, as the generated loop does.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Mapping
+from typing import TYPE_CHECKING, Dict, List, Mapping
 
 import numpy as np
-import sympy as sp
 
-from ....codegen.newton.junctions import exp_terms
-from ....structure.circuit.canonical import placeholder_values
+if TYPE_CHECKING:       # Slots is read by a snapshot's loop, without sympy
+    import sympy as sp
 
 __all__ = ["Slots", "junction_slots"]
 
@@ -67,6 +66,8 @@ class Slots:
 
 
 def _terms(expr: sp.Expr, var: List[sp.Symbol], j: int, forward_only: bool) -> List[tuple]:
+    import sympy as sp
+    from ....codegen.newton.junctions import exp_terms
     out = []
     for arg, c, K in exp_terms(expr, var[j], [v for k, v in enumerate(var) if k != j]):
         if forward_only and c.could_extract_minus_sign():
@@ -87,6 +88,7 @@ def junction_slots(system, inst: Dict[tuple, object], values: Mapping[sp.Symbol,
     values : mapping of sympy.Symbol to float
         Parameter values.
     """
+    from ....structure.circuit.canonical import placeholder_values
     c, G, L = system.circuit, system.groups, system.L
     memo: Dict[tuple, list] = {}
     found: Dict[tuple, List[tuple]] = {}        # junction key -> its terms
@@ -119,6 +121,8 @@ def junction_slots(system, inst: Dict[tuple, object], values: Mapping[sp.Symbol,
                     found[key].append(term)
     for (kind, i), h in inst.items():
         if kind == "d":
+            if i in system.moved:       # a conductance a control moves: no junction
+                continue
             d = c.dissipations[i]
             var = d.form.variables
             ins = [system.port_variable(i)] + [system.port_variable(p) for p in d.ports] + \

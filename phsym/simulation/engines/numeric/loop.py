@@ -10,7 +10,7 @@ plans, streams and results do not know which engine stepped.
 from __future__ import annotations
 
 import time
-from typing import Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional
 
 import numpy as np
 
@@ -22,7 +22,10 @@ from .layout import STATE
 from .newton import STATUS
 from .sparse import PIVOT_TOL, column_order
 from .stepping import run as compiled_run
-from .step import StepSystem
+from .snapshot import FrozenSystem, pack
+
+if TYPE_CHECKING:       # a snapshot's loop runs without the laws' derivations (sympy)
+    from .step import StepSystem
 
 __all__ = ["NumericLoop", "ATTEMPT", "net_arrays"]
 
@@ -108,6 +111,28 @@ class NumericLoop:
         self.starter = None
         self._q = None
         self._cap = 0
+
+    # ------------------------------------------------------------------ snapshot
+    def to_arrays(self) -> tuple:
+        """``(meta, arrays)`` describing this loop (a warm start's snapshot, :mod:`.snapshot`); the
+        Newton start of the run that made it is the plan's (:attr:`RunPlan.x_start`)."""
+        meta, arrays = pack(self.system)
+        meta.update(kind=self.KIND, tol=self.tol, maxit=self.maxit, flag=self.flag, stiff=self.stiff)
+        return meta, {"xs": self.xs, **arrays}
+
+    @classmethod
+    def from_arrays(cls, meta: dict, arrays: dict) -> "NumericLoop":
+        """The loop described by :meth:`to_arrays` (its kernels load on first run).
+
+        Parameters
+        ----------
+        meta : dict
+            JSON-able description.
+        arrays : dict of str to ndarray
+            The loop's arrays.
+        """
+        return cls(FrozenSystem(meta, arrays), arrays["xs"], meta["tol"], meta["maxit"], meta["flag"],
+                   stiff=meta.get("stiff"))
 
     # ------------------------------------------------------------------ arrays
     def _arrays(self, h: float) -> tuple:
@@ -198,8 +223,12 @@ class NumericLoop:
         carry : dict, optional
             From :meth:`carry`, updated in place.
         """
-        if U.shape[1] > self.n_u:
-            raise SimulationError("the numeric engine does not drive control parameters yet: use engine='generated'")
+        n_c = self.system.L.n_c
+        if U.shape[1] == self.n_u and n_c:      # no control columns: the plan's values held
+            U = np.hstack([U, np.tile(self.system.control_values, (U.shape[0], 1))])
+        if U.shape[1] != self.n_u + n_c:
+            raise SimulationError(f"the input array has {U.shape[1]} columns: this circuit has {self.n_u} "
+                                  f"inputs and {n_c} controls")
         t0 = time.perf_counter()
         cr = self.carry() if carry is None else carry
         if cr["lu"] is None:

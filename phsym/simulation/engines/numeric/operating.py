@@ -31,6 +31,8 @@ __all__ = ["DCPoint", "dc_point", "frozen_start", "GMIN_START"]
 
 #: gmin stepping starts here and divides by 10 per stage (as :mod:`phsym.simulation.dcsolve`)
 GMIN_START = 1e-2
+#: The smallest node shunt a DC point may keep when the circuit leaves a node floating (SPICE's gshunt).
+SHUNT_END = 1e-12
 
 
 @dataclass
@@ -80,6 +82,7 @@ class _Solver:
         self.K0[c.n_x:2 * c.n_x] = xs
         self.u0 = np.asarray(u0, dtype=float)
         self.K0[L.k_one] = 1.0
+        S.fill_controls(self.K0)
         self.sc = np.ones(L.n_z)
         for i in range(c.n_x):
             if i not in L.effort_index and i not in S.held:
@@ -149,9 +152,14 @@ def _effort_start(S: DCSystem, u0: np.ndarray) -> np.ndarray:
         if p.across:
             fixed[p.branch] = float(u0[j])
     for s in c.storages:
-        for i, b, e in zip(s.states, s.branches, s.effort_port):
+        # a free thermal storage starts at its start state's temperature (a network at 0 K has none)
+        free = None if all(i in S.held for i in s.states) or c.branches[s.branches[0]].domain != "thermal" \
+            else S.start_effort(s)
+        for a, (i, b, e) in enumerate(zip(s.states, s.branches, s.effort_port)):
             if e and i in S.held:
                 fixed[b] = float(S.held_values[i])
+            elif e and free is not None:
+                fixed.setdefault(b, float(free[a]))
     adj: dict = {}
     for b, v in fixed.items():
         a, t = int(c.b_from[b]), int(c.b_to[b])
@@ -199,28 +207,9 @@ def dc_point(c: CircuitData, values: Mapping[sp.Symbol, float], u0: np.ndarray, 
     S = DCSystem(c, values, x_fix, held) if guess is None else guess.system
     sol = _Solver(S, xs, u0)
     z0 = _effort_start(S, np.asarray(u0, dtype=float)) if guess is None else guess.z.copy()
-    z, _ = sol.newton(z0)
-    method = "newton"
-    if z is None:
-        method = "gmin stepping"
-        z = z0
-        for g in [GMIN_START * 10.0 ** -k for k in range(11)] + [0.0]:
-            z, _ = sol.newton(z, g=g)
-            if z is None:
-                break
-    if z is None:
-        method = "source stepping"
-        z, s, ds = np.zeros_like(z0), 0.0, 0.1
-        while s < 1.0 and z is not None:
-            target = min(1.0, s + ds)
-            z_s, it = sol.newton(z, s=target, maxit=60)
-            if z_s is None:
-                ds *= 0.25
-                if ds < 1e-6:
-                    z = None
-                continue
-            z, s = z_s, target
-            ds = min(0.5, ds * (2.0 if it < 10 else 1.0))
+    z, method = _homotopies(sol, z0)
+    if z is None and guess is None:
+        z, method, S, sol = _flat_fallback(c, values, u0, x_fix, xs, held, S, sol, z0)
     if z is None:
         if not fail:
             return None
@@ -229,6 +218,112 @@ def dc_point(c: CircuitData, values: Mapping[sp.Symbol, float], u0: np.ndarray, 
     K = sol.K0.copy()
     K[S.L.k_u(0):S.L.k_u(0) + sol.u0.size] = sol.u0
     return DCPoint(_states(S, z, values), z, _efforts(S, z), method, S, K)
+
+
+def _homotopies(sol: _Solver, z0: np.ndarray) -> Tuple[Optional[np.ndarray], str]:
+    """Newton from ``z0``, then gmin stepping, then source stepping: ``(z, method)``, ``z`` None when
+    all fail."""
+    z, _ = sol.newton(z0)
+    if z is not None:
+        return z, "newton"
+    z = z0
+    for g in [GMIN_START * 10.0 ** -k for k in range(11)] + [0.0]:
+        z, _ = sol.newton(z, g=g)
+        if z is None:
+            break
+    if z is not None:
+        return z, "gmin stepping"
+    z, s, ds = np.zeros_like(z0), 0.0, 0.1
+    while s < 1.0 and z is not None:
+        target = min(1.0, s + ds)
+        z_s, it = sol.newton(z, s=target, maxit=60)
+        if z_s is None:
+            ds *= 0.25
+            if ds < 1e-6:
+                z = None
+            continue
+        z, s = z_s, target
+        ds = min(0.5, ds * (2.0 if it < 10 else 1.0))
+    return z, "source stepping"
+
+
+def _shunted(sol: _Solver, z0: np.ndarray, first: float = GMIN_START) -> Tuple[Optional[np.ndarray], str]:
+    """gmin stepping with the nodes shunted to the datum from ``g = first``, to ``g = 0`` where Newton
+    converges there, else ending at :data:`SHUNT_END`: ``(z, method)``."""
+    z, last = z0, None
+    for g in [g for g in [GMIN_START * 10.0 ** -k for k in range(11)] if g <= first * (1 + 1e-9)] + [0.0]:
+        z_g, _ = sol.newton(z, g=g)
+        if z_g is None:
+            break
+        z, last = z_g, g
+    if last is None or last > SHUNT_END:
+        return None, ""
+    return z, "gmin stepping with node shunts" + ("" if last == 0.0 else f" ({last:g} S left: floating nodes)")
+
+
+def _flat_fallback(c, values, u0, x_fix, xs, held, S, sol, z0):
+    """The DC point when the homotopies fail from the start: ``(z, method, system, solver)``.
+
+    A state on which no gradient depends at the start (a contact or a felt not touching: no force
+    at any compression below its gap; a magnetic gap without flux: no force at any width) leaves
+    Newton's matrix singular there: such states are held at their start, the nodes then reached
+    only by storages at rest float and are shunted to the datum (:func:`_shunted`), and from that
+    point the states no longer flat are released (the flux found, the gap's force moves the tine).
+    A point is returned only when every state still held is flat there too (holding it changed
+    nothing).
+    """
+    u0 = np.asarray(u0, dtype=float)
+    flat = _flat_states(S, sol, _with_states(S, z0, S.x_fix))
+    S = DCSystem(c, values, x_fix, sorted(set(held) | set(flat)), shunt=True)
+    sol = _Solver(S, xs, u0)
+    z, method = _shunted(sol, _effort_start(S, u0))
+    if z is None or not flat:
+        return z, method, S, sol
+    x1 = _states(S, z, values)
+    S2 = DCSystem(c, values, x_fix, held, shunt=True)
+    sol2 = _Solver(S2, xs, u0)
+    z2 = _with_states(S2, z, x1)
+    still = _flat_states(S2, sol2, z2)
+    if len(still) < len(flat):
+        S2 = DCSystem(c, values, x_fix, sorted(set(held) | set(still)), shunt=True)
+        sol2 = _Solver(S2, xs, u0)
+        z2, method2 = _shunted(sol2, _with_states(S2, z, x1), SHUNT_END)
+        if z2 is None:
+            # a held state no longer flat at the point carries a force its start does not (a magnetic
+            # gap's, once the flux is found), and its release fails (a conserved combination through
+            # two-ports the DC rows do not replace yet): no point rather than a wrong one
+            return None, "", S, sol
+        z, method, S, sol, flat = z2, method2, S2, sol2, still
+    if flat:
+        method += f"; {', '.join(c.states[i] for i in flat)} held where the storage is flat"
+    return z, method, S, sol
+
+
+def _with_states(S: DCSystem, z: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``z`` with the free states' slots set to ``x``."""
+    L = S.L
+    z = z.copy()
+    for i in range(S.circuit.n_x):
+        if i not in L.effort_index and i not in S.held:
+            z[L.z_state(i)] = x[i]
+    return z
+
+
+def _flat_states(S: DCSystem, sol: _Solver, z: np.ndarray) -> list:
+    """The free states of nonlinear storages on which no gradient of theirs depends at ``z``
+    (a zero column of the storage's Hessian)."""
+    c, G, L = S.circuit, S.groups, S.L
+    K = sol.K0.copy()
+    K[L.k_u(0):L.k_u(0) + sol.u0.size] = sol.u0
+    OUT = S.outputs(z, K)
+    out = []
+    for s_i, s in enumerate(c.storages):
+        inst = S.inst.get(("s", s_i))
+        if inst is None or s.linear or s.by_effort or any(i in S.held for i in s.states):
+            continue
+        n = len(s.states)
+        out += [s.states[b] for b in range(n) if all(OUT[G.derivative(inst, a, b)] == 0.0 for a in range(n))]
+    return out
 
 
 def _efforts(S: DCSystem, z: np.ndarray) -> np.ndarray:

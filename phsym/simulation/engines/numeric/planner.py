@@ -47,9 +47,10 @@ class NumericPlanner:
 
     def __init__(self, model, fs: float, scheme: str, stiff: str, tol: float, maxit: int, flag: bool,
                  record_efforts):
-        if model.controls:
-            raise SimulationInputError("the numeric engine does not drive control parameters yet "
-                                       f"({', '.join(model.controls)}): use engine='generated'")
+        obstacles = model.circuit.control_obstacles()
+        if obstacles:
+            raise SimulationInputError("the numeric engine does not drive these controls: " + "; ".join(obstacles)
+                                       + " (use engine='generated')")
         self.model = model
         self.fs, self.h = float(fs), 1.0 / float(fs)
         self.scheme, self.stiff = scheme, stiff
@@ -80,7 +81,7 @@ class NumericPlanner:
         loop.starter = lambda x, u0: self.start(x, u0, values, loop)
         if self._summary is None:
             active = [c.branches[d.branch].name for d in c.dissipations if d.active]
-            self._summary = ModelSummary.of(model, active, ())     # probes and the signals the netlist saves
+            self._summary = ModelSummary.of(model, active, [str(s) for s in model.circuit.controls])     # probes and the signals the netlist saves
         n_nodes = S.L.n_nodes
         resolver = lambda label: self.parts.probe(label, n_nodes)      # noqa: E731
         return RunPlan(self._summary, self.fs, self.scheme, loop, self.parts.waveforms(values), x_ic, desc, by_name,

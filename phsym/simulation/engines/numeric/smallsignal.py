@@ -99,6 +99,7 @@ class SmallSignal:
         for i, m in L.effort_index.items():
             K[L.k_effort(i)] = point.efforts[m]
         K[L.k_one] = 1.0
+        S.fill_controls(K)
         z = np.where(L.kinds == STATE, 0.0, point.z)      # the step that stays: every increment zero
         OUT = S.outputs(z, K)
         Mz = _law_jacobian(S, OUT)

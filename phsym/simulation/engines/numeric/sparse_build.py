@@ -67,6 +67,21 @@ class Compressed:
         return cls((data, self.indices, self.indptr), shape=self.shape)
 
 
+class StepNumbers:
+    """The numbers at a step ``h`` of a system's arrays (:class:`~.system.System` and a snapshot's
+    :class:`~.snapshot.FrozenSystem`): ``R`` (:class:`Triplets`), ``J`` (its pattern),
+    ``_jconst_map`` (``R``'s triplets in ``J``) and ``_stamp_ab`` (the stamps' ``a + b / h``)."""
+
+    def jacobian_constant(self, h: float) -> np.ndarray:
+        """Constant entries of the Jacobian at step ``h`` (in the pattern's data order)."""
+        return np.bincount(self._jconst_map, weights=self.R.values(h), minlength=self.J.nnz).astype(float)
+
+    def stamp_coefficients(self, h: float) -> np.ndarray:
+        """Each stamp's coefficient at step ``h``."""
+        a, b = self._stamp_ab
+        return a + b / h
+
+
 class Triplets:
     """Entries ``(row, col, a + b / h)`` of one matrix (see the module docstring).
 

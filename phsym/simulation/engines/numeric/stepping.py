@@ -24,7 +24,7 @@ __all__ = ["run", "energies", "known"]
 
 @njit(cache=True, error_model="numpy")
 def known(K, x, xs, ub, se):
-    """``K = [x, x_scale, u_step, efforts, 1]``."""
+    """``K = [x, x_scale, u_step, efforts, 1]`` (the controls after it are :func:`run`'s)."""
     nx, nu, ne = x.shape[0], ub.shape[0], se.shape[0]
     for i in range(nx):
         K[i] = x[i]
@@ -75,16 +75,23 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
     Zd, Od, Zb, Ob, Kb, Zv = post[0], post[1], post[2], post[3], post[4], post[5]
     passive, active, sources, stiff = post[10], post[11], post[12], post[13]
     nx, nz, nu, nb = x.shape[0], z.shape[0], ub.shape[0], Ib.shape[0]
+    # the columns of U after the inputs are the controls: K's last entries, stepped by the inputs' rule
+    nc = U.shape[1] - nu
+    kc = K.shape[0] - nc
     Hh[k0] = energies(x, se, post, EIN, EOUT0)
     if init:
         for j in range(nu):
             ub[j] = U[k0, j]
         known(K, x, xs, ub, se)
+        for j in range(nc):
+            K[kc + j] = U[k0, nu + j]
         evaluate(z, K, net, lim, wold, False, IN, INa, OUT, F, Jx)
     for k in range(k0, k1):
         for j in range(nu):
             ub[j] = 0.5 * (U[k, j] + U[k + 1, j]) if mid else U[k + 1, j]
         known(K, x, xs, ub, se)
+        for j in range(nu, nu + nc):
+            K[kc + j - nu] = 0.5 * (U[k, j] + U[k + 1, j]) if mid else U[k + 1, j]
         for i in range(nz):
             s = state_of[i]
             sc[i] = 1.0 if s < 0 else abs(x[s]) + xs[s]

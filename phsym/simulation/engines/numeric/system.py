@@ -27,13 +27,13 @@ import sympy as sp
 
 from ....codegen.laws.build import law_kernel
 from ....errors import SimulationInputError
-from ....structure.circuit.canonical import placeholder_values
+from ....structure.circuit.canonical import canonical, placeholder_values
 from ....structure.circuit.data import CircuitData
 from .groups import GroupTable, Instance
 from .layout import Layout, branch_voltage
 from .limits import junction_slots
 from .newton import call_groups
-from .sparse_build import Compressed, Triplets
+from .sparse_build import Compressed, StepNumbers, Triplets
 
 __all__ = ["System"]
 
@@ -46,7 +46,7 @@ def coefficient_values(exprs: Sequence[sp.Expr], values: Mapping[sp.Symbol, floa
     return placeholder_values([[e] for e in exprs], values, elements)[:, 0] if exprs else np.zeros(0)
 
 
-class System:
+class System(StepNumbers):
     """Equations of a circuit at one parameter set (see the module docstring).
 
     Parameters
@@ -59,11 +59,16 @@ class System:
 
     def __init__(self, c: CircuitData, values: Mapping[sp.Symbol, float]):
         self.circuit = c
-        lin = [d for d in c.dissipations if d.linear]
+        # a linear dissipation a control moves: a kernel of its coefficient and the controls' step values
+        self.moved = {j: c.control_reads(d.coefficient) for j, d in enumerate(c.dissipations) if d.linear}
+        self.moved = {j: m for j, m in self.moved.items() if m}
+        lin = [d for j, d in enumerate(c.dissipations) if d.linear and j not in self.moved]
         coef = coefficient_values([d.coefficient for d in lin], values, [d.element for d in lin])
         self._coef = dict(zip((id(d) for d in lin), coef))
         self.converted = {j for j, d in enumerate(c.dissipations)
-                          if d.linear and not d.across and self._coef[id(d)] != 0.0}
+                          if d.linear and not d.across and (j in self.moved or self._coef[id(d)] != 0.0)}
+        #: the controls' values of this parameter set (``K``'s controls outside a run: DC, small signal)
+        self.control_values = np.array([float(values[s]) for s in c.controls])
         self.L = Layout.of(c, self.converted)
         self.groups = GroupTable()
         self.inst: Dict[tuple, Instance] = {}
@@ -124,9 +129,17 @@ class System:
                 self.RO.add_all(int(node), o, sign, per_h)
                 self.RK.add_all(int(node), k, sign, per_h)
 
+    def fill_controls(self, K: np.ndarray) -> np.ndarray:
+        """Write this parameter set's control values into the known values ``K`` (returned)."""
+        for m, v in enumerate(self.control_values):
+            K[self.L.k_c(m)] = v
+        return K
+
     def port_variable(self, j: int) -> Tuple[Entries, Entries]:
         """Dissipation ``j``'s port variable as a kernel input."""
         d = self.circuit.dissipations[j]
+        if j in self.moved:
+            raise self.unsupported(f"a law reading the port of {d.element}, which a control moves")
         if j in self.L.w_unknown:
             return [(self.L.w_unknown[j], 1.0)], []
         vb = branch_voltage(self.circuit, d.branch)
@@ -148,13 +161,35 @@ class System:
                 var = [self.port_variable(j)] + [self.port_variable(p) for p in d.ports] + \
                       [self.state_input(i) for i in d.reads]
                 self.inst[("d", j)] = self.groups.add(k, row, var, [], d.element)
+        self._moved_instances(values)
+
+    def _moved_instances(self, values) -> None:
+        """A linear dissipation a control moves (a potentiometer's part): the law ``i = c v`` or
+        ``i = v / c`` as a kernel of the branch voltage and the controls' step values, the
+        coefficient's other parameters its placeholders (one kernel per coefficient form: every
+        potentiometer of one taper shares it)."""
+        c, L = self.circuit, self.L
+        for j, ms in self.moved.items():
+            d = c.dissipations[j]
+            v = sp.Symbol("_v", real=True)
+            cs = [sp.Symbol(f"_c{m}", real=True) for m in range(len(ms))]
+            coef = sp.sympify(d.coefficient).xreplace(c.derived).xreplace({c.controls[m]: s for m, s in zip(ms, cs)})
+            law = coef * v if d.across else v / coef
+            form, ph = canonical([law], [v] + cs, tag="dissipation")
+            row = placeholder_values([ph], values, [d.element])[0]
+            var = [(branch_voltage(c, d.branch), [])] + [([], [(L.k_c(m), 1.0)]) for m in ms]
+            self.inst[("d", j)] = self.groups.add(law_kernel(form, d.element), row, var, [], d.element)
 
     def _dissipation_rows(self) -> None:
         c, L, G, R = self.circuit, self.L, self.groups, self.R
         for j, d in enumerate(c.dissipations):
             b = d.branch
-            (self.active if d.active else self.passive)[b] = 1.0
+            if not d.lossless:      # a lossless multiport's powers cancel: left out, P_diss exactly 0
+                (self.active if d.active else self.passive)[b] = 1.0
             vb = branch_voltage(c, b)
+            if j in self.moved:
+                self.current(b, o=[(G.out(self.inst[("d", j)], 0), 1.0)])
+                continue
             if d.linear:
                 g = self._coef[id(d)]
                 if d.across:
@@ -291,16 +326,6 @@ class System:
         """
         OUT = self.outputs(z, K)
         return self.BZ.matrix(h) @ z + self.BO.matrix(h) @ OUT + self.BK.matrix(h) @ K
-
-    # ------------------------------------------------------------ numbers at a step
-    def jacobian_constant(self, h: float) -> np.ndarray:
-        """Constant entries of the Jacobian at step ``h`` (in the pattern's data order)."""
-        return np.bincount(self._jconst_map, weights=self.R.values(h), minlength=self.J.nnz).astype(float)
-
-    def stamp_coefficients(self, h: float) -> np.ndarray:
-        """Each stamp's coefficient at step ``h``."""
-        a, b = self._stamp_ab
-        return a + b / h
 
     def unsupported(self, what: str) -> SimulationInputError:
         """The error for a model the numeric engine cannot take."""
