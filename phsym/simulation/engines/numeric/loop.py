@@ -167,7 +167,7 @@ class NumericLoop:
                 se[efforts[i]] = start.get(name, 0.0)
             elif L.kinds[i] != STATE:
                 z[i] = start.get(name, 0.0)
-        return {"z": z, "zh": np.zeros((3, L.n_z)), "cnt": np.zeros(1, np.int64), "se": se,
+        return {"z": z, "zh": np.zeros((2, L.n_z)), "cnt": np.zeros(1, np.int64), "se": se,
                 "wold": None, "wstart": None, "lustate": np.zeros(3, np.int64), "lu": None, "work": None}
 
     # ------------------------------------------------------------------ run

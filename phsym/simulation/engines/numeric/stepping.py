@@ -2,9 +2,7 @@
 
 :func:`run` steps ``k0 .. k1 - 1``: the step's known values ``K`` (states,
 scales, the inputs by the scheme's rule, the carried efforts), a predictor
-(quadratic extrapolation of the last three steps' unknowns, linear after two:
-3-10 % fewer Newton iterations than linear on the logic chains and diode
-ladders of ``benchmarks/bench_scale.py``), Newton
+(linear extrapolation of the last two steps' unknowns), Newton
 (:func:`.newton.solve`), then the step's end: the states and carried
 efforts move, the storages' energies (their kernels at the new state), the
 dissipated, injected and supplied powers from every branch's voltage and
@@ -66,8 +64,7 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
     """Step ``k0 .. k1 - 1`` (see the module docstring); returns -1, or the failed step (``info``:
     ``[step, status, unknown]``).
 
-    ``zh`` holds the last three steps' unknowns (rows 0, 1, 2, newest first) and ``cnt[0]`` how many
-    exist; ``wold`` the
+    ``zh`` holds the last two steps' unknowns (rows 0, 1) and ``cnt[0]`` how many exist; ``wold`` the
     limited junctions' values (``wstart``: at the start of the last step, for a restart); ``work``
     is ``(K, sc, IN, INa, OUT, F, Jx, d, EIN, EOUT, EOUT0, Ib, Vb, dx, ub, w)``; ``maps`` is
     ``(state_of, effort_z, n_nodes)``; ``init``: set the junctions' values (their limits' first
@@ -91,10 +88,7 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
         for i in range(nz):
             s = state_of[i]
             sc[i] = 1.0 if s < 0 else abs(x[s]) + xs[s]
-        if cnt[0] >= 3:
-            for i in range(nz):
-                z[i] = 3.0 * (zh[0, i] - zh[1, i]) + zh[2, i]
-        elif cnt[0] == 2:
+        if cnt[0] >= 2:
             for i in range(nz):
                 z[i] = 2.0 * zh[0, i] - zh[1, i]
         elif cnt[0] == 1:
@@ -170,10 +164,9 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
             for j in range(nu):
                 E[k, n_nodes + nb + j] = ub[j]
         for i in range(nz):
-            zh[2, i] = zh[1, i]
             zh[1, i] = zh[0, i]
             zh[0, i] = z[i]
-        if cnt[0] < 3:
+        if cnt[0] < 2:
             cnt[0] += 1
         if not math.isfinite(H):
             info[0], info[1], info[2] = k, 4, 0
