@@ -24,24 +24,68 @@ __all__ = ["LogicalLine", "Word", "Assign", "Call", "Group", "Statement", "split
            "parse_statement", "read_statements"]
 
 
-@dataclass
 class LogicalLine:
-    """A statement's text with a map from each character to (line, column)."""
+    """A statement's text with a map from each character to (line, column).
 
-    text: str
-    positions: List[Tuple[int, int]]
-    lines: List[str]  # all original source lines
-    file: Optional[str]
+    Parameters
+    ----------
+    text : str
+        The statement's text.
+    positions : list of (int, int), optional
+        Line and column of each character of ``text``; ``None`` with ``runs``.
+    lines : list of str
+        All original source lines.
+    file : str, optional
+        The source's name.
+    runs : list of (int, int, int), optional
+        ``(offset, line, column)`` where a stretch of consecutive source columns starts in ``text``
+        (one per physical line; the reader's form: a deck's lines keep no per-character list).
+    """
+
+    __slots__ = ("text", "lines", "file", "_list", "_runs")
+
+    def __init__(self, text: str, positions: Optional[List[Tuple[int, int]]], lines: List[str],
+                 file: Optional[str], runs: Optional[List[Tuple[int, int, int]]] = None):
+        self.text = text
+        self.lines = lines
+        self.file = file
+        self._list = positions
+        self._runs = runs
+
+    def __repr__(self) -> str:
+        return f"LogicalLine({self.text!r}, file={self.file!r})"
+
+    @property
+    def positions(self) -> List[Tuple[int, int]]:
+        """Line and column of each character of :attr:`text`."""
+        if self._list is None:
+            runs, out = self._runs or [], []
+            for j, (off, line, col) in enumerate(runs):
+                end = runs[j + 1][0] if j + 1 < len(runs) else len(self.text)
+                out.extend((line, col + k) for k in range(end - off))
+            self._list = out
+        return self._list
+
+    def _at(self, offset: int) -> Tuple[int, int]:
+        if self._list is not None:
+            return self._list[offset]
+        runs = self._runs
+        j = len(runs) - 1
+        while runs[j][0] > offset:
+            j -= 1
+        off, line, col = runs[j]
+        return line, col + offset - off
 
     def locate(self, offset: int, length: int = 1) -> Location:
         """Location of ``length`` characters starting at ``offset`` of :attr:`text`."""
-        if not self.positions:
+        n = len(self._list) if self._list is not None else (len(self.text) if self._runs else 0)
+        if not n:
             return Location(self.file, 1, 1, "", 1)
-        if offset >= len(self.positions):
-            line, col = self.positions[-1]
+        if offset >= n:
+            line, col = self._at(n - 1)
             col += 1
         else:
-            line, col = self.positions[max(offset, 0)]
+            line, col = self._at(max(offset, 0))
         src = self.lines[line - 1]
         length = max(1, min(length, len(src) - col + 1))
         return Location(self.file, line, col, src, length)
@@ -133,19 +177,14 @@ def split_logical_lines(text: str, file: Optional[str] = None) -> List[LogicalLi
                                    Location(file, number, first + 1, raw, 1),
                                    hint="'+' at the start of a line continues the previous line; "
                                         "remove it or join the lines")
-            current.text += " "
-            current.positions.append((number, first + 1))
-            for k in range(first + 1, len(body)):
-                current.text += body[k]
-                current.positions.append((number, k + 1))
+            # the '+' reads as a blank, located at the '+'; the rest keeps its columns
+            current._runs.append((len(current.text), number, first + 1))
+            current.text += " " + body[first + 1:]
             continue
         head = stripped.split(None, 1)[0].lower()
         if head == ".end":
             break
-        current = LogicalLine("", [], lines, file)
-        for k in range(first, len(body)):
-            current.text += body[k]
-            current.positions.append((number, k + 1))
+        current = LogicalLine(stripped, None, lines, file, runs=[(0, number, first + 1)])
         out.append(current)
     return out
 
