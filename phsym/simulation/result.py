@@ -7,8 +7,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from ..common.names import NameTable
+from ..common.quantities import STATE_NAMES
 from ..errors import SignalError, SimulationError
-from .probes import state_signal
 
 __all__ = ["SimulationResult", "SignalError"]
 
@@ -223,7 +223,10 @@ class SimulationResult:
         if key in self.controls:
             return self.controls[key]
         if "(" in key and key.endswith(")"):      # a probe, or a state named x(K1), q(C1)
-            state = state_signal(self.model, self.names.states, key)
+            state = None
+            if key.split("(")[0].strip().lower() in STATE_NAMES:
+                from .probes import state_signal      # (sympy: not on a warm run's probe path)
+                state = state_signal(self.model, self.names.states, key)
             return self._cache.setdefault(key, self[state] if state is not None else self._probe(key))
         raise SignalError(f"{key!r} is not a state, input, output or probe of {self.names.name}; known: "
                           f"{', '.join(self.labels())}; other probes: v(NODE), v(N1,N2), i(ELEMENT), v(ELEMENT)")
