@@ -55,10 +55,11 @@ V1 e 0 DC 1
 """
 
 
-def test_probes_by_quantity_are_the_spice_probes():
+@pytest.mark.parametrize("engine", ["generated", "numeric"])
+def test_probes_by_quantity_are_the_spice_probes(engine):
     m = phsym.parse(THERMAL)
     assert [p.label for p in m.probes] == ["T(t1)", "v(t2)", "sflow(G12)", "T(t1,t2)"]
-    res = phsym.Simulator(m, 10.0).run(duration=2.0)
+    res = phsym.Simulator(m, 10.0, engine=engine).run(duration=2.0)
     np.testing.assert_array_equal(res["T(t1)"], res["v(t1)"])
     np.testing.assert_array_equal(res["T(t2)"], res["v(t2)"])
     np.testing.assert_array_equal(res["sflow(G12)"], res["i(G12)"])

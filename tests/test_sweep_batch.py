@@ -229,9 +229,9 @@ def test_runs_needing_the_port_start_take_the_ordinary_path():
     the initial state implies, which only Simulator.run does; the sweep's runs are still the single runs."""
     path = str(ROOT / "netlists" / "heat_transfer.cir")
     params = {"G12": [0.5, 1.0, 2.0], "C1": [5.0, 10.0, 20.0]}
-    res = phsym.sweep(path, 10.0, params, duration=2.0, outputs=["v(t1)", "v(t2)"])
+    res = phsym.sweep(path, 10.0, params, duration=2.0, outputs=["v(t1)", "v(t2)"], engine="generated")
     assert res.ok.all()
-    sim = phsym.Simulator(phsym.load(path), 10.0)
+    sim = phsym.Simulator(phsym.load(path), 10.0, engine="generated")
     assert sim.plan().needs_port_start()
     for i in range(3):
         one = sim.run(duration=2.0, params={k: v[i] for k, v in params.items()})

@@ -383,7 +383,7 @@ class ParameterEstimator(FitHooks, Estimator):
         if isinstance(x0, str) and x0 == "fit":
             x0 = self.x0_ if (isinstance(self.x0, str) and self.x0.lower() == "estimate") else self.x0
         sim = Simulator(m, 1.0 / data.h, self.method_, stiff=self.stiff_, tol=self.tol, maxit=self.maxit,
-                        record_efforts=True, engine=self.engine_)       # the rules the fit stepped by
+                        record_efforts=True, engine=getattr(self, "engine_", self.engine))       # the rules the fit stepped by
         try:
             return sim.run(u=data.U, x0=x0, params={**(self.fixed or {}), **self.params_})
         except SimulationError as exc:

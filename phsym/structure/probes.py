@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Callable, Dict, Iterable, Mapping, Optional, Tuple
 
 import sympy as sp
 
@@ -36,7 +36,7 @@ from ..errors import StructureError
 from .dirac import Structure
 
 __all__ = ["Probe", "parse_probe", "probe_map", "Combination", "label_quantity", "names_node", "state_label",
-           "state_quantities", "branch_domains"]
+           "state_quantities", "branch_domains", "settle", "probe_domain", "node_domains"]
 
 #: ``{("e" or "f", index): coefficient}``: the signal is ``sum coef * e[index]`` (or ``f[index]``).
 Combination = Dict[Tuple[str, int], sp.Expr]
@@ -120,30 +120,83 @@ def names_node(p: Probe, nodes: Iterable) -> bool:
 
 def _domain(graph, p: Probe) -> Tuple[str, bool]:
     """Domain of what ``p`` names, and whether it is an element (else a node)."""
+    return probe_domain(dict(graph.nodes(data="domain")), graph.graph["branches"], p)
+
+
+def probe_domain(node_domains: Mapping, branches: Iterable, p: Probe) -> Tuple[str, bool]:
+    """Domain of what ``p`` names, and whether it is an element (else a node): a node first
+    (:func:`names_node`), read from the nodes' and branches' domains (a model's graph, or the
+    numeric engine's circuit data).
+
+    Parameters
+    ----------
+    node_domains : mapping
+        Node name -> its domain (``None`` or ``"any"`` where the node has none).
+    branches : iterable of Branch
+        The branches (``name``, ``element``, ``domain``, ``node_from``, ``node_to``).
+    p : Probe
+        The parsed label.
+    """
     low = p.first.lower()
-    node = next((n for n in graph if str(n).lower() == low), None)
-    if node is not None and (p.second is not None or (_across_name(p.name, graph.nodes[node]) if p.name
+    node = next((n for n in node_domains if str(n).lower() == low), None)
+    if node is not None and (p.second is not None or (_across_name(p.name, node_domains[node]) if p.name
                                                       else p.quantity == "v")):
-        return domain_of(graph.nodes[node].get("domain")).name, False     # a node first (names_node)
-    for b in graph.graph["branches"]:
+        return domain_of(node_domains[node]).name, False     # a node first (names_node)
+    for b in branches:
         if low in (b.name.lower(), b.element.lower()):
-            dom = b.domain if b.domain in _DOMAINS else graph.nodes[b.node_from].get("domain")
+            dom = b.domain if b.domain in _DOMAINS else node_domains.get(b.node_from)
             if dom in (None, "any"):      # a two-port's side on the datum: the other node says
-                dom = graph.nodes[b.node_to].get("domain") if b.node_to in graph else None
+                dom = node_domains.get(b.node_to)
             return domain_of(dom).name, True
-    return domain_of(graph.nodes[node].get("domain") if node is not None else None).name, False
+    return domain_of(node_domains.get(node) if node is not None else None).name, False
 
 
-def _across_name(name: str, node_data: dict) -> bool:
+def node_domains(branches: Iterable) -> Dict[str, str]:
+    """Each node's domain read from the branches on it (without a model's graph: the numeric engine).
+
+    Parameters
+    ----------
+    branches : iterable of Branch
+        The circuit's branches; a branch of no single domain (a two-port's side, ``"any"``) says nothing.
+    """
+    out: Dict[str, str] = {}
+    for b in branches:
+        if b.domain in _DOMAINS:
+            for n in (b.node_from, b.node_to):
+                out.setdefault(n, b.domain)
+    return out
+
+
+def _across_name(name: str, domain) -> bool:
     """Whether the quantity ``name`` is the across variable on a node's domain (``T`` on a thermal node)."""
-    return PROBE_NAMES[name].get(domain_of(node_data.get("domain")).name) == "v"
+    return PROBE_NAMES[name].get(domain_of(domain).name) == "v"
 
 
 def _settle(graph, p: Probe, label: str) -> Probe:
     """``p`` with a quantity name read on its node's or element's domain (an error on another domain)."""
+    return settle(p, label, lambda q: _domain(graph, q))
+
+
+def settle(p: Probe, label: str, domain: Callable[[Probe], Tuple[str, bool]]) -> Probe:
+    """``p`` with a quantity name (``T(t1)``, ``vel(m1)``) read on its node's or element's domain.
+
+    Parameters
+    ----------
+    p : Probe
+        The parsed label.
+    label : str
+        The label as given (for the message).
+    domain : callable
+        ``Probe -> (domain name, names an element)`` (:func:`probe_domain`).
+
+    Raises
+    ------
+    StructureError
+        The quantity names nothing on that domain (the message lists the names that do).
+    """
     if not p.name:
         return p
-    dom, element = _domain(graph, p)
+    dom, element = domain(p)
     which = PROBE_NAMES[p.name].get(dom)
     if which is None:
         d = domain_of(dom)

@@ -27,7 +27,7 @@ from ....errors import SignalError, SimulationError, StructureError
 from ....netlist.params import finite_value
 from ....structure.circuit.canonical import placeholder_values
 from ....structure.circuit.data import CircuitData
-from ....structure.probes import names_node, parse_probe
+from ....structure.probes import names_node, node_domains, parse_probe, probe_domain, settle
 from ...initial import crossing
 from ...plancache import FixedParts
 from .kernels_py import call
@@ -52,6 +52,7 @@ class NumericParts:
             if b.element not in self._branches:
                 self._branches.set(b.element, k)
         self._nodes = NameTable(((n, k) for k, n in enumerate(c.nodes)), what="node")
+        self._node_domains = None
         self._inputs = NameTable(((n, k) for k, n in enumerate(c.inputs)), what="source")
 
     # ---------------------------------------------------------------- waveforms
@@ -152,6 +153,12 @@ class NumericParts:
         raise SimulationError(f"cannot invert the initial condition of {s.element}", quantity=s.element)
 
     # ---------------------------------------------------------------- signals
+    def _probe_domain(self, p):
+        """Domain of what a probe names (a quantity's name, ``T(t1)``, is read on it)."""
+        if self._node_domains is None:
+            self._node_domains = node_domains(self.c.branches)
+        return probe_domain(self._node_domains, self.c.branches, p)
+
     def probe(self, label: str, n_nodes: int) -> np.ndarray:
         """Vector ``c`` with ``signal = step_vector @ c`` (the step vector ``[potentials, branch
         currents, inputs]`` of :mod:`.stepping`).
@@ -167,7 +174,7 @@ class NumericParts:
         nb = len(c.branches)
         out = np.zeros(n_nodes + nb + len(c.ports))
         try:
-            p = parse_probe(label)
+            p = settle(parse_probe(label), label, self._probe_domain)
             if p.quantity == "y":
                 j = self._inputs.lookup(p.first, SignalError, hint=f"signal {label!r}")
                 port = c.ports[j]
@@ -193,7 +200,7 @@ class NumericParts:
                 out[self._nodes[name]] += sign
             return out
         except StructureError as exc:
-            raise SignalError(exc.message) from None
+            raise SignalError(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
 
     def _branch_voltage(self, b: int, out: np.ndarray, sign: float) -> None:
         if self.c.b_from[b] >= 0:
