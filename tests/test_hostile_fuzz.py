@@ -16,8 +16,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# CI replays a fixed example sequence (reproducible); local runs explore anew.
-IN_CI = os.environ.get("CI", "").lower() == "true"
+# The suite replays a fixed example sequence (reproducible, and its stage counts below are known
+# to be non-zero); PHSYM_FUZZ_EXPLORE=1 draws new examples on each run.
+EXPLORE = os.environ.get("PHSYM_FUZZ_EXPLORE", "").strip().lower() in ("1", "true", "yes")
 
 ATOMS = ["0", "1", "-1", "2.5", "1e308", "1e-308", "1k", "1e999", "a", "b", "(2^64)", "exp(exp(exp(10)))",
          "sqrt(-1)", "log(0)", "asin(2)", "9^9^9^9", "pi", "__import__('os')", "v(x)", "1/0"]
@@ -115,7 +116,7 @@ print("campaign done", json.dumps(campaign({n}, {m}, {derandomize})))
 
 def test_fuzz_campaign_raises_only_phsym_errors_in_bounded_time_and_memory():
     env = dict(os.environ, PHSYM_SYMBOLIC_TIMEOUT="5")
-    code = _CHILD.format(root=str(ROOT), n=40, m=8, derandomize=IN_CI)
+    code = _CHILD.format(root=str(ROOT), n=40, m=8, derandomize=not EXPLORE)
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=400, env=env,
                          cwd=ROOT)
     assert res.returncode == 0 and "campaign done" in res.stdout, (res.stdout[-2000:], res.stderr[-4000:])
