@@ -105,3 +105,39 @@ def test_first_runs_warmup_compiles_into_a_writable_package(monkeypatch, tmp_pat
     (tmp_path / "phsym_ready_numeric_warmup").unlink()
     monkeypatch.setattr(freshness, "package_writable", lambda: False)       # a read-only installation
     assert choice.start_numeric_warmup() and started[-1][-1] == "phsym.simulation.engines.numeric.warmup"
+
+
+def test_a_first_numeric_snapshot_moves_onto_the_generated_loop_once_built(monkeypatch, tmp_path):
+    """A first run picks the numeric engine; the background build of the generated loop saves the
+    snapshot again on it, so later runs load the generated loop (issue 38's warm time)."""
+    from phsym.simulation import run as run_mod, warm
+    from phsym.simulation.engines import build_generated, choice
+    started = []
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PHSYM_AOT", "background")
+    monkeypatch.delenv("PHSYM_ENGINE", raising=False)
+    monkeypatch.setattr(choice.subprocess, "Popen", lambda args, **kw: started.append(args))
+    monkeypatch.setattr(choice, "numeric_ready", lambda: True)          # the engine shipped in the package
+    monkeypatch.setattr(run_mod.aot, "start_background", lambda key: False)
+    first = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
+    assert first.info["engine"] == "numeric"
+    (request,) = tmp_path.glob(warm.UPGRADE_PREFIX + "*.json")
+    key = request.stem[len(warm.UPGRADE_PREFIX):]
+    build = [a for a in started if "phsym.simulation.engines.build_generated" in a]
+    assert build and not warm.outdated(key)            # the loop is not built yet: the snapshot serves
+    again = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
+    assert again.info["engine"] == "numeric" and again.info.get("warm_start")
+    assert build_generated.main(build[-1][3:]) == 0    # the background build, in this process
+    assert not request.exists()
+    moved = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
+    assert moved.info["engine"] == "generated" and moved.info.get("warm_start")
+    scale = np.max(np.abs(first["v(out)"]))
+    assert np.max(np.abs(moved["v(out)"] - first["v(out)"])) <= 1e-9 * scale
+    # a request left over after its loop was built (a raced or failed move) drops the snapshot once
+    from phsym.common.schemes import stiff_rule
+    fp = choice.fingerprint(phsym.load(str(CLIPPER)), "discrete_gradient", stiff_rule("auto", 1 / 48000.0))
+    assert warm.request_upgrade(key, fp, str(CLIPPER), 48000.0, "auto", {}, False)
+    assert warm.outdated(key) and not warm.snapshot_file(key).exists() and not request.exists()
+    last = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
+    assert last.info["engine"] == "generated" and not last.info.get("warm_start")
+    assert warm.snapshot_file(key).exists()

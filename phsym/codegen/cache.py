@@ -156,7 +156,8 @@ def load_module(body: str, key: str):
 
 #: File-name prefixes of everything phsym keeps in the cache directory:
 #: generated modules, warm-start snapshots, ahead-of-time extensions.
-PREFIXES = (PREFIX, "phsym_run_", "phsym_aot_", "phsym_lark_", "phsym_law_", "phsym_ready_")
+PREFIXES = (PREFIX, "phsym_run_", "phsym_aot_", "phsym_lark_", "phsym_law_", "phsym_ready_",
+            "phsym_upgrade_")
 
 
 def cache_info() -> Dict[str, object]:

@@ -13,9 +13,10 @@ from ..codegen import aot
 from ..errors import SimulationError, SimulationInputError
 from .result import SimulationResult
 from .signals import sample_rate
-from .warm import load_plan, save_plan, snapshot_key
+from .warm import (UPGRADE_PREFIX, load_plan, outdated, request_upgrade, save_plan, snapshot_key,
+                   upgrade_request)
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "upgrade_snapshots"]
 
 _INCLUDES = re.compile(rb"^[ \t]*\.(inc|lib)", re.IGNORECASE | re.MULTILINE)
 _MEASURES = re.compile(rb"^[ \t]*\.(meas|four)", re.IGNORECASE | re.MULTILINE)
@@ -116,7 +117,7 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
             eligible = False     # the symbolic path reports the missing file or the bad include
         else:
             key = snapshot_key(text, fs, method, {**options, " x0": "dc"} if dc else options)
-            plan = load_plan(key)
+            plan = None if outdated(key) else load_plan(key)
             if plan is not None:
                 try:
                     return _measured(plan.run(u, duration, None if dc else x0, progress,
@@ -131,20 +132,65 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
     sim = Simulator(model, fs, method, **options)
     res = sim.run(u=u, duration=duration, x0=x0, params=params, progress=progress, align=align, controls=controls)
     if eligible and key is not None:
-        plan = sim.plan(None)
-        if dc:      # the snapshot starts where this run started
-            plan = copy.copy(plan)
-            plan.x_ic, plan.x_ic_desc = np.array(res.x[0], dtype=float), res.info["x0"]
-            plan.x_start = res.info.get("newton_start")
-        elif plan.loop.KIND == "numeric" and x0 is None:      # its Newton start from the ICs, as found now
-            plan = copy.copy(plan)
-            plan.x_start = res.info.get("newton_start")
+        plan = _snapshot_plan(sim, res, dc, x0)
         if plan.serialisable:
             try:
                 save_plan(plan, key)
             except (OSError, SimulationError):
                 pass     # a read-only cache only costs the next run its warm start
             else:
-                if plan.loop.key:      # Newton loop or unrolled linear loop
+                if sim.upgrade:     # a first run on the numeric engine: moved onto the generated loop once built
+                    request_upgrade(key, sim.upgrade, str(source), fs, method, options, dc)
+                elif plan.loop.key:      # Newton loop or unrolled linear loop
                     aot.start_background(plan.loop.key)
     return _measured(res, source)
+
+
+def _snapshot_plan(sim, res: SimulationResult, dc: bool, x0):
+    """The plan a snapshot stores after ``sim`` ran ``res``."""
+    plan = sim.plan(None)
+    if dc:      # the snapshot starts where this run started
+        plan = copy.copy(plan)
+        plan.x_ic, plan.x_ic_desc = np.array(res.x[0], dtype=float), res.info["x0"]
+        plan.x_start = res.info.get("newton_start")
+    elif plan.loop.KIND == "numeric" and x0 is None:      # its Newton start from the ICs, as found now
+        plan = copy.copy(plan)
+        plan.x_start = res.info.get("newton_start")
+    return plan
+
+
+def upgrade_snapshots(fp: str) -> int:
+    """Save again on the generated loop ``fp`` every warm-start snapshot that waits for it (see
+    :mod:`.warm`); returns how many.  Run by the background build once the loop is compiled.
+
+    Parameters
+    ----------
+    fp : str
+        Fingerprint of the compiled generated loop (:func:`~.engines.choice.fingerprint`).
+    """
+    from ..common.paths import cache_dir
+    from ..model import load
+    from .simulator import Simulator
+    moved = 0
+    for path in sorted(cache_dir().glob(f"{UPGRADE_PREFIX}*.json")):
+        req = upgrade_request(path)
+        if req is None or req["fp"] != fp:
+            continue
+        key = path.stem[len(UPGRADE_PREFIX):]
+        try:
+            source, fs, method, options, dc = req["path"], req["fs"], req["method"], req["options"], req["dc"]
+            text = _with_includes(source, Path(source).read_bytes())
+            if snapshot_key(text, fs, method, {**options, " x0": "dc"} if dc else options) == key:
+                sim = Simulator(load(source), fs, method, **{**options, "engine": "generated"})
+                res = sim.run(duration=1.0 / fs, x0="dc" if dc else None)
+                plan = _snapshot_plan(sim, res, dc, None)
+                if plan.serialisable:
+                    save_plan(plan, key)
+                    moved += 1
+        except Exception:       # noqa: BLE001 - the numeric snapshot keeps serving; outdated() drops it
+            pass
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    return moved

@@ -7,6 +7,7 @@ runs it; parameter changes build a new plan, never new code.
 """
 from __future__ import annotations
 
+import os
 from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -18,8 +19,8 @@ from ..errors import PhsymError, SimulationError, SimulationInputError
 from ..netlist.params import expand_derived
 from ..structure.linear import LinearPHS
 from .initial import dc_solution, initial_from_ic, state_scales
-from .engines.choice import (GENERATED_LIMIT, check_generated_budget, choose, mark_ready, numeric_ready,
-                             start_generated_build, start_numeric_warmup)
+from .engines.choice import (ENGINE_ENV, GENERATED_LIMIT, check_generated_budget, choose, fingerprint, mark_ready,
+                             numeric_ready, start_generated_build, start_numeric_warmup)
 from .engines.generated import NewtonLoop
 from .engines.linear.plans import LinearPlanning
 from .engines.numeric.planner import NumericPlanner
@@ -96,6 +97,7 @@ class Simulator(LinearPlanning):
                                        "(EffortGP.from_model, DissipativeLawGP or phsym learn) and write the "
                                        "learned law (H={...}, or .table NAME law.npz and H={NAME(q)})")
         linear = numeric or model.is_linear
+        auto = False        # engine="auto" left to the rule (a forced engine never moves a snapshot)
         if isinstance(method, str) and method.strip().lower() == "auto":
             index2 = not numeric and model.index2
             method = "backward_euler" if index2 else ("midpoint" if linear else "discrete_gradient")
@@ -107,6 +109,7 @@ class Simulator(LinearPlanning):
         else:
             scheme = get_scheme(method, LINEAR_SCHEMES).name
             asked = engine
+            auto = str(asked).strip().lower() == "auto" and not os.environ.get(ENGINE_ENV, "").strip()
             engine = choose(model, engine, scheme, self.stiff)
             if engine == "generated" and str(asked).strip().lower() == "auto" and not numeric_ready():
                 start_numeric_warmup()      # later circuits then find the engine compiled
@@ -126,6 +129,9 @@ class Simulator(LinearPlanning):
             raise SimulationInputError("linear_solver must be auto, dense or sparse")
         self.linear_solver = linear_solver
         self._gen = None
+        #: Fingerprint of the generated loop being built in the background for this auto-numeric run
+        #: (:func:`~.engines.choice.fingerprint`): the warm-start snapshot moves onto it (:mod:`.warm`).
+        self.upgrade: Optional[str] = None
         self._numeric = None
         self._ready = False
         if engine == "generated":
@@ -147,7 +153,8 @@ class Simulator(LinearPlanning):
             self._numeric = NumericPlanner(model, self.fs, self.scheme, self.stiff, self.tol, self.maxit,
                                            self.on_error == "flag", record_efforts)
             if not linear and model.size["branches"] <= GENERATED_LIMIT:    # the next run gets the unrolled loop
-                start_generated_build(model.netlist.file, self.scheme, stiff, self.fs)
+                if start_generated_build(model.netlist.file, self.scheme, stiff, self.fs) and auto:
+                    self.upgrade = fingerprint(model, self.scheme, self.stiff)
         self._plans: Dict[tuple, RunPlan] = {}
         self._fixed: Optional[FixedParts] = None
         self._summary: Optional[ModelSummary] = None

@@ -18,6 +18,15 @@ snapshot.  Runs with parameter overrides, ``x0="dc"`` with given inputs
 and :class:`~phsym.model.Model` objects take the symbolic path; with the
 netlist's own waveforms, ``x0="dc"`` is stored as the snapshot's initial
 state (under its own key).
+
+A small circuit that ``engine="auto"`` ran on the numeric engine because
+its generated loop was not compiled yet (a first run) leaves an *upgrade
+request* beside its snapshot.  The background build of the generated loop
+(:mod:`.engines.build_generated`) then saves the snapshot again on the
+generated loop, so the next run loads that (faster to load and to step);
+a snapshot whose generated loop is compiled but which was not moved (the
+build and the request raced, or the move failed) is dropped by
+:func:`outdated`, and that run takes the symbolic path once.
 """
 from __future__ import annotations
 
@@ -33,9 +42,11 @@ from ..common.paths import atomic_write, cache_dir
 from ..version import __version__
 from .plan import FORMAT, RunPlan
 
-__all__ = ["snapshot_key", "save_plan", "load_plan", "snapshot_file", "SNAPSHOT_PREFIX"]
+__all__ = ["snapshot_key", "save_plan", "load_plan", "snapshot_file", "SNAPSHOT_PREFIX", "UPGRADE_PREFIX",
+           "upgrade_file", "request_upgrade", "upgrade_request", "outdated"]
 
 SNAPSHOT_PREFIX = "phsym_run_"
+UPGRADE_PREFIX = "phsym_upgrade_"
 _FINGERPRINT: Optional[str] = None
 
 
@@ -129,3 +140,92 @@ def load_plan(key: str) -> Optional[RunPlan]:
     except Exception as exc:     # any decoding failure means damage  # noqa: BLE001
         discard([path], f"snapshot: {type(exc).__name__}: {exc}")
         return None
+
+
+def upgrade_file(key: str) -> Path:
+    """Path of the upgrade request of the snapshot ``key``.
+
+    Parameters
+    ----------
+    key : str
+        See :func:`snapshot_key`.
+    """
+    return cache_dir() / f"{UPGRADE_PREFIX}{key}.json"
+
+
+def request_upgrade(key: str, fp: str, path: str, fs: float, method: str, options: Mapping[str, object],
+                    dc: bool) -> bool:
+    """Ask the background build of the generated loop ``fp`` to save the snapshot ``key`` on it;
+    False when the options do not serialise (the snapshot then stays on the numeric engine).
+
+    Parameters
+    ----------
+    key : str
+        See :func:`snapshot_key`.
+    fp : str
+        Fingerprint of the generated loop being built (:func:`~.engines.choice.fingerprint`).
+    path : str
+        The netlist file.
+    fs : float
+        Sample rate.
+    method : str
+        Scheme name as given to :func:`phsym.simulate`.
+    options : mapping
+        Simulator options as given.
+    dc : bool
+        Whether the run started at its DC point.
+    """
+    try:
+        body = json.dumps({"fp": fp, "path": str(path), "fs": float(fs), "method": str(method),
+                           "options": dict(options), "dc": bool(dc)}, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    try:
+        atomic_write(upgrade_file(key), lambda fh: fh.write(body.encode()))
+    except OSError:
+        return False
+    return True
+
+
+def upgrade_request(path: Path) -> Optional[dict]:
+    """The decoded request in ``path``, or ``None`` when it is missing or damaged (then removed).
+
+    Parameters
+    ----------
+    path : Path
+        An :func:`upgrade_file`.
+    """
+    try:
+        req = json.loads(path.read_text())
+        if not isinstance(req, dict) or not isinstance(req.get("fp"), str):
+            raise ValueError("not an upgrade request")
+        return req
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        discard([path], f"upgrade request: {type(exc).__name__}: {exc}")
+        return None
+
+
+def outdated(key: str) -> bool:
+    """Whether the snapshot ``key`` waits for a generated loop that is compiled now but did not
+    receive it; the snapshot and its request are then removed (two file checks otherwise).
+
+    Parameters
+    ----------
+    key : str
+        See :func:`snapshot_key`.
+    """
+    path = upgrade_file(key)
+    if not path.exists():
+        return False
+    req = upgrade_request(path)
+    from .engines.choice import ready_module
+    if req is None or ready_module(req["fp"]) is None:
+        return False
+    for p in (snapshot_file(key), path):
+        try:
+            p.unlink()
+        except OSError:
+            pass
+    return True

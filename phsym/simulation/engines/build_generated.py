@@ -4,7 +4,8 @@ FILE METHOD STIFF FS``.
 Started by :func:`~.choice.start_generated_build` after a numeric run of a
 small circuit; generates the module, compiles it with one step and records
 it as ready (:func:`~.choice.mark_ready`), so that ``engine="auto"`` takes
-it the next time.  Any failure leaves nothing recorded: the numeric engine
+it the next time, and saves again on it the warm-start snapshots that the
+numeric run left waiting (:func:`~phsym.simulation.run.upgrade_snapshots`).  Any failure leaves nothing recorded: the numeric engine
 keeps running the netlist.
 """
 from __future__ import annotations
@@ -15,11 +16,15 @@ import sys
 def main(argv) -> int:
     """Build; returns the exit status."""
     from ...model import load
+    from ..run import upgrade_snapshots
     from ..simulator import Simulator
+    from .choice import fingerprint
     path, method, stiff, fs = argv[0], argv[1], argv[2], float(argv[3])
     try:
-        sim = Simulator(load(path), fs, method=method, engine="generated", stiff=stiff)
+        model = load(path)
+        sim = Simulator(model, fs, method=method, engine="generated", stiff=stiff)
         sim.run(duration=1.0 / fs)
+        upgrade_snapshots(fingerprint(model, sim.scheme, sim.stiff))
     except Exception:       # noqa: BLE001 - a background build must never disturb anyone
         return 1
     return 0

@@ -44,7 +44,7 @@ from ...errors import SimulationInputError
 from ...version import __version__
 
 __all__ = ["ENGINES", "ENGINE_ENV", "numeric_ready", "start_numeric_warmup", "GENERATED_LIMIT", "LINEAR_LIMIT", "choose", "fingerprint", "generated_ready",
-           "mark_ready", "start_generated_build", "check_generated_budget"]
+           "ready_module", "mark_ready", "start_generated_build", "check_generated_budget"]
 
 #: Engine names (``"newton"`` is the generated loop's former name).
 ENGINES = ("auto", "generated", "numeric", "linear")
@@ -129,11 +129,23 @@ def generated_ready(model, scheme: str, stiff: str) -> bool:
     scheme, stiff : str
         Scheme and resolved stiff rule.
     """
+    return ready_module(fingerprint(model, scheme, stiff)) is not None
+
+
+def ready_module(fp: str) -> Optional[str]:
+    """The key of the compiled generated module recorded under the fingerprint ``fp``
+    (:func:`fingerprint`), or ``None`` when there is none (two file checks, no model needed).
+
+    Parameters
+    ----------
+    fp : str
+        A :func:`fingerprint`.
+    """
     try:
-        key = _ready_file(fingerprint(model, scheme, stiff)).read_text().strip()
+        key = _ready_file(fp).read_text().strip()
     except OSError:
-        return False
-    return (cache_dir() / f"phsym_gen_{key}.py").is_file()
+        return None
+    return key if (cache_dir() / f"phsym_gen_{key}.py").is_file() else None
 
 
 def mark_ready(model, scheme: str, stiff: str, key: str) -> None:
