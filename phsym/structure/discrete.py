@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sps
 
 from ..common.schemes import Scheme
@@ -170,9 +169,10 @@ def singular_step(step: ThetaStep, scale: np.ndarray, M: Optional[np.ndarray] = 
         return (M, np.zeros(0, dtype=np.int32))
     if not np.all(np.isfinite(scale)) or np.any(scale == 0):
         raise StructureError(f"singular step matrix of the {step.scheme.name} scheme (an empty or non-finite row)")
+    import scipy.linalg as sla      # here: a netlist's load and the numeric engine never need it
     try:
         lu = sla.lu_factor(M / scale[:, None], check_finite=True)
-    except (ValueError, sla.LinAlgError) as exc:
+    except (ValueError, np.linalg.LinAlgError) as exc:
         raise StructureError(f"singular step matrix of the {step.scheme.name} scheme: {exc}") from None
     if np.min(np.abs(np.diag(lu[0])), initial=np.inf) <= 1e-14 * M.shape[0]:
         raise StructureError(f"singular step matrix of the {step.scheme.name} scheme (a constraint of "

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
-import scipy.linalg as sla
 
 from ..common.schemes import get_scheme
 from ..errors import MissingDependencyError, StructureError
@@ -264,6 +263,7 @@ class LinearPHS:
 
     def poles(self) -> np.ndarray:
         """Finite generalised eigenvalues of the pencil (A, E)."""
+        import scipy.linalg as sla      # here: importing the structure layer stays cheap
         w = sla.eigvals(self.A, self.E)
         return w[np.isfinite(w)]
 

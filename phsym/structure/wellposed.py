@@ -16,7 +16,6 @@ from typing import List, Mapping
 
 import numpy as np
 import scipy.sparse as sps
-import scipy.sparse.linalg as spla
 import sympy as sp
 
 from ..errors import StructureError
@@ -64,8 +63,9 @@ def check_regular(S: Structure, values: Mapping[sp.Symbol, float], seed: int = 0
     # rest up to 600 unknowns, as its singular values are the reliable rank test
     clear = False
     if n > _SVD_ALWAYS:
+        from scipy.sparse.linalg import splu     # here: a netlist's load does not import scipy.linalg
         try:
-            lu = spla.splu(P.tocsc())
+            lu = splu(P.tocsc())
             d = np.abs(lu.U.diagonal())
             ratio = d.min() / max(d.max(), 1.0)
         except RuntimeError:

@@ -22,7 +22,6 @@ from typing import Optional
 
 import numpy as np
 import scipy.sparse as sps
-import scipy.sparse.linalg as spla
 
 from ....codegen.linear_gen import MAX_UNROLLED
 from ....common.schemes import Scheme
@@ -152,9 +151,10 @@ class LinearEngine:
         return np.vstack([ext, np.hstack([np.zeros((nw, nd)), self.Wu, np.zeros((nw, nd))])])
 
     def _sparse_loop(self) -> SparseLinearLoop:
+        from scipy.sparse.linalg import splu     # here: it imports scipy.linalg, which a dense loop never needs
         st = self.step
         try:
-            lu = spla.splu(sps.csc_matrix(st.M), permc_spec="COLAMD")
+            lu = splu(sps.csc_matrix(st.M), permc_spec="COLAMD")
         except RuntimeError as exc:
             raise SimulationError(f"singular step matrix of the linear scheme: {exc}") from None
         Sx, Sv = sps.csr_matrix(st.Sx), sps.csr_matrix(st.Sv)

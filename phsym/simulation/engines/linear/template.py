@@ -25,7 +25,6 @@ import weakref
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-import scipy.linalg as sla
 import sympy as sp
 
 from ....codegen.linear_gen import MAX_UNROLLED
@@ -370,6 +369,7 @@ def _regular(M: np.ndarray, scale: np.ndarray) -> set:
     if not ok.any():
         return set()
     g = np.flatnonzero(ok)
+    import scipy.linalg as sla      # here: importing the simulator does not import scipy.linalg
     U = sla.lu(M[g] / scale[g][:, :, None], check_finite=False)[2]      # LAPACK getrf, as lu_factor
     small = np.min(np.abs(np.diagonal(U, axis1=1, axis2=2)), axis=1) <= 1e-14 * M.shape[1]
     return set(g[~small].tolist())
