@@ -30,9 +30,7 @@ import importlib
 import importlib.machinery
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -179,6 +177,7 @@ def build(key: str) -> Path:
         lock.unlink()
         fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     os.close(fd)
+    import tempfile     # here and below: a warm run that only loads an extension imports neither
     tmp = Path(tempfile.mkdtemp(prefix=f".{AOT_PREFIX}{key}.", dir=str(d)))
     try:
         if str(d) not in sys.path:
@@ -232,6 +231,7 @@ def start_background(key: str) -> bool:
     running = [p for p in cache_dir().glob(f"{AOT_PREFIX}*.lock") if now - p.stat().st_mtime < STALE_LOCK]
     if len(running) >= MAX_BUILDS:
         return False
+    import subprocess
     try:
         subprocess.Popen([sys.executable, "-m", "phsym.codegen.aot", key], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
