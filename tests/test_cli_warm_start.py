@@ -15,7 +15,8 @@ _CHILD = """
 import json, sys
 from phsym.cli import main
 code = main({argv!r})
-print(json.dumps({{"code": code, "imported": [m for m in ("sympy", "scipy", "networkx", "numba", "lark")
+print(json.dumps({{"code": code, "imported": [m for m in ("sympy", "scipy", "networkx", "numba", "lark",
+                                                      "scipy.linalg", "scipy.sparse.linalg", "subprocess")
                                             if m in sys.modules]}}))
 """
 
@@ -37,3 +38,12 @@ def test_warm_cli_run_reads_no_netlist_and_builds_no_model(tmp_path):
     assert cold["code"] == 0 and "sympy" in cold["imported"]
     warm = _cli(env, argv)
     assert warm["code"] == 0 and not {"sympy", "networkx", "lark"} & set(warm["imported"]), warm
+
+
+def test_show_builds_the_model_without_scipy_linalg(tmp_path):
+    # the structure layer, the model and its checks import scipy.linalg (0.2-0.3 s) only where a
+    # dense LU or eigenvalues are computed, and scipy.sparse.linalg (which imports it) only for a sparse LU
+    env = dict(os.environ, PHSYM_CACHE_DIR=str(tmp_path / "phsym"))
+    shown = _cli(env, ["show", str(NET / "diode_clipper.cir")])
+    assert shown["code"] == 0 and "sympy" in shown["imported"], shown
+    assert not {"scipy.linalg", "scipy.sparse.linalg"} & set(shown["imported"]), shown
