@@ -47,3 +47,15 @@ def test_show_builds_the_model_without_scipy_linalg(tmp_path):
     shown = _cli(env, ["show", str(NET / "diode_clipper.cir")])
     assert shown["code"] == 0 and "sympy" in shown["imported"], shown
     assert not {"scipy.linalg", "scipy.sparse.linalg"} & set(shown["imported"]), shown
+
+
+def test_command_leaves_its_heap_out_of_the_shutdown_collections():
+    # registered before main's handler, so it runs after it (atexit is last in, first out)
+    child = ("import atexit, gc\n"
+             "atexit.register(lambda: print('frozen', gc.get_freeze_count()))\n"
+             "from phsym.cli import main\n"
+             "main([])\n")
+    res = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    frozen = int(res.stdout.strip().splitlines()[-1].split()[1])
+    assert frozen > 10_000, res.stdout
