@@ -141,3 +141,25 @@ def test_a_first_numeric_snapshot_moves_onto_the_generated_loop_once_built(monke
     last = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
     assert last.info["engine"] == "generated" and not last.info.get("warm_start")
     assert warm.snapshot_file(key).exists()
+
+
+def test_parse_tables_come_from_the_package_when_the_user_cache_has_none(monkeypatch, tmp_path):
+    import lark
+    from phsym.netlist import source
+    monkeypatch.setattr(source, "PACKAGE_TABLES", tmp_path / "package")
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path / "user"))
+    written = source.save_package_tables()
+    assert written.parent == tmp_path / "package" and written.is_file()
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the parse tables were built, not read from the package")
+
+    source._lark.cache_clear()
+    monkeypatch.setattr(lark, "Lark", type("NoBuild", (), {"__new__": no_build, "load": lark.Lark.load}))
+    try:
+        parser = source._lark()
+        tree = parser.parse("R1 a b 1k\n")
+        assert tree is not None
+        assert (tmp_path / "user" / written.name).is_file()        # seeded into the user's cache
+    finally:
+        source._lark.cache_clear()

@@ -57,6 +57,12 @@ def build_package() -> bool:
         env.update(PHSYM_CACHE_DIR=tmp, **{ENV: "write"})
         done = subprocess.run([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"], env=env,
                               stdin=subprocess.DEVNULL).returncode == 0       # (not __name__: "__main__" under -m)
+    if done:        # and the netlist parser's tables, which a first run would otherwise build (0.1 s)
+        from ....netlist.source import save_package_tables
+        try:
+            save_package_tables()
+        except OSError:
+            pass        # the engine is what this build is for; a parse costs 0.1 s more without them
     return done and (package_cache() / READY).is_file()
 
 
