@@ -237,7 +237,7 @@ def _lark():
     """The statement parser (lark, LALR; its tables cached on disk)."""
     import lark
     grammar = _grammar_text()
-    # the analysed LALR tables live in our cache or the package's (0.1 s of every cold start);
+    # the analysed LALR tables live in our cache or the package's (building them: 40-50 ms of CPU);
     # the file name covers the grammar, lark's and Python's versions, a checksum line
     # guards the pickled tables
     try:
