@@ -122,7 +122,7 @@ def test_a_first_numeric_snapshot_moves_onto_the_generated_loop_once_built(monke
     first = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
     assert first.info["engine"] == "numeric"
     (request,) = tmp_path.glob(warm.UPGRADE_PREFIX + "*.json")
-    key = request.stem[len(warm.UPGRADE_PREFIX):]
+    key, fp = request.stem[len(warm.UPGRADE_PREFIX):], json.loads(request.read_text())["fp"]
     build = [a for a in started if "phsym.simulation.engines.build_generated" in a]
     assert build and not warm.outdated(key)            # the loop is not built yet: the snapshot serves
     again = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
@@ -133,9 +133,10 @@ def test_a_first_numeric_snapshot_moves_onto_the_generated_loop_once_built(monke
     assert moved.info["engine"] == "generated" and moved.info.get("warm_start")
     scale = np.max(np.abs(first["v(out)"]))
     assert np.max(np.abs(moved["v(out)"] - first["v(out)"])) <= 1e-9 * scale
-    # a request left over after its loop was built (a raced or failed move) drops the snapshot once
-    from phsym.common.schemes import stiff_rule
-    fp = choice.fingerprint(phsym.load(str(CLIPPER)), "discrete_gradient", stiff_rule("auto", 1 / 48000.0))
+    # a request left over after its loop was built (a raced or failed move) drops the snapshot once; the
+    # loop's ready mark is written here (this process may hold the module from an earlier test's cache)
+    (tmp_path / f"{choice.READY_PREFIX}{fp}").write_text("0" * 24)
+    (tmp_path / f"phsym_gen_{'0' * 24}.py").write_text("")
     assert warm.request_upgrade(key, fp, str(CLIPPER), 48000.0, "auto", {}, False)
     assert warm.outdated(key) and not warm.snapshot_file(key).exists() and not request.exists()
     last = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
