@@ -14,13 +14,14 @@ import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import List, Optional, Tuple, Union
+from collections.abc import MutableMapping
+from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from ..common.guard import discard
 from ..common.paths import atomic_write, cache_dir
 from ..errors import Location, NetlistError
 
-__all__ = ["LogicalLine", "Word", "Assign", "Call", "Group", "Statement", "split_logical_lines", "prepare_line", "raw_statement",
+__all__ = ["LogicalLine", "Word", "Assign", "Call", "Group", "Statement", "ItemLocations", "split_logical_lines", "prepare_line", "raw_statement",
            "parse_statement", "read_statements"]
 
 
@@ -149,6 +150,52 @@ class Statement:
             return self.line.locate(item.start, len(item.text) if length is None else length)
         return self.line.locate(int(item), length or 1)
 
+
+
+class ItemLocations(MutableMapping):
+    """Argument key -> :class:`~phsym.errors.Location`, each found from its statement item when read.
+
+    An element line records where each argument is written (for messages
+    that point at it), yet almost none is ever read: locating every word of
+    a 30,000-element deck at load made 200,000 locations (a tenth of its
+    load).  A value set here is an item of ``stmt`` (a word, an assignment,
+    a call) or a ready location.
+
+    Parameters
+    ----------
+    stmt : Statement
+        The statement the items belong to.
+    """
+
+    __slots__ = ("_stmt", "_items")
+
+    def __init__(self, stmt: "Statement"):
+        self._stmt = stmt
+        self._items: Dict[str, object] = {}
+
+    def __getitem__(self, key: str) -> Location:
+        v = self._items[key]
+        if not isinstance(v, Location):
+            v = self._items[key] = self._stmt.loc(v)
+        return v
+
+    def __setitem__(self, key: str, value) -> None:
+        self._items[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._items[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"ItemLocations({dict(self)!r})"
 
 #: end-of-line comments as ngspice reads them: ``;`` anywhere, ``$`` and ``//`` at the
 #: start or after a blank (``1k$x`` is no comment there either)
