@@ -29,7 +29,7 @@ import numpy as np
 import sympy as sp
 
 from ....codegen.laws.build import gradient_kernel
-from ....structure.circuit.canonical import placeholder_values
+from ....structure.circuit.canonical import linear_hessians, placeholder_values
 from ....structure.circuit.data import CircuitData
 from .layout import branch_voltage
 from .system import System
@@ -129,18 +129,15 @@ class DCSystem(System):
         from .kernels_py import gradient_at     # numbers of a kernel, outside the compiled loop
         x = self.x_fix[list(s.states)]
         if s.linear:
-            Q = placeholder_values([[e for row in s.hessian for e in row]], self._values, [s.element])[0]
-            return Q.reshape(len(s.states), -1) @ x
+            return linear_hessians([s], self._values)[0] @ x
         return gradient_at(s, x, self._values, effort=s.by_effort)
 
     def _storage_rows(self, values) -> None:
         c, L, G, R = self.circuit, self.L, self.groups, self.R
         held = self.held_values = self.held_efforts()
+        hessians = linear_hessians(c.storages, values)
         for s_i, s in enumerate(c.storages):
-            Q = None
-            if s.linear:
-                Q = placeholder_values([[e for row in s.hessian for e in row]], values, [s.element])[0]
-                Q = Q.reshape(len(s.states), len(s.states))
+            Q = hessians[s_i]
             for a, (i, b, effort) in enumerate(zip(s.states, s.branches, s.effort_port)):
                 zi = L.z_state(i)
                 vb = branch_voltage(c, b)

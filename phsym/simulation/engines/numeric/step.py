@@ -20,7 +20,7 @@ import sympy as sp
 
 from ....codegen.laws.build import energy_kernel, step_kernel
 from ....common.schemes import get_scheme
-from ....structure.circuit.canonical import placeholder_values
+from ....structure.circuit.canonical import linear_hessians, placeholder_values
 from ....structure.circuit.data import CircuitData
 from .groups import GroupTable
 from .layout import branch_voltage
@@ -122,10 +122,10 @@ class StepSystem(System):
         nx, no = c.n_x, max(G.n_out, 1)
         self.DZ, self.DO, self.QL = Triplets((nx, L.n_z)), Triplets((nx, no)), Triplets((nx, nx))
         th = self.theta
+        hessians = linear_hessians(c.storages, values)
         for s_i, s in enumerate(c.storages):
             if s.linear:
-                Q = placeholder_values([[e for row in s.hessian for e in row]], values, [s.element])[0]
-                Q = Q.reshape(len(s.states), len(s.states))
+                Q = hessians[s_i]
                 for a, ia in enumerate(s.states):
                     for bb, ib in enumerate(s.states):
                         if Q[a, bb] != 0.0:
