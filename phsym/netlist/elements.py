@@ -180,12 +180,19 @@ def _structural(v, given: Optional[Assign], stmt: Statement, ctx: Context, pname
 
 
 def _keywords(cls: Type[Component]) -> Dict[str, str]:
-    """Accepted keywords (lower case) -> key (word options are taken out before)."""
-    keys = {v.key.lower(): v.key for v in cls.values}
-    keys.update({f.key.lower(): f.key for f in cls.laws})
-    if cls.ic:
-        keys["ic"] = "IC"
+    """Accepted keywords (lower case) -> key (word options are taken out before); read, not changed."""
+    keys = _KEYWORDS.get(cls)
+    if keys is None:
+        keys = {v.key.lower(): v.key for v in cls.values}
+        keys.update({f.key.lower(): f.key for f in cls.laws})
+        if cls.ic:
+            keys["ic"] = "IC"
+        _KEYWORDS[cls] = keys
     return keys
+
+
+#: :func:`_keywords` per kind (a kind's declaration is fixed once its class is made)
+_KEYWORDS: Dict[type, Dict[str, str]] = {}
 
 
 def _split(rest: list, cls: Type[Component], stmt: Statement) -> Tuple[List[Word], Dict[str, Assign]]:
@@ -331,7 +338,7 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     extra = _line_values(cls, values, stmt)      # parameters whose number the structural values set
     for v in extra:
         take(v)
-    known = {v.key for v in cls.values} | {v.key for v in extra} | {f.key for f in cls.laws} | {"IC"}
+    known = set(_keywords(cls).values()) | {v.key for v in extra} | {"IC"}
     for key, a in given.items():
         if key not in known:
             raise NetlistError(f"unknown keyword '{a.key.text}' for {cls.kind} '{stmt.head.text}'", stmt.loc(a),
