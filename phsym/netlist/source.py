@@ -21,7 +21,7 @@ from ..common.guard import discard
 from ..common.paths import atomic_write, cache_dir
 from ..errors import Location, NetlistError
 
-__all__ = ["LogicalLine", "Word", "Assign", "Call", "Group", "Statement", "ItemLocations", "split_logical_lines", "prepare_line", "raw_statement",
+__all__ = ["LogicalLine", "Word", "Assign", "Call", "Group", "Statement", "ItemLocations", "span", "split_logical_lines", "prepare_line", "raw_statement",
            "parse_statement", "read_statements"]
 
 
@@ -140,15 +140,20 @@ class Statement:
 
     def loc(self, item, length: Optional[int] = None) -> Location:
         """Location of a word, assignment, call or raw offset."""
-        if isinstance(item, Assign):
-            return self.line.locate(item.key.start, len(item.key.text))
-        if isinstance(item, Call):
-            return self.line.locate(item.name.start, item.end - item.name.start)
-        if isinstance(item, Group):
-            return self.line.locate(item.start, item.end - item.start)
-        if isinstance(item, Word):
-            return self.line.locate(item.start, len(item.text) if length is None else length)
-        return self.line.locate(int(item), length or 1)
+        return self.line.locate(*span(item, length))
+
+
+def span(item, length: Optional[int] = None) -> Tuple[int, int]:
+    """``(offset, length)`` of a word, assignment, call, group or raw offset in its logical line."""
+    if isinstance(item, Assign):
+        return item.key.start, len(item.key.text)
+    if isinstance(item, Call):
+        return item.name.start, item.end - item.name.start
+    if isinstance(item, Group):
+        return item.start, item.end - item.start
+    if isinstance(item, Word):
+        return item.start, len(item.text) if length is None else length
+    return int(item), length or 1
 
 
 
@@ -159,28 +164,28 @@ class ItemLocations(MutableMapping):
     that point at it), yet almost none is ever read: locating every word of
     a 30,000-element deck at load made 200,000 locations (a tenth of its
     load).  A value set here is an item of ``stmt`` (a word, an assignment,
-    a call) or a ready location.
+    a call), kept as its span in the line, or a ready location.
 
     Parameters
     ----------
     stmt : Statement
-        The statement the items belong to.
+        The statement the items belong to (its logical line is kept).
     """
 
-    __slots__ = ("_stmt", "_items")
+    __slots__ = ("_line", "_items")
 
     def __init__(self, stmt: "Statement"):
-        self._stmt = stmt
+        self._line = stmt.line
         self._items: Dict[str, object] = {}
 
     def __getitem__(self, key: str) -> Location:
         v = self._items[key]
         if not isinstance(v, Location):
-            v = self._items[key] = self._stmt.loc(v)
+            v = self._items[key] = self._line.locate(*v)
         return v
 
     def __setitem__(self, key: str, value) -> None:
-        self._items[key] = value
+        self._items[key] = value if isinstance(value, Location) else span(value)
 
     def __delitem__(self, key: str) -> None:
         del self._items[key]
