@@ -21,6 +21,7 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 import networkx as nx
 import numpy as np
 import scipy.sparse as sps
+from scipy.sparse.csgraph import connected_components
 
 from .components.base import Branch, Port
 from .errors import NetlistWarning, StructureError
@@ -192,22 +193,32 @@ def _cut_elements(graph: nx.MultiDiGraph, branches: Sequence[Branch], k: int) ->
 
 
 def _check_connectivity(g: nx.MultiDiGraph) -> None:
-    und = nx.MultiGraph()
-    und.add_nodes_from(g.nodes)
-    und.add_edges_from((a, b, k, d) for a, b, k, d in g.edges(keys=True, data=True))
-    if und.number_of_edges() == 0:
+    # components and degrees on index arrays: a copy of the graph as an undirected networkx graph
+    # cost a second per 30,000 branches
+    nodes = list(g.nodes)
+    index = {n: i for i, n in enumerate(nodes)}
+    edges = [(index[a], index[b], d["element"]) for a, b, d in g.edges(data=True)]
+    if not edges:
         raise StructureError("the netlist has no elements")
-    for comp in nx.connected_components(und):
-        if DATUM not in comp:
-            elems = sorted({d["element"] for _, _, d in und.subgraph(comp).edges(data=True)})
-            raise StructureError(
-                f"floating node(s) {sorted(comp)}: no connection to the datum node 0", elems,
-                hint="connect one node of this part to 0 (gnd), e.g. ground a transformer secondary")
-    dangling = [n for n in und.nodes if n != DATUM and und.degree(n) == 1]
+    ends = np.array([e[:2] for e in edges], dtype=np.int64)
+    n = len(nodes)
+    adjacency = sps.coo_matrix((np.ones(len(edges)), (ends[:, 0], ends[:, 1])), shape=(n, n))
+    _, label = connected_components(adjacency, directed=False)
+    floating = np.flatnonzero(label != label[index[DATUM]])
+    if floating.size:
+        part = label[floating[0]]        # the part of the first floating node, in node order
+        comp = [nodes[i] for i in np.flatnonzero(label == part)]
+        elems = sorted({el for a, _, el in edges if label[a] == part})
+        raise StructureError(
+            f"floating node(s) {sorted(comp)}: no connection to the datum node 0", elems,
+            hint="connect one node of this part to 0 (gnd), e.g. ground a transformer secondary")
+    degree = np.bincount(ends.ravel(), minlength=n)
+    dangling = [nodes[i] for i in np.flatnonzero(degree == 1) if nodes[i] != DATUM]
     if dangling:
         # as in SPICE a warning: the element carries no through variable, which
         # is well posed unless it is a through source (a cut set the structure rejects)
-        elems = sorted({d["element"] for n in dangling for _, _, d in und.edges(n, data=True)})
+        ones = {index[n] for n in dangling}
+        elems = sorted({el for a, b, el in edges if a in ones or b in ones})
         warnings.warn(f"node(s) {dangling} connected to a single element terminal ({', '.join(elems)}): "
                       "no current (force) flows through it", NetlistWarning, stacklevel=2)
 

@@ -15,8 +15,10 @@ from typing import Optional, Tuple
 
 import sympy as sp
 
+from ..common.symbolic import product
+
 __all__ = ["Branch", "EffortLaw", "Storage", "Dissipation", "Port", "TwoPort", "Coupling", "Contribution",
-           "EFFORT", "FLOW"]
+           "EFFORT", "FLOW", "lazy_field"]
 
 # Tree-selection priorities (lower = preferred in the spanning tree).  The
 # order gives the explicit PHS whenever one exists: sources fixing an across
@@ -153,6 +155,13 @@ class Storage:
         knows it (``1/C`` of a capacitor): the circuit data reads it instead
         of differentiating ``H`` (sympy arithmetic costs about a millisecond
         per element, the bulk of loading a large mesh).
+    compliance : sympy.Expr, optional
+        The value whose reciprocal is ``d2H/dx2`` of a one-state linear
+        storage (a capacitor's ``C``), given instead of ``hamiltonian`` and
+        ``hessian`` (pass ``None`` for them): both are then built from it on
+        first read, so a deck of plain capacitors loads without sympy
+        arithmetic per element; the numeric engine reads the compliance's
+        number.
     """
 
     elements: Tuple[str, ...]
@@ -166,6 +175,7 @@ class Storage:
     by_effort: Optional[EffortLaw] = None
     stiff: bool = False
     hessian: Optional[sp.Expr] = None
+    compliance: Optional[sp.Expr] = None
 
     @property
     def is_quadratic(self) -> bool:
@@ -225,7 +235,9 @@ class Dissipation:
         other variable is zero.  Law ``0``.
     coefficient : sympy.Expr, optional
         ``c`` of a linear law ``z = c w`` when the component knows it (a
-        resistor's ``R``), so the circuit data need not take the law apart.
+        resistor's ``R``), so the circuit data need not take the law apart;
+        with ``law=None`` the law ``c w`` is built from it on first read (no
+        sympy arithmetic per resistor at load).
     """
 
     element: str
@@ -239,6 +251,54 @@ class Dissipation:
     reads: Tuple[Tuple[sp.Symbol, str], ...] = ()
     nullator: bool = False
     coefficient: Optional[sp.Expr] = None
+
+
+def lazy_field(name: str, build):
+    """A dataclass field read as a property: the value given, or ``build(self)`` (kept) when ``None`` was
+    given and the record can build it (the symbolic forms of a linear element, made on first read).
+
+    Set it on the class after the dataclass is made (its generated ``__init__`` assigns through it).
+
+    Parameters
+    ----------
+    name : str
+        The field's name (its value is kept as ``_name``).
+    build : callable
+        ``build(record)``: the value, or ``None`` when the record has nothing to build it from.
+    """
+    slot = "_" + name
+
+    def get(self):
+        v = getattr(self, slot)
+        if v is None:
+            v = build(self)
+            if v is not None:
+                setattr(self, slot, v)
+        return v
+
+    def put(self, value) -> None:
+        setattr(self, slot, value)
+
+    return property(get, put)
+
+
+def _storage_hessian(st: Storage):
+    return None if st.compliance is None else 1 / st.compliance
+
+
+def _storage_energy(st: Storage):
+    return None if st.compliance is None else product(_HALF, st.states[0] ** 2, st.hessian)   # x**2 / (2 C)
+
+
+def _dissipation_law(d: Dissipation):
+    return None if d.coefficient is None else product(d.coefficient, d.variable)
+
+
+_HALF = sp.Rational(1, 2)
+# set after the classes are made: their generated __init__ assigns through these properties
+Storage.hessian = lazy_field("hessian", _storage_hessian)
+Storage.hamiltonian = lazy_field("hamiltonian", _storage_energy)
+Dissipation.law = lazy_field("law", _dissipation_law)
 
 
 @dataclass

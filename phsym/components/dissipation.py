@@ -7,7 +7,6 @@ import numpy as np
 import sympy as sp
 
 from ..common.physics import KELVIN, thermal_voltage
-from ..common.symbolic import product
 from ..errors import StructureError
 from .analogy import Mechanical
 from .base import EFFORT, P_CCR, P_LINEAR, P_STORE_EFFORT, P_VCR, Contribution, Dissipation, Storage
@@ -91,7 +90,7 @@ class Resistor(Component):
         law = self.spec.law
         if law is None:
             R = self.value("R")
-            d = Dissipation(self.name, self.name, "through", product(R, _I), _I, True, coefficient=R)
+            d = Dissipation(self.name, self.name, "through", None, _I, True, coefficient=R)     # law R i on first read
             prio = P_LINEAR
         else:
             control = "across" if law.key == "I" else "through"
@@ -236,7 +235,7 @@ class Diode(Component):
             inner = f"{self.name}#j"
             series = self.branch("dissipation", P_LINEAR, nodes=(anode, inner), suffix=".rs")
             # its own port name (w_D1.rs), so the two laws keep distinct variables
-            r = Dissipation(series.name, series.name, "through", product(rs, _I), _I, True, coefficient=rs)
+            r = Dissipation(series.name, series.name, "through", None, _I, True, coefficient=rs)
             out.branches += [self.branch("dissipation", P_VCR, nodes=(inner, cathode)), series]
             out.dissipations += [d, r]
         cjo, tt = self._given("Cjo"), self._given("Tt")

@@ -10,7 +10,6 @@ from typing import Tuple
 import sympy as sp
 
 from ..common.piecewise import piecewise_integral
-from ..common.symbolic import product
 from ..errors import NetlistError
 from .base import EFFORT, FLOW, P_STORE_EFFORT, P_STORE_FLOW, Contribution, Storage
 from .component import Component, LawForm, Value, register
@@ -18,8 +17,6 @@ from .analogy import Mechanical
 from .element import DATUM, Law
 
 __all__ = ["StorageComponent", "Capacitor", "Inductor", "Mass", "Spring", "Contact", "Inertia", "Torsion"]
-
-_HALF = sp.Rational(1, 2)
 
 
 class StorageComponent(Component):
@@ -89,19 +86,18 @@ class StorageComponent(Component):
     def contribute(self) -> Contribution:
         x = sp.Symbol(f"{self.state_prefix}_{self.name}", real=True)
         law = self.spec.law
-        hess = None
+        compliance = H = None
         if law is not None:
             H = self.energy_of_law(law, x)
         elif type(self).linear_energy is StorageComponent.linear_energy:
-            hess = 1 / self.value(self.main_value().key)
-            H = product(_HALF, x ** 2, hess)     # x**2 / (2 value)
+            compliance = self.value(self.main_value().key)      # H = x**2 / (2 value), built on first read
         else:
             H = self.linear_energy(x, self.value(self.main_value().key))
         port = self.port()
         prio = P_STORE_EFFORT if port == EFFORT else P_STORE_FLOW
         br = self.branch("storage", prio, nodes=self.oriented_nodes())
         st = Storage((self.name,), (x,), H, (br.name,), (port,), (self.spec.ic,),
-                     quadratic=True if self.is_linear() else None, hessian=hess)
+                     quadratic=True if self.is_linear() else None, compliance=compliance)
         return Contribution(branches=[br], storages=[st])
 
 

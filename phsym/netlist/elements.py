@@ -21,7 +21,7 @@ from ..common.names import NameTable
 from ..errors import Location, NetlistError
 from .numbers import looks_numeric, parse_number
 from .params import ParamTable, word_expr
-from .source import Assign, Call, Group, Statement, Word
+from .source import Assign, Call, Group, ItemLocations, Statement, Word
 from .parasitics import parasitic_elements, split_parasitics
 from .sourcespec import source_spec
 
@@ -56,8 +56,8 @@ class Context:
     models: Dict[str, ModelCard]
     prefix: str = ""
     node_map: Dict[str, str] = field(default_factory=dict)
-    #: Element and instance names seen so far (lower case -> location), shared.
-    seen: Dict[str, Location] = field(default_factory=dict)
+    #: Element and instance names seen so far (lower case -> their statement), shared.
+    seen: Dict[str, Statement] = field(default_factory=dict)
     #: Defaults that replace the declared ones, by (kind, value key) (deck temperature -> diode Vt).
     defaults: Dict[Tuple[str, str], float] = field(default_factory=dict)
     #: Node names are case-insensitive (as in SPICE): lower case -> the first spelling, shared.
@@ -74,13 +74,13 @@ class Context:
     def register(self, stmt: Statement) -> None:
         """Record the statement's (prefixed) name; error on a duplicate."""
         name = self.prefix + stmt.head.text
-        first = self.seen.get(name.lower())
-        loc = stmt.loc(stmt.head)
+        key = name.lower()
+        first = self.seen.get(key)
         if first is not None:
-            raise NetlistError(f"duplicate element name '{name}'", loc,
+            raise NetlistError(f"duplicate element name '{name}'", stmt.loc(stmt.head),
                                hint=f"an element or instance with this name is already defined "
-                                    f"at line {first.line}; names are case-insensitive")
-        self.seen[name.lower()] = loc
+                                    f"at line {first.loc(first.head).line}; names are case-insensitive")
+        self.seen[key] = stmt
 
 
 def canonical_node(text: str, ctx: Context) -> str:
@@ -128,9 +128,10 @@ def element_kind(stmt: Statement, subckts=()) -> Tuple[Kind, Optional[Word]]:
     An ``X`` line naming a defined subcircuit is its instance, even when the
     subcircuit's name is a kind keyword (``XOP a b c OPAMP``); ``subckts``
     holds the defined names (lower case)."""
-    words = [it for it in stmt.items if isinstance(it, Word) and it.kind == "word"]
-    if stmt.head.text[:1].lower() == "x" and words and words[-1].text.lower() in subckts:
-        return SUBCKT, None
+    if subckts and stmt.head.text[:1].lower() == "x":
+        words = [it for it in stmt.items if isinstance(it, Word) and it.kind == "word"]
+        if words and words[-1].text.lower() in subckts:
+            return SUBCKT, None
     for pos, item in enumerate(stmt.items):
         word = item.name if isinstance(item, Call) else item     # learn(...): a keyword with arguments
         if isinstance(word, Word) and word.kind == "word":
@@ -179,12 +180,19 @@ def _structural(v, given: Optional[Assign], stmt: Statement, ctx: Context, pname
 
 
 def _keywords(cls: Type[Component]) -> Dict[str, str]:
-    """Accepted keywords (lower case) -> key (word options are taken out before)."""
-    keys = {v.key.lower(): v.key for v in cls.values}
-    keys.update({f.key.lower(): f.key for f in cls.laws})
-    if cls.ic:
-        keys["ic"] = "IC"
+    """Accepted keywords (lower case) -> key (word options are taken out before); read, not changed."""
+    keys = _KEYWORDS.get(cls)
+    if keys is None:
+        keys = {v.key.lower(): v.key for v in cls.values}
+        keys.update({f.key.lower(): f.key for f in cls.laws})
+        if cls.ic:
+            keys["ic"] = "IC"
+        _KEYWORDS[cls] = keys
     return keys
+
+
+#: :func:`_keywords` per kind (a kind's declaration is fixed once its class is made)
+_KEYWORDS: Dict[type, Dict[str, str]] = {}
 
 
 def _split(rest: list, cls: Type[Component], stmt: Statement) -> Tuple[List[Word], Dict[str, Assign]]:
@@ -215,7 +223,7 @@ def _split(rest: list, cls: Type[Component], stmt: Statement) -> Tuple[List[Word
 
 
 def _choices(rest: list, cls: Type[Component], stmt: Statement,
-             arg_locs: Dict[str, Location]) -> Tuple[list, Dict[str, str]]:
+             arg_locs: ItemLocations) -> Tuple[list, Dict[str, str]]:
     """The items without the ``KEY=word`` options the kind declares, and those options."""
     decl = {c.key.lower(): c for c in cls.choices}
     kept, chosen = [], {}
@@ -232,7 +240,7 @@ def _choices(rest: list, cls: Type[Component], stmt: Statement,
         if c.key in chosen:
             raise NetlistError(f"keyword '{it.key.text}' given twice", stmt.loc(it))
         chosen[c.key] = text
-        arg_locs[c.key] = stmt.loc(it)
+        arg_locs[c.key] = it
     return kept, chosen
 
 
@@ -240,7 +248,7 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     """Interpret an element statement of the component kind ``cls``."""
     name = ctx.prefix + stmt.head.text
     items = list(stmt.items)
-    arg_locs: Dict[str, Location] = {}
+    arg_locs = ItemLocations(stmt)
     n_nodes = len(cls.terminals)
     if len(items) < n_nodes:
         raise NetlistError(f"{cls.kind} '{stmt.head.text}' needs {n_nodes} nodes, got {len(items)}",
@@ -249,13 +257,13 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     for k in range(n_nodes):
         w = _word(items[k], stmt, "node name")
         nodes.append(canonical_node(w.text, ctx))
-        arg_locs[f"node{k}"] = stmt.loc(w)
+        arg_locs[f"node{k}"] = w
     if cls.optional_terminals and len(items) > n_nodes + 1 and all(
             isinstance(it, Word) and it.kind == "word" for it in items[n_nodes:n_nodes + 2]) \
             and items[n_nodes + 1].text.lower() in ctx.models:
         # Q c b e SUBSTRATE MODEL: a node before the model name is the optional terminal
         nodes.append(canonical_node(items[n_nodes].text, ctx))
-        arg_locs[f"node{n_nodes}"] = stmt.loc(items[n_nodes])
+        arg_locs[f"node{n_nodes}"] = items[n_nodes]
         n_nodes += 1
     tail = items[n_nodes + (1 if kw is not None else 0):]
     if kw is not None and isinstance(items[n_nodes], Call):
@@ -288,7 +296,7 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
                                stmt.loc(stmt.head), hint=cls.usage())
         w = _word(positional.pop(0), stmt, f"{ref_kind} name")
         refs.append(ctx.prefix + w.text)
-        arg_locs[f"ref{k}"] = stmt.loc(w)
+        arg_locs[f"ref{k}"] = w
     card = _model_card(cls, positional, stmt, ctx, arg_locs)
     if card is not None and cls.model_types:
         # the card's type (NPN / PNP...) is the element's polarity
@@ -301,7 +309,7 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     if positional and main is not None and main.key not in given:
         word = positional.pop(0)
         given[main.key] = Assign(Word("word", main.key, word.start), word)
-        arg_locs[main.key] = stmt.loc(word)
+        arg_locs[main.key] = word
     if positional:
         raise NetlistError(f"unexpected value '{positional[0].text}'", stmt.loc(positional[0]), hint=cls.usage())
     law = _law(cls, given, stmt, ctx, arg_locs)
@@ -315,7 +323,8 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
             return
         if v.key in given:
             values[v.key] = _value(given[v.key].value, stmt, ctx, pname)
-            arg_locs.setdefault(v.key, stmt.loc(given[v.key]))
+            if v.key not in arg_locs:
+                arg_locs[v.key] = given[v.key]
         elif card is not None and v.key in card.symbols:
             values[v.key] = card.symbols[v.key]
         elif v.default is not None:
@@ -329,7 +338,7 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     extra = _line_values(cls, values, stmt)      # parameters whose number the structural values set
     for v in extra:
         take(v)
-    known = {v.key for v in cls.values} | {v.key for v in extra} | {f.key for f in cls.laws} | {"IC"}
+    known = set(_keywords(cls).values()) | {v.key for v in extra} | {"IC"}
     for key, a in given.items():
         if key not in known:
             raise NetlistError(f"unknown keyword '{a.key.text}' for {cls.kind} '{stmt.head.text}'", stmt.loc(a),
@@ -337,7 +346,7 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
     ic = None
     if "IC" in given:
         ic = word_expr(given["IC"].value, stmt, ctx.names)
-        arg_locs["ic"] = stmt.loc(given["IC"])
+        arg_locs["ic"] = given["IC"]
     return _with_parasitics(ElementSpec(name, cls.kind, tuple(nodes), values, law=law, ic=ic, refs=tuple(refs),
                                         location=stmt.loc(stmt.head), arg_locations=arg_locs, choices=chosen),
                             parasitics, stmt, ctx)
@@ -384,7 +393,7 @@ def _with_parasitics(spec: ElementSpec, found, stmt: Statement, ctx: Context) ->
 
 
 def _model_card(cls: Type[Component], positional: List[Word], stmt: Statement, ctx: Context,
-                arg_locs: Dict[str, Location]) -> Optional[ModelCard]:
+                arg_locs: ItemLocations) -> Optional[ModelCard]:
     """The ``.model`` card the element names (first positional word), if the kind takes one."""
     if cls.model is None or not positional:
         return None
@@ -401,7 +410,7 @@ def _model_card(cls: Type[Component], positional: List[Word], stmt: Statement, c
         if card.type.lower() not in (t.lower() for t in types):
             raise NetlistError(f"model '{card.name}' has type {card.type}, a {cls.kind} needs "
                                f"{' or '.join(types)}", stmt.loc(mw), hint=f"define a .model NAME {types[0]}(...)")
-        arg_locs["model"] = stmt.loc(mw)
+        arg_locs["model"] = mw
         return card
     return None
 
@@ -413,7 +422,7 @@ def _text(word: Word) -> str:
 
 
 def _law(cls: Type[Component], given: Dict[str, Assign], stmt: Statement, ctx: Context,
-         arg_locs: Dict[str, Location]) -> Optional[Law]:
+         arg_locs: ItemLocations) -> Optional[Law]:
     keys = [f.key for f in cls.laws if f.key in given]
     if len(keys) > 1:
         raise NetlistError("only one law may be given", stmt.loc(given[keys[1]]))

@@ -116,11 +116,14 @@ def parse_number(text: str, location: Optional[Location] = None, warn: bool = Tr
         raise NetlistError(f"malformed number '{text}' (unexpected '{text[end]}')",
                            location, hint=_HINT)
     factor, suspicious = _scale(letters)
-    # exact decimal product, rounded once: 10u -> 1e-05 (not 9.999999999999999e-06)
-    try:
-        value = float(decimal.Decimal(literal) * decimal.Decimal(repr(factor)))
-    except (decimal.InvalidOperation, OverflowError):
-        value = float(literal) * factor
+    if factor == 1.0:
+        value = float(literal)          # correctly rounded already (and a tenth of the decimal product's cost)
+    else:
+        # exact decimal product, rounded once: 10u -> 1e-05 (not 9.999999999999999e-06)
+        try:
+            value = float(decimal.Decimal(literal) * decimal.Decimal(repr(factor)))
+        except (decimal.InvalidOperation, OverflowError):
+            value = float(literal) * factor
     if not math.isfinite(value):
         raise NetlistError(f"number '{text}' is out of range", location,
                            hint="use a finite value")

@@ -14,13 +14,14 @@ import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import List, Optional, Tuple, Union
+from collections.abc import MutableMapping
+from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from ..common.guard import discard
 from ..common.paths import atomic_write, cache_dir
 from ..errors import Location, NetlistError
 
-__all__ = ["LogicalLine", "Word", "Assign", "Call", "Group", "Statement", "split_logical_lines", "prepare_line", "raw_statement",
+__all__ = ["LogicalLine", "Word", "Assign", "Call", "Group", "Statement", "ItemLocations", "span", "split_logical_lines", "prepare_line", "raw_statement",
            "parse_statement", "read_statements"]
 
 
@@ -139,16 +140,67 @@ class Statement:
 
     def loc(self, item, length: Optional[int] = None) -> Location:
         """Location of a word, assignment, call or raw offset."""
-        if isinstance(item, Assign):
-            return self.line.locate(item.key.start, len(item.key.text))
-        if isinstance(item, Call):
-            return self.line.locate(item.name.start, item.end - item.name.start)
-        if isinstance(item, Group):
-            return self.line.locate(item.start, item.end - item.start)
-        if isinstance(item, Word):
-            return self.line.locate(item.start, len(item.text) if length is None else length)
-        return self.line.locate(int(item), length or 1)
+        return self.line.locate(*span(item, length))
 
+
+def span(item, length: Optional[int] = None) -> Tuple[int, int]:
+    """``(offset, length)`` of a word, assignment, call, group or raw offset in its logical line."""
+    if isinstance(item, Assign):
+        return item.key.start, len(item.key.text)
+    if isinstance(item, Call):
+        return item.name.start, item.end - item.name.start
+    if isinstance(item, Group):
+        return item.start, item.end - item.start
+    if isinstance(item, Word):
+        return item.start, len(item.text) if length is None else length
+    return int(item), length or 1
+
+
+
+class ItemLocations(MutableMapping):
+    """Argument key -> :class:`~phsym.errors.Location`, each found from its statement item when read.
+
+    An element line records where each argument is written (for messages
+    that point at it), yet almost none is ever read: locating every word of
+    a 30,000-element deck at load made 200,000 locations (a tenth of its
+    load).  A value set here is an item of ``stmt`` (a word, an assignment,
+    a call), kept as its span in the line, or a ready location.
+
+    Parameters
+    ----------
+    stmt : Statement
+        The statement the items belong to (its logical line is kept).
+    """
+
+    __slots__ = ("_line", "_items")
+
+    def __init__(self, stmt: "Statement"):
+        self._line = stmt.line
+        self._items: Dict[str, object] = {}
+
+    def __getitem__(self, key: str) -> Location:
+        v = self._items[key]
+        if not isinstance(v, Location):
+            v = self._items[key] = self._line.locate(*v)
+        return v
+
+    def __setitem__(self, key: str, value) -> None:
+        self._items[key] = value if isinstance(value, Location) else span(value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._items[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"ItemLocations({dict(self)!r})"
 
 #: end-of-line comments as ngspice reads them: ``;`` anywhere, ``$`` and ``//`` at the
 #: start or after a blank (``1k$x`` is no comment there either)

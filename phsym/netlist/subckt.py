@@ -209,6 +209,9 @@ def flattened_count(statements: List[Statement], subckts: Dict[str, Subckt]) -> 
     def count(body: List[Statement], stack: Tuple[str, ...]) -> int:
         total = 0
         for stmt in body:
+            if stmt.head.text[:1].lower() != "x":       # only an X line can be an instance
+                total += 1
+                continue
             try:
                 kind, _ = element_kind(stmt, subckts)
             except NetlistError:

@@ -42,7 +42,7 @@ import sympy as sp
 from ...errors import StructureError
 from ...version import __version__
 
-__all__ = ["Form", "canonical", "placeholder_values", "VAR", "PAR"]
+__all__ = ["Form", "canonical", "placeholder_values", "linear_hessians", "VAR", "PAR"]
 
 #: Names of the positional variables and placeholders of a form.
 VAR, PAR = "_v", "_p"
@@ -303,4 +303,39 @@ def placeholder_values(rows: Sequence[Sequence[sp.Expr]], values: Mapping[sp.Sym
                 raise StructureError(f"a value of {name} is not a finite real number: {ex}", [name] if elements else [],
                                      hint="check the element's values and the parameters they use")
             out[i, j] = v
+    return out
+
+
+def linear_hessians(storages: Sequence, values: Mapping[sp.Symbol, float]) -> List[Optional[np.ndarray]]:
+    """``Q`` (``n x n``) of each linear storage (``None`` for the others), in one pass.
+
+    The storages given by a compliance (a capacitor's ``C``: ``Q = 1 / C``)
+    are evaluated together as numbers, without a sympy ``1 / C`` each.
+
+    Parameters
+    ----------
+    storages : sequence of StorageItem
+        The circuit's storages (:attr:`~phsym.structure.circuit.data.CircuitData.storages`).
+    values : mapping of sympy.Symbol to float
+        Parameter values.
+
+    Raises
+    ------
+    StructureError
+        For an entry that is not a finite real number at these values.
+    """
+    out: List[Optional[np.ndarray]] = [None] * len(storages)
+    by_compliance = [k for k, s in enumerate(storages) if s.linear and s.compliance is not None]
+    if by_compliance:
+        C = placeholder_values([[storages[k].compliance] for k in by_compliance], values,
+                               [storages[k].element for k in by_compliance])[:, 0]
+        with np.errstate(divide="ignore"):
+            Q = 1.0 / C
+        for k, q in zip(by_compliance, Q):
+            # a zero compliance: the sympy entry's own evaluation and message
+            out[k] = np.array([[q]]) if np.isfinite(q) else None
+    for k, s in enumerate(storages):
+        if s.linear and out[k] is None:
+            Qk = placeholder_values([[e for row in s.hessian for e in row]], values, [s.element])[0]
+            out[k] = Qk.reshape(len(s.states), len(s.states))
     return out

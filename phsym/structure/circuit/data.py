@@ -26,7 +26,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import sympy as sp
 
-from ...components.base import EFFORT, Branch, Dissipation, Port, Storage, TwoPort
+from ...components.base import EFFORT, Branch, Dissipation, Port, Storage, TwoPort, lazy_field
 from ...components.element import DATUM
 from ...errors import StructureError
 from .canonical import Form, canonical
@@ -55,7 +55,7 @@ class StorageItem:
     linear : bool
         Quadratic ``H = x^T Q x / 2``.
     hessian : tuple of tuple of sympy.Expr, optional
-        ``Q`` (linear storages).
+        ``Q`` (linear storages); built on first read from :attr:`compliance` when that is given.
     form : Form, optional
         Law form of a nonlinear storage: ``[H]`` in its states, or ``[H, x(e), H(x, e)]`` in the
         state and the effort for a law solved through its effort.
@@ -65,6 +65,9 @@ class StorageItem:
         Solved through its effort (:class:`~phsym.components.base.EffortLaw`).
     stiff : bool
         A parasitic storage (:attr:`~phsym.components.base.Storage.stiff`).
+    compliance : sympy.Expr, optional
+        ``1 / Q`` of a one-state linear storage (:attr:`~phsym.components.base.Storage.compliance`):
+        the numeric engine reads its number, no sympy ``Q`` per capacitor.
     """
 
     record: Storage
@@ -77,11 +80,15 @@ class StorageItem:
     placeholders: Tuple[sp.Expr, ...] = ()
     by_effort: bool = False
     stiff: bool = False
+    compliance: Optional[sp.Expr] = None
 
     @property
     def element(self) -> str:
         """The (first) element's name."""
         return self.record.elements[0]
+
+
+StorageItem.hessian = lazy_field("hessian", lambda s: None if s.compliance is None else ((1 / s.compliance,),))
 
 
 @dataclass
@@ -219,6 +226,8 @@ class CircuitData:
 
     def control_obstacles(self) -> List[str]:
         """Elements a control moves other than linear dissipations (their numbers are fixed per plan)."""
+        if not self.controls:
+            return []
         moved = lambda exprs: any(self.control_reads(e) for e in exprs)      # noqa: E731
         out = [f"{s.element}: a control parameter moves its storage law" for s in self.storages
                if moved([e for row in (s.hessian or ()) for e in row] + list(s.placeholders))]
@@ -316,6 +325,8 @@ def _storage(st: Storage, idx: Tuple[int, ...], branches: Tuple[int, ...]) -> St
     xs = _S[:len(st.states)] if len(st.states) <= len(_S) else \
         [sp.Symbol(f"_state{i}", real=True) for i in range(len(st.states))]
     sub = dict(zip(st.states, xs))
+    if st.compliance is not None:
+        return StorageItem(st, idx, branches, ports, True, None, stiff=st.stiff, compliance=st.compliance)
     if st.hessian is not None and len(xs) == 1:
         return StorageItem(st, idx, branches, ports, True, hessian=((st.hessian,),), stiff=st.stiff)
     H = sp.sympify(st.hamiltonian).xreplace(sub)
@@ -363,10 +374,10 @@ def _mark_lossless(items: List[DissipationItem]) -> None:
 def _dissipation(d: Dissipation, j: int, branch: int, port_index: Dict[str, int],
                  state_branch: Dict[str, int]) -> DissipationItem:
     across = d.control == "across"
+    if d.linear and not d.couples and not d.reads and not d.nullator and d.coefficient is not None:
+        return DissipationItem(d, branch, across, True, coefficient=d.coefficient)
     law = sp.sympify(d.law)
     if d.linear and not d.couples and not d.reads and not d.nullator:
-        if d.coefficient is not None:
-            return DissipationItem(d, branch, across, True, coefficient=d.coefficient)
         c = law.xreplace({d.variable: 1})
         if law.xreplace({d.variable: 0}) != 0 or c.has(d.variable):
             raise StructureError(f"the linear law of {d.element} is not proportional to its variable: {law}",

@@ -23,13 +23,13 @@ current-controlled one, as the symbolic DC solver does
 """
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 import sympy as sp
 
 from ....codegen.laws.build import gradient_kernel
-from ....structure.circuit.canonical import placeholder_values
+from ....structure.circuit.canonical import linear_hessians, placeholder_values
 from ....structure.circuit.data import CircuitData
 from .layout import branch_voltage
 from .system import System
@@ -115,33 +115,57 @@ class DCSystem(System):
                                                         s.element)
         self._values = values
 
-    def held_efforts(self) -> Dict[int, float]:
-        """``dH/dx`` of each held state at its value (a linear storage's ``Q x``; others by their
-        gradient kernel, evaluated here)."""
+    def held_efforts(self, hessians=None) -> Dict[int, float]:
+        """``dH/dx`` of each held state at its start state (:meth:`start_effort`; ``hessians``: the
+        storages' :func:`~phsym.structure.circuit.canonical.linear_hessians`, when known)."""
+        c = self.circuit
+        if hessians is None:
+            hessians = linear_hessians(c.storages, self._values)
         out = {}
-        for s in self.circuit.storages:
+        for s, Q in zip(c.storages, hessians):
             if self._held(s):
-                out.update(zip(s.states, self.start_effort(s)))
+                out.update(zip(s.states, self.start_effort(s, Q)))
         return out
 
-    def start_effort(self, s) -> np.ndarray:
-        """``dH/dx`` of the storage ``s`` at its start state (:attr:`x_fix`)."""
+    def start_effort(self, s, Q: Optional[np.ndarray] = None) -> np.ndarray:
+        """``dH/dx`` of the storage ``s`` at its start state (:attr:`x_fix`; ``Q``: its Hessian if linear,
+        when known)."""
         from .kernels_py import gradient_at     # numbers of a kernel, outside the compiled loop
         x = self.x_fix[list(s.states)]
         if s.linear:
-            Q = placeholder_values([[e for row in s.hessian for e in row]], self._values, [s.element])[0]
-            return Q.reshape(len(s.states), -1) @ x
+            return (linear_hessians([s], self._values)[0] if Q is None else Q) @ x
         return gradient_at(s, x, self._values, effort=s.by_effort)
+
+    def _held_sources(self, held: Dict[int, float]) -> set:
+        """The held states on a capacitor-like port as voltage sources ``dH/dx(x_fix)``, written
+        together (every capacitor of a large mesh at a run's start); returns those states."""
+        c, L = self.circuit, self.L
+        rows = [(i, b, held[i]) for s in c.storages for i, b, e in zip(s.states, s.branches, s.effort_port)
+                if e and i in self.held]
+        if not rows:
+            return set()
+        i = np.array([r[0] for r in rows], dtype=np.int64)
+        b = np.array([r[1] for r in rows], dtype=np.int64)
+        g = np.array([r[2] for r in rows], dtype=float)
+        zi = np.array([L.z_state(k) for k in i.tolist()], dtype=np.int64)
+        one = np.ones(len(rows))
+        for node, sign in ((c.b_from[b], 1.0), (c.b_to[b], -1.0)):      # v = dH/dx: its current is the unknown
+            m = node >= 0
+            self.R.extend(zi[m], node[m], sign * one[m])
+        self.RK.extend(zi, np.full(len(rows), L.k_one, dtype=np.int64), -g)
+        self.currents(b, zi, one)
+        return set(i.tolist())
 
     def _storage_rows(self, values) -> None:
         c, L, G, R = self.circuit, self.L, self.groups, self.R
-        held = self.held_values = self.held_efforts()
+        hessians = linear_hessians(c.storages, values)
+        held = self.held_values = self.held_efforts(hessians)
+        done = self._held_sources(held)
         for s_i, s in enumerate(c.storages):
-            Q = None
-            if s.linear:
-                Q = placeholder_values([[e for row in s.hessian for e in row]], values, [s.element])[0]
-                Q = Q.reshape(len(s.states), len(s.states))
+            Q = hessians[s_i]
             for a, (i, b, effort) in enumerate(zip(s.states, s.branches, s.effort_port)):
+                if i in done:
+                    continue
                 zi = L.z_state(i)
                 vb = branch_voltage(c, b)
                 if i in self.held:

@@ -25,7 +25,7 @@ import sympy as sp
 from ....common.names import NameTable
 from ....errors import SignalError, SimulationError, StructureError
 from ....netlist.params import finite_value
-from ....structure.circuit.canonical import placeholder_values
+from ....structure.circuit.canonical import linear_hessians, placeholder_values
 from ....structure.circuit.data import CircuitData
 from ....structure.probes import names_node, node_domains, parse_probe, probe_domain, settle
 from ...initial import crossing
@@ -66,9 +66,9 @@ class NumericParts:
         """The state scales (see the module docstring)."""
         from ....codegen.laws.build import effort_state_kernel, gradient_kernel
         out = np.ones(self.c.n_x)
-        for s in self.c.storages:
+        hessians = linear_hessians(self.c.storages, values)
+        for s, Q in zip(self.c.storages, hessians):
             if s.linear:
-                Q = self._hessian(s, values)
                 for a, i in enumerate(s.states):
                     if Q[a, a] != 0.0:
                         out[i] = 1.0 / abs(Q[a, a])
@@ -95,8 +95,7 @@ class NumericParts:
         return out
 
     def _hessian(self, s, values) -> np.ndarray:
-        Q = placeholder_values([[e for row in s.hessian for e in row]], values, [s.element])[0]
-        return Q.reshape(len(s.states), len(s.states))
+        return linear_hessians([s], values)[0]
 
     def initial(self, values: Mapping[sp.Symbol, float]) -> Tuple[np.ndarray, List[str]]:
         """States whose gradient is the netlist's ``IC=`` (zero elsewhere), and the elements set."""

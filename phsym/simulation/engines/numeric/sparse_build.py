@@ -111,6 +111,15 @@ class Triplets:
         for col, coef in entries:
             self.add(row, col, scale * coef, per_h)
 
+    def extend(self, rows: np.ndarray, cols: np.ndarray, values: np.ndarray, per_h: bool = False) -> None:
+        """Add many entries at once (arrays of equal length; see :meth:`add`)."""
+        vals = np.asarray(values, dtype=float).tolist()
+        zeros = [0.0] * len(vals)
+        self.rows.extend(np.asarray(rows, dtype=np.int64).tolist())
+        self.cols.extend(np.asarray(cols, dtype=np.int64).tolist())
+        self.a.extend(zeros if per_h else vals)
+        self.b.extend(vals if per_h else zeros)
+
     def pattern(self, by_column: bool = False) -> Compressed:
         """The compressed pattern (built once)."""
         if self._pattern is None or self._pattern.by_column != by_column:

@@ -20,7 +20,7 @@ import sympy as sp
 
 from ....codegen.laws.build import energy_kernel, step_kernel
 from ....common.schemes import get_scheme
-from ....structure.circuit.canonical import placeholder_values
+from ....structure.circuit.canonical import linear_hessians, placeholder_values
 from ....structure.circuit.data import CircuitData
 from .groups import GroupTable
 from .layout import branch_voltage
@@ -117,15 +117,43 @@ class StepSystem(System):
                 self._eng[s_i] = self.energies.add(ke, row, [], ecost, s.element)
         self.energies.finish()
 
+    def _capacitor_rows(self, hessians) -> set:
+        """The rows of the one-state linear storages on a capacitor-like port, written together (a large
+        mesh's capacitors); returns their indices.  Per storage, as the loop of :meth:`_storage_rows`:
+        ``dx/h`` is the branch current and ``Q (x + theta dx) - v = 0``."""
+        c, L = self.circuit, self.L
+        ks = [k for k, s in enumerate(c.storages) if s.linear and len(s.states) == 1 and s.effort_port[0]
+              and hessians[k][0, 0] != 0.0]
+        if not ks:
+            return set()
+        i = np.array([c.storages[k].states[0] for k in ks], dtype=np.int64)
+        b = np.array([c.storages[k].branches[0] for k in ks], dtype=np.int64)
+        q = np.array([hessians[k][0, 0] for k in ks])
+        zi = np.array([L.z_state(j) for j in i.tolist()], dtype=np.int64)
+        kx = np.array([L.k_x(j) for j in i.tolist()], dtype=np.int64)
+        one = np.ones(len(ks))
+        self.QL.extend(i, i, q)
+        self.DZ.extend(i, zi, one)
+        for node, sign in ((c.b_from[b], -1.0), (c.b_to[b], 1.0)):     # - v
+            m = node >= 0
+            self.R.extend(zi[m], node[m], sign * one[m])
+        self.R.extend(zi, zi, self.theta * q)
+        self.RK.extend(zi, kx, q)
+        self.currents(b, zi, one, per_h=True)
+        return set(ks)
+
     def _storage_rows(self, values) -> None:
         c, L, G, R = self.circuit, self.L, self.groups, self.R
         nx, no = c.n_x, max(G.n_out, 1)
         self.DZ, self.DO, self.QL = Triplets((nx, L.n_z)), Triplets((nx, no)), Triplets((nx, nx))
         th = self.theta
+        hessians = linear_hessians(c.storages, values)
+        simple = self._capacitor_rows(hessians)
         for s_i, s in enumerate(c.storages):
+            if s_i in simple:
+                continue
             if s.linear:
-                Q = placeholder_values([[e for row in s.hessian for e in row]], values, [s.element])[0]
-                Q = Q.reshape(len(s.states), len(s.states))
+                Q = hessians[s_i]
                 for a, ia in enumerate(s.states):
                     for bb, ib in enumerate(s.states):
                         if Q[a, bb] != 0.0:

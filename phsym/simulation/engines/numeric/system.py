@@ -180,27 +180,48 @@ class System(StepNumbers):
             var = [(branch_voltage(c, d.branch), [])] + [([], [(L.k_c(m), 1.0)]) for m in ms]
             self.inst[("d", j)] = self.groups.add(law_kernel(form, d.element), row, var, [], d.element)
 
+    def currents(self, b: np.ndarray, col: np.ndarray, coef: np.ndarray, per_h: bool = False) -> None:
+        """:meth:`current` of many branches ``b``, each ``coef`` times the unknown ``col``."""
+        c = self.circuit
+        self.BZ.extend(b, col, coef, per_h)
+        for node, sign in ((c.b_from[b], 1.0), (c.b_to[b], -1.0)):
+            m = node >= 0
+            self.R.extend(node[m], col[m], sign * coef[m], per_h)
+
+    def conductances(self, b: np.ndarray, g: np.ndarray) -> None:
+        """Branch currents ``g v`` of many branches at once (:meth:`current` with ``z = g v``)."""
+        c = self.circuit
+        for node, sign in ((c.b_from[b], 1.0), (c.b_to[b], -1.0)):
+            m = node >= 0
+            self.currents(b[m], node[m], sign * g[m])
+
     def _dissipation_rows(self) -> None:
         c, L, G, R = self.circuit, self.L, self.groups, self.R
+        # linear laws as conductances, stamped together: a large mesh's resistors
+        plain = [j for j, d in enumerate(c.dissipations) if d.linear and j not in self.moved
+                 and (d.across or j in self.converted)]
+        if plain:
+            ds = [c.dissipations[j] for j in plain]
+            g = np.array([self._coef[id(d)] for d in ds])
+            across = np.array([d.across for d in ds], dtype=bool)
+            self.conductances(np.array([d.branch for d in ds], dtype=np.int64),
+                              np.where(across, g, 1.0 / np.where(across, 1.0, g)))
+        plain = set(plain)
         for j, d in enumerate(c.dissipations):
             b = d.branch
             if not d.lossless:      # a lossless multiport's powers cancel: left out, P_diss exactly 0
                 (self.active if d.active else self.passive)[b] = 1.0
+            if j in plain:
+                continue
             vb = branch_voltage(c, b)
             if j in self.moved:
                 self.current(b, o=[(G.out(self.inst[("d", j)], 0), 1.0)])
                 continue
-            if d.linear:
-                g = self._coef[id(d)]
-                if d.across:
-                    self.current(b, z=[(col, g * coef) for col, coef in vb])
-                elif j in self.converted:
-                    self.current(b, z=[(col, coef / g) for col, coef in vb])
-                else:               # v = R i with R = 0: a short with an unknown current
-                    t = L.w_unknown[j]
-                    self.current(b, z=[(t, 1.0)])
-                    R.add(t, t, g)
-                    R.add_all(t, vb, -1.0)
+            if d.linear:            # v = R i with R = 0: a short with an unknown current
+                t = L.w_unknown[j]
+                self.current(b, z=[(t, 1.0)])
+                R.add(t, t, self._coef[id(d)])
+                R.add_all(t, vb, -1.0)
                 continue
             if d.nullator:          # no current; the row says v = 0, its unknown is what the norator reads
                 R.add_all(L.w_unknown[j], vb, 1.0)
