@@ -21,7 +21,6 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 import networkx as nx
 import numpy as np
 import scipy.sparse as sps
-from scipy.sparse.csgraph import connected_components
 
 from .components.base import Branch, Port
 from .errors import NetlistWarning, StructureError
@@ -192,6 +191,22 @@ def _cut_elements(graph: nx.MultiDiGraph, branches: Sequence[Branch], k: int) ->
             and ((bb.node_from in comp) != (bb.node_to in comp))]
 
 
+def _components(n: int, edges) -> np.ndarray:
+    """Component label of each of ``n`` nodes joined by ``edges`` (union-find with path halving;
+    scipy's csgraph would import scipy.sparse.linalg into every load)."""
+    parent = list(range(n))
+    for a, b, _ in edges:
+        while parent[a] != a:
+            parent[a] = a = parent[parent[a]]
+        while parent[b] != b:
+            parent[b] = b = parent[parent[b]]
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    for i in range(n):      # roots have smaller indices: one pass settles every node
+        parent[i] = parent[parent[i]]
+    return np.asarray(parent, dtype=np.int64)
+
+
 def _check_connectivity(g: nx.MultiDiGraph) -> None:
     # components and degrees on index arrays: a copy of the graph as an undirected networkx graph
     # cost a second per 30,000 branches
@@ -202,8 +217,7 @@ def _check_connectivity(g: nx.MultiDiGraph) -> None:
         raise StructureError("the netlist has no elements")
     ends = np.array([e[:2] for e in edges], dtype=np.int64)
     n = len(nodes)
-    adjacency = sps.coo_matrix((np.ones(len(edges)), (ends[:, 0], ends[:, 1])), shape=(n, n))
-    _, label = connected_components(adjacency, directed=False)
+    label = _components(n, edges)
     floating = np.flatnonzero(label != label[index[DATUM]])
     if floating.size:
         part = label[floating[0]]        # the part of the first floating node, in node order

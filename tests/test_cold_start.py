@@ -146,21 +146,21 @@ def test_a_first_numeric_snapshot_moves_onto_the_generated_loop_once_built(monke
 
 def test_parse_tables_come_from_the_package_when_the_user_cache_has_none(monkeypatch, tmp_path):
     import lark
-    from phsym.netlist import source
-    monkeypatch.setattr(source, "PACKAGE_TABLES", tmp_path / "package")
+    from phsym.netlist import grammar
+    monkeypatch.setattr(grammar, "PACKAGE_TABLES", tmp_path / "package")
     monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path / "user"))
-    written = source.save_package_tables()
+    written = grammar.save_package_tables()
     assert written.parent == tmp_path / "package" and written.is_file()
 
     def no_build(*args, **kwargs):
         raise AssertionError("the parse tables were built, not read from the package")
 
-    source._lark.cache_clear()
+    grammar.statement_parser.cache_clear()
     monkeypatch.setattr(lark, "Lark", type("NoBuild", (), {"__new__": no_build, "load": lark.Lark.load}))
     try:
-        parser = source._lark()
+        parser = grammar.statement_parser()
         tree = parser.parse("R1 a b 1k\n")
         assert tree is not None
         assert (tmp_path / "user" / written.name).is_file()        # seeded into the user's cache
     finally:
-        source._lark.cache_clear()
+        grammar.statement_parser.cache_clear()

@@ -15,12 +15,12 @@ from typing import Dict, List, Optional, Set, Tuple, Type, Union
 
 import sympy as sp
 
-from ..components import DATUM, REGISTRY, Component, ElementSpec, Law, Waveform
-from ..common.bounded import GRID, constant_problem, nonreal_points
+from ..components import DATUM, REGISTRY, Component, ElementSpec, Waveform
 from ..common.names import NameTable
 from ..errors import Location, NetlistError
 from .numbers import looks_numeric, parse_number
 from .params import ParamTable, word_expr
+from .element_law import element_law
 from .source import Assign, Call, Group, ItemLocations, Statement, Word
 from .parasitics import parasitic_elements, split_parasitics
 from .sourcespec import source_spec
@@ -312,7 +312,7 @@ def build_element(stmt: Statement, cls: Type[Component], kw: Optional[Word], ctx
         arg_locs[main.key] = word
     if positional:
         raise NetlistError(f"unexpected value '{positional[0].text}'", stmt.loc(positional[0]), hint=cls.usage())
-    law = _law(cls, given, stmt, ctx, arg_locs)
+    law = element_law(cls, given, stmt, ctx.names, ctx.table.defaults, ctx.prefix, arg_locs)
     values: Dict[str, sp.Expr] = {}
     def take(v) -> None:
         pname = name if v.main else f"{name}.{v.key}"
@@ -413,46 +413,3 @@ def _model_card(cls: Type[Component], positional: List[Word], stmt: Statement, c
         arg_locs["model"] = mw
         return card
     return None
-
-
-def _text(word: Word) -> str:
-    """A value word's text for a message (an expression without its braces, cut to 120 characters)."""
-    text = word.inner if word.kind == "braced" else word.text
-    return text if len(text) <= 120 else text[:117] + "..."
-
-
-def _law(cls: Type[Component], given: Dict[str, Assign], stmt: Statement, ctx: Context,
-         arg_locs: ItemLocations) -> Optional[Law]:
-    keys = [f.key for f in cls.laws if f.key in given]
-    if len(keys) > 1:
-        raise NetlistError("only one law may be given", stmt.loc(given[keys[1]]))
-    if not keys:
-        return None
-    form = cls.law_form(keys[0])
-    a = given[form.key]
-    main = cls.main_value()
-    if main is not None and main.key in given:
-        raise NetlistError(f"both a value ({main.key}) and a law ({form.key}=) are given",
-                           stmt.loc(a), hint="give either the value or the law")
-    var = sp.Symbol(form.variable, real=True)
-    names = ctx.names.copy()
-    names.set(var.name, var, exact_only=True)
-    loc = stmt.loc(a)
-    arg_locs["law"] = loc
-    if a.value.kind == "word" and a.value.text.lower() == "learn":
-        # placeholders fix the structure only: a quadratic energy, a unit resistance or conductance
-        return Law(form.key, var ** 2 / 2 if form.key == "H" else var, var, loc, learn=True)
-    expr = word_expr(a.value, stmt, names)
-    values = {s: v for s, v in ctx.table.defaults.items() if s in expr.free_symbols}
-    bad = constant_problem(expr, values, (var,))
-    if bad is not None:
-        raise NetlistError(f"law {form.key}={{{_text(a.value)}}} of {ctx.prefix + stmt.head.text} has a term with no "
-                           f"finite real value at the parameters' defaults: {bad[1]}", loc,
-                           hint="check the parameters the law uses and the arguments of exp, sqrt, log and powers")
-    if expr.free_symbols <= set(values) | {var} and len(nonreal_points(expr, var, values)) == len(GRID):
-        raise NetlistError(f"law {form.key}={{{_text(a.value)}}} of "
-                           f"{ctx.prefix + stmt.head.text} is not a real number for any real {var} "
-                           f"(sampled from -1e3 to 1e3)", loc,
-                           hint="a law must be real-valued: check the arguments of sqrt, log, asin, acos and "
-                                "fractional powers")
-    return Law(form.key, expr, var, loc)

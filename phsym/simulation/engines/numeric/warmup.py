@@ -58,7 +58,7 @@ def build_package() -> bool:
         done = subprocess.run([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"], env=env,
                               stdin=subprocess.DEVNULL).returncode == 0       # (not __name__: "__main__" under -m)
     if done:        # and the netlist parser's tables, which a first run would otherwise build (0.1 s)
-        from ....netlist.source import save_package_tables
+        from ....netlist.grammar import save_package_tables
         try:
             save_package_tables()
         except OSError:
