@@ -8,7 +8,11 @@ and pivots of the last factorization, factor again with pivoting when a
 pivot has become too small), direction, convergence test on each unknown's
 step against its own scale (as the generated loop: ``|d_i| / (|z_i| +
 s_i) <= tol``, or the contraction estimate), and no limited input at the
-accepted iterate.
+accepted iterate.  Once a step's correction is below :data:`REUSE`, the
+next iteration solves with the factors it already has (a chord step, as
+SPICE's modified Newton): the Jacobian has moved by about that fraction, so
+the iteration still contracts by orders of magnitude, and the acceptance
+tests are unchanged.
 
 The tuples the functions take (``net``, ``lim``, ``lu``) are built by
 :class:`~.loop.Arrays`; their layout is documented there.
@@ -22,7 +26,7 @@ from numba import njit
 from .call import call_kernel
 from .sparse import lu_factor, lu_refactor, lu_solve
 
-__all__ = ["evaluate", "solve", "csr_add", "STATUS", "FLOOR"]
+__all__ = ["evaluate", "solve", "csr_add", "STATUS", "FLOOR", "REUSE"]
 
 #: Newton steps that stopped shrinking are the rounding floor, not a slow convergence, when every
 #: equation holds to this fraction of its own terms (``|F_r| <= FLOOR sum_c |J_rc| (|z_c| + 1)``):
@@ -35,6 +39,13 @@ ACCEPT = 1e-6
 #: Newton steps (scaled as in the convergence test) below this are taken whole: near the solution
 #: the residual is rounding, and comparing roundings would halve good steps.
 DAMP_ABOVE = 1e-6
+
+#: A Newton iteration after a scaled step at most this small (``max_i |d_i| / (|z_i| + s_i)``) reuses
+#: the last factorization instead of refactoring: the Jacobian moved by about that fraction, so the
+#: chord step leaves a residual about ``REUSE`` times the full step's, well below the balance's
+#: rounding (measured on the scale benchmark's decks: the same iterations and balance, a ninth fewer
+#: refactorizations at 1e-6; at 1e-4 a third fewer, but the balance error rose 50x; docs/benchmarks.md).
+REUSE = 1e-6
 
 #: Status codes of a solve (0: converged).
 STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular Newton Jacobian",
@@ -207,7 +218,7 @@ def _merit(F, w, n):
 
 
 @njit(cache=True, error_model="numpy")
-def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT, F, Jx, d, w, damp):
+def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT, F, Jx, d, w, damp, reuse):
     """Newton on the step equations from ``z`` (updated in place).
 
     A step whose residual is not finite is halved (up to ten times).  Where a
@@ -230,7 +241,8 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
     wold : ndarray
         The limited inputs' last values.
     state : ndarray of int64
-        ``[factored, unknown of the last failure, iterations]`` (``factored``: the LU holds a pattern).
+        ``[factored, unknown of the last failure, iterations, factorizations]`` (``factored``: the LU
+        holds a pattern; ``factorizations`` counts up over calls).
     tol : float
         Newton tolerance.
     maxit : int
@@ -241,6 +253,9 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
         Work arrays (``w`` of length ``2 n``).
     damp : bool
         Halve large steps that raise the weighted residual (see above).
+    reuse : float
+        Solve with the factors of the last iteration after a step below this (:data:`REUSE`; 0: a
+        full Newton iteration each time).
 
     Returns
     -------
@@ -252,6 +267,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
     rprev = 1e300
     wmin = 1e300
     stall = 0
+    refac = True
     limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
     while True:
         for i in range(n):
@@ -264,13 +280,15 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
             state[2] = it
             return 2
         if not (linear and state[0] == 2):
-            st, col = factor(lu, Jx, state[0] == 0)
-            if st != 0:
-                state[0] = 0
-                state[1] = col
-                state[2] = it
-                return st
-            state[0] = 2 if linear else 1
+            if refac or state[0] == 0:
+                state[3] += 1
+                st, col = factor(lu, Jx, state[0] == 0)
+                if st != 0:
+                    state[0] = 0
+                    state[1] = col
+                    state[2] = it
+                    return st
+                state[0] = 2 if linear else 1
         # the merit of the start when no junction limit moved it (see the line search below)
         if it == 0 and damp and not linear:
             _weights(Jx, lu[0], lu[1], z, w, n)
@@ -307,6 +325,9 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
         else:
             stall += 1
         conv = conv and not limited
+        # the next iteration keeps these factors after a small step, unless the last chord step
+        # contracted poorly (then the Jacobian has moved more than the step says)
+        refac = not (worst <= reuse and (refac or worst <= 1e-3 * rprev))
         rprev = worst
         limited = evaluate(z, K, net, lim, wold, not conv, IN, INa, OUT, F, Jx)
         if not conv and stall >= 2 and not limited and _backward_error(F, Jx, lu[0], lu[1], z, w) <= FLOOR:
@@ -333,6 +354,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
                 f1 = _merit(F, w, n)
             if lam < 1.0:
                 rprev = 1e300
+                refac = True
         lam = 1.0
         while not _finite(F) and lam > 1e-3:
             lam *= 0.5
@@ -340,6 +362,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
                 z[i] -= lam * d[i]
             limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
             rprev = 1e300
+            refac = True
         if it >= maxit:
             state[1] = qi
             state[2] = it
