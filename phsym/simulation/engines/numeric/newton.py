@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from .call import call_kernel
@@ -84,6 +85,17 @@ def _pnjlim(snew, sold, vt, vcrit):
 
 
 @njit(cache=True, error_model="numpy")
+def known_parts(K, net, kin, kf):
+    """The parts of the kernels' inputs (``kin``) and of the residual (``kf``) that the step's known
+    values ``K`` make: fixed over a step's Newton iterations, so :func:`solve` computes them once."""
+    Ki, RK = net[1], net[4]
+    kin[:] = 0.0
+    csr_add(kin, Ki[0], Ki[1], Ki[2], K, 1.0)
+    kf[:] = 0.0
+    csr_add(kf, RK[0], RK[1], RK[2], K, 1.0)
+
+
+@njit(cache=True, error_model="numpy")
 def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
     """Residual ``F`` and Jacobian values ``Jx`` at ``z``; returns whether an input was limited.
 
@@ -103,11 +115,22 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
     IN, INa, OUT, F, Jx : ndarray
         Work and output arrays.
     """
+    kin = np.empty(IN.shape[0])
+    kf = np.empty(F.shape[0])
+    known_parts(K, net, kin, kf)
+    return evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf)
+
+
+@njit(cache=True, error_model="numpy")
+def evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf):
+    """:func:`evaluate` with the known values' parts ``kin``, ``kf`` of :func:`known_parts` (the same
+    sums in the same order, so the same numbers)."""
     Zi, Ki, R, RO, RK, jconst, spos, ssrc, scoef, G, P = net
     tj, lc, lc0, lvt, lvc, readers, tptr, rptr = lim
     IN[:] = 0.0
     csr_add(IN, Zi[0], Zi[1], Zi[2], z, 1.0)
-    csr_add(IN, Ki[0], Ki[1], Ki[2], K, 1.0)
+    for r in range(IN.shape[0]):
+        IN[r] += kin[r]
     limited = False
     nj = tptr.shape[0] - 1
     for r in range(readers.shape[0]):
@@ -142,7 +165,8 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
     F[:] = 0.0
     csr_add(F, R[0], R[1], R[2], z, 1.0)
     csr_add(F, RO[0], RO[1], RO[2], OUT, 1.0)
-    csr_add(F, RK[0], RK[1], RK[2], K, 1.0)
+    for r in range(F.shape[0]):
+        F[r] += kf[r]
     Jx[:] = jconst
     for s in range(spos.shape[0]):
         Jx[spos[s]] += scoef[s] * OUT[ssrc[s]]
@@ -268,7 +292,10 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
     wmin = 1e300
     stall = 0
     refac = True
-    limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
+    kin = np.empty(IN.shape[0])
+    kf = np.empty(n)
+    known_parts(K, net, kin, kf)
+    limited = evaluate_at(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx, kin, kf)
     while True:
         for i in range(n):
             if not math.isfinite(F[i]):
@@ -306,7 +333,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
             z[i] += d[i]
         it += 1
         if linear:
-            evaluate(z, K, net, lim, wold, False, IN, INa, OUT, F, Jx)
+            evaluate_at(z, K, net, lim, wold, False, IN, INa, OUT, F, Jx, kin, kf)
             state[2] = it
             return 0
         # converged: a step below tol, or (contracting) the estimated remaining error
@@ -329,7 +356,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
         # contracted poorly (then the Jacobian has moved more than the step says)
         refac = not (worst <= reuse and (refac or worst <= 1e-3 * rprev))
         rprev = worst
-        limited = evaluate(z, K, net, lim, wold, not conv, IN, INa, OUT, F, Jx)
+        limited = evaluate_at(z, K, net, lim, wold, not conv, IN, INa, OUT, F, Jx, kin, kf)
         if not conv and stall >= 2 and not limited and _backward_error(F, Jx, lu[0], lu[1], z, w) <= FLOOR:
             conv = True
         elif conv and not limited and not _backward_error(F, Jx, lu[0], lu[1], z, w) <= ACCEPT:
@@ -348,7 +375,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
                 lam *= 0.5
                 for i in range(n):
                     z[i] -= lam * d[i]
-                limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
+                limited = evaluate_at(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx, kin, kf)
                 if limited or not _finite(F):
                     break
                 f1 = _merit(F, w, n)
@@ -360,7 +387,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
             lam *= 0.5
             for i in range(n):
                 z[i] -= lam * d[i]
-            limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
+            limited = evaluate_at(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx, kin, kf)
             rprev = 1e300
             refac = True
         if it >= maxit:
