@@ -19,7 +19,7 @@ from ..arrays import RunArrays, stepping
 from ..substeps import MAX_LEVELS, Substeps, subdivide
 from .freshness import engine_ready, ensure_fresh, mark_engine_ready
 from .layout import STATE
-from .newton import STATUS
+from .newton import REUSE, STATUS
 from .sparse import PIVOT_TOL, column_order
 from .stepping import run as compiled_run
 from .snapshot import FrozenSystem, pack
@@ -111,6 +111,8 @@ class NumericLoop:
         self.starter = None
         self._q = None
         self._cap = 0
+        #: Newton's chord threshold (:data:`.newton.REUSE`; 0: refactor every iteration)
+        self.reuse = REUSE
 
     # ------------------------------------------------------------------ snapshot
     def to_arrays(self) -> tuple:
@@ -199,7 +201,7 @@ class NumericLoop:
             elif L.kinds[i] != STATE:
                 z[i] = start.get(name, 0.0)
         return {"z": z, "zh": np.zeros((2, L.n_z)), "cnt": np.zeros(1, np.int64), "se": se,
-                "wold": None, "wstart": None, "lustate": np.zeros(3, np.int64), "lu": None, "work": None}
+                "wold": None, "wstart": None, "lustate": np.zeros(4, np.int64), "lu": None, "work": None}
 
     # ------------------------------------------------------------------ run
     def run(self, x: np.ndarray, U: np.ndarray, h: float, rec: bool, progress=None, chunk: int = 0,
@@ -251,7 +253,8 @@ class NumericLoop:
                                    net, lim, cr["lu"], post, self._maps, self.tol, min(self.maxit, ATTEMPT),
                                    self.linear,
                                    flag, AA.X, AA.Y, AA.Hh, AA.Pd, AA.Ps, AA.Pn, AA.IT, AA.FL, AA.E, bool(rec), info,
-                                   cr["wold"], cr["wstart"], cr["lustate"], cr["work"], cr.get("init", False))
+                                   cr["wold"], cr["wstart"], cr["lustate"], cr["work"], cr.get("init", False),
+                                   float(self.reuse))
                 cr["init"] = False
                 if bad >= 0 and info[1] == 5:       # the LU factors need more room: grow, take the step again
                     cr["lu"] = self._lu(grow=True)
@@ -288,6 +291,8 @@ class NumericLoop:
             return SimulationError(f"{STATUS.get(st, 'step failed')}{at}, also in {2 ** MAX_LEVELS} sub-steps",
                                    step=bad, time=(bad + 1) * h, quantity=quantity)
         steps(0, 0)
+        #: the Newton Jacobian's factorizations so far in this carry's run (chord steps reuse one)
+        self.factorizations = cr["lustate"][3:4]
         if not self.ready():
             mark_engine_ready(compiled_run)
         self.compile_time = time.perf_counter() - t0

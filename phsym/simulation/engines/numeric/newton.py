@@ -8,7 +8,11 @@ and pivots of the last factorization, factor again with pivoting when a
 pivot has become too small), direction, convergence test on each unknown's
 step against its own scale (as the generated loop: ``|d_i| / (|z_i| +
 s_i) <= tol``, or the contraction estimate), and no limited input at the
-accepted iterate.
+accepted iterate.  Once a step's correction is below :data:`REUSE`, the
+next iteration solves with the factors it already has (a chord step, as
+SPICE's modified Newton): the Jacobian has moved by about that fraction, so
+the iteration still contracts by orders of magnitude, and the acceptance
+tests are unchanged.
 
 The tuples the functions take (``net``, ``lim``, ``lu``) are built by
 :class:`~.loop.Arrays`; their layout is documented there.
@@ -17,12 +21,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from .call import call_kernel
 from .sparse import lu_factor, lu_refactor, lu_solve
 
-__all__ = ["evaluate", "solve", "csr_add", "STATUS", "FLOOR"]
+__all__ = ["evaluate", "solve", "csr_add", "STATUS", "FLOOR", "REUSE"]
 
 #: Newton steps that stopped shrinking are the rounding floor, not a slow convergence, when every
 #: equation holds to this fraction of its own terms (``|F_r| <= FLOOR sum_c |J_rc| (|z_c| + 1)``):
@@ -35,6 +40,13 @@ ACCEPT = 1e-6
 #: Newton steps (scaled as in the convergence test) below this are taken whole: near the solution
 #: the residual is rounding, and comparing roundings would halve good steps.
 DAMP_ABOVE = 1e-6
+
+#: A Newton iteration after a scaled step at most this small (``max_i |d_i| / (|z_i| + s_i)``) reuses
+#: the last factorization instead of refactoring: the Jacobian moved by about that fraction, so the
+#: chord step leaves a residual about ``REUSE`` times the full step's, well below the balance's
+#: rounding (measured on the scale benchmark's decks: the same iterations and balance, a ninth fewer
+#: refactorizations at 1e-6; at 1e-4 a third fewer, but the balance error rose 50x; docs/benchmarks.md).
+REUSE = 1e-6
 
 #: Status codes of a solve (0: converged).
 STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular Newton Jacobian",
@@ -73,6 +85,17 @@ def _pnjlim(snew, sold, vt, vcrit):
 
 
 @njit(cache=True, error_model="numpy")
+def known_parts(K, net, kin, kf):
+    """The parts of the kernels' inputs (``kin``) and of the residual (``kf``) that the step's known
+    values ``K`` make: fixed over a step's Newton iterations, so :func:`solve` computes them once."""
+    Ki, RK = net[1], net[4]
+    kin[:] = 0.0
+    csr_add(kin, Ki[0], Ki[1], Ki[2], K, 1.0)
+    kf[:] = 0.0
+    csr_add(kf, RK[0], RK[1], RK[2], K, 1.0)
+
+
+@njit(cache=True, error_model="numpy")
 def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
     """Residual ``F`` and Jacobian values ``Jx`` at ``z``; returns whether an input was limited.
 
@@ -92,11 +115,22 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
     IN, INa, OUT, F, Jx : ndarray
         Work and output arrays.
     """
+    kin = np.empty(IN.shape[0])
+    kf = np.empty(F.shape[0])
+    known_parts(K, net, kin, kf)
+    return evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf)
+
+
+@njit(cache=True, error_model="numpy")
+def evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf):
+    """:func:`evaluate` with the known values' parts ``kin``, ``kf`` of :func:`known_parts` (the same
+    sums in the same order, so the same numbers)."""
     Zi, Ki, R, RO, RK, jconst, spos, ssrc, scoef, G, P = net
     tj, lc, lc0, lvt, lvc, readers, tptr, rptr = lim
     IN[:] = 0.0
     csr_add(IN, Zi[0], Zi[1], Zi[2], z, 1.0)
-    csr_add(IN, Ki[0], Ki[1], Ki[2], K, 1.0)
+    for r in range(IN.shape[0]):
+        IN[r] += kin[r]
     limited = False
     nj = tptr.shape[0] - 1
     for r in range(readers.shape[0]):
@@ -131,7 +165,8 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
     F[:] = 0.0
     csr_add(F, R[0], R[1], R[2], z, 1.0)
     csr_add(F, RO[0], RO[1], RO[2], OUT, 1.0)
-    csr_add(F, RK[0], RK[1], RK[2], K, 1.0)
+    for r in range(F.shape[0]):
+        F[r] += kf[r]
     Jx[:] = jconst
     for s in range(spos.shape[0]):
         Jx[spos[s]] += scoef[s] * OUT[ssrc[s]]
@@ -207,7 +242,7 @@ def _merit(F, w, n):
 
 
 @njit(cache=True, error_model="numpy")
-def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT, F, Jx, d, w, damp):
+def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT, F, Jx, d, w, damp, reuse):
     """Newton on the step equations from ``z`` (updated in place).
 
     A step whose residual is not finite is halved (up to ten times).  Where a
@@ -230,7 +265,8 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
     wold : ndarray
         The limited inputs' last values.
     state : ndarray of int64
-        ``[factored, unknown of the last failure, iterations]`` (``factored``: the LU holds a pattern).
+        ``[factored, unknown of the last failure, iterations, factorizations]`` (``factored``: the LU
+        holds a pattern; ``factorizations`` counts up over calls).
     tol : float
         Newton tolerance.
     maxit : int
@@ -241,6 +277,9 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
         Work arrays (``w`` of length ``2 n``).
     damp : bool
         Halve large steps that raise the weighted residual (see above).
+    reuse : float
+        Solve with the factors of the last iteration after a step below this (:data:`REUSE`; 0: a
+        full Newton iteration each time).
 
     Returns
     -------
@@ -252,7 +291,11 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
     rprev = 1e300
     wmin = 1e300
     stall = 0
-    limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
+    refac = True
+    kin = np.empty(IN.shape[0])
+    kf = np.empty(n)
+    known_parts(K, net, kin, kf)
+    limited = evaluate_at(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx, kin, kf)
     while True:
         for i in range(n):
             if not math.isfinite(F[i]):
@@ -264,13 +307,15 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
             state[2] = it
             return 2
         if not (linear and state[0] == 2):
-            st, col = factor(lu, Jx, state[0] == 0)
-            if st != 0:
-                state[0] = 0
-                state[1] = col
-                state[2] = it
-                return st
-            state[0] = 2 if linear else 1
+            if refac or state[0] == 0:
+                state[3] += 1
+                st, col = factor(lu, Jx, state[0] == 0)
+                if st != 0:
+                    state[0] = 0
+                    state[1] = col
+                    state[2] = it
+                    return st
+                state[0] = 2 if linear else 1
         # the merit of the start when no junction limit moved it (see the line search below)
         if it == 0 and damp and not linear:
             _weights(Jx, lu[0], lu[1], z, w, n)
@@ -288,7 +333,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
             z[i] += d[i]
         it += 1
         if linear:
-            evaluate(z, K, net, lim, wold, False, IN, INa, OUT, F, Jx)
+            evaluate_at(z, K, net, lim, wold, False, IN, INa, OUT, F, Jx, kin, kf)
             state[2] = it
             return 0
         # converged: a step below tol, or (contracting) the estimated remaining error
@@ -307,8 +352,11 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
         else:
             stall += 1
         conv = conv and not limited
+        # the next iteration keeps these factors after a small step, unless the last chord step
+        # contracted poorly (then the Jacobian has moved more than the step says)
+        refac = not (worst <= reuse and (refac or worst <= 1e-3 * rprev))
         rprev = worst
-        limited = evaluate(z, K, net, lim, wold, not conv, IN, INa, OUT, F, Jx)
+        limited = evaluate_at(z, K, net, lim, wold, not conv, IN, INa, OUT, F, Jx, kin, kf)
         if not conv and stall >= 2 and not limited and _backward_error(F, Jx, lu[0], lu[1], z, w) <= FLOOR:
             conv = True
         elif conv and not limited and not _backward_error(F, Jx, lu[0], lu[1], z, w) <= ACCEPT:
@@ -327,19 +375,21 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
                 lam *= 0.5
                 for i in range(n):
                     z[i] -= lam * d[i]
-                limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
+                limited = evaluate_at(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx, kin, kf)
                 if limited or not _finite(F):
                     break
                 f1 = _merit(F, w, n)
             if lam < 1.0:
                 rprev = 1e300
+                refac = True
         lam = 1.0
         while not _finite(F) and lam > 1e-3:
             lam *= 0.5
             for i in range(n):
                 z[i] -= lam * d[i]
-            limited = evaluate(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx)
+            limited = evaluate_at(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx, kin, kf)
             rprev = 1e300
+            refac = True
         if it >= maxit:
             state[1] = qi
             state[2] = it

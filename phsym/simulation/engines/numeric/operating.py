@@ -122,12 +122,12 @@ class _Solver:
               np.zeros(n + 1, i64), np.zeros(self.cap, i64), np.zeros(self.cap), np.zeros(n, i64), np.zeros(n),
               np.zeros(2 * n, i64), np.zeros(n, i64), np.zeros(n), PIVOT_TOL)
         nin, nout = max(S.groups.n_in, 1), max(S.groups.n_out, 1)
-        state = np.zeros(3, i64)
+        state = np.zeros(4, i64)
         wold = np.zeros(len(S.slots))
         for _ in range(4):
             st = solve(z, K, self.sc, self.net(g), self.lim, wold, lu, state, tol, maxit, len(S.groups) == 0,
                        np.zeros(nin), np.zeros(nin), np.zeros(nout), np.zeros(n), np.zeros(S.J.nnz), np.zeros(n),
-                       np.zeros(2 * n), False)
+                       np.zeros(2 * n), False, 0.0)
             if st != 5:
                 break
             self.cap *= 2

@@ -27,6 +27,8 @@ stored last), ``pinv[i]`` the position of row ``i`` in the pivot order and
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -215,17 +217,16 @@ def lu_refactor(n, Ap, Ai, Ax, q, tol, Lp, Li, Lx, Up, Ui, Ux, pinv, x):
         pivot = x[k]
         x[k] = 0.0
         Ux[Up[k + 1] - 1] = pivot
+        # one pass over the column: |pivot| < tol max|x_i| is max|l_i| > 1 / tol
         big = 0.0
         for p in range(Lp[k] + 1, Lp[k + 1]):
-            t = abs(x[Li[p]])
-            if t > big:
-                big = t
-        bad = not (abs(pivot) > 0.0) or not np.isfinite(pivot) or abs(pivot) < tol * big
-        for p in range(Lp[k] + 1, Lp[k + 1]):
             i = Li[p]
-            Lx[p] = x[i] / pivot
+            li = x[i] / pivot
+            Lx[p] = li
             x[i] = 0.0
-        if bad:
+            if abs(li) > big:
+                big = abs(li)
+        if not (abs(pivot) > 0.0) or not math.isfinite(pivot) or big * tol > 1.0:
             for i in range(n):
                 x[i] = 0.0
             return -1 - k

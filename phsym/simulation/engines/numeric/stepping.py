@@ -60,7 +60,7 @@ def energies(x, se, post, EIN, EOUT):
 
 @njit(cache=True, error_model="numpy", nogil=True)
 def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol, maxit, linear, flag,
-        X, Y, Hh, Pd, Ps, Pn, IT, FL, E, rec, info, wold, wstart, lustate, work, init):
+        X, Y, Hh, Pd, Ps, Pn, IT, FL, E, rec, info, wold, wstart, lustate, work, init, reuse):
     """Step ``k0 .. k1 - 1`` (see the module docstring); returns -1, or the failed step (``info``:
     ``[step, status, unknown]``).
 
@@ -68,7 +68,8 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
     limited junctions' values (``wstart``: at the start of the last step, for a restart); ``work``
     is ``(K, sc, IN, INa, OUT, F, Jx, d, EIN, EOUT, EOUT0, Ib, Vb, dx, ub, w)``; ``maps`` is
     ``(state_of, effort_z, n_nodes)``; ``init``: set the junctions' values (their limits' first
-    reference) from the kernels' inputs at Newton's start, without limiting.
+    reference) from the kernels' inputs at Newton's start, without limiting; ``reuse``: Newton's
+    chord threshold (:func:`.newton.solve`).
     """
     K, sc, IN, INa, OUT, F, Jx, d, EIN, EOUT, EOUT0, Ib, Vb, dx, ub, wr = work
     state_of, effort_z, n_nodes = maps
@@ -103,7 +104,7 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
                 z[i] = zh[0, i]
         wstart[:] = wold
         status = solve(z, K, sc, net, lim, wold, lu, lustate, tol, maxit, linear, IN, INa, OUT, F, Jx, d, wr,
-                       False)
+                       False, reuse)
         it0 = lustate[2]
         # the predictor overshot into an exponential, or Newton wandered on a flat law: again from the
         # last step, damped (the undamped path is the generated loop's and SPICE's, kept where it works)
@@ -112,7 +113,7 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
                 z[i] = zh[0, i]
             wold[:] = wstart
             status = solve(z, K, sc, net, lim, wold, lu, lustate, tol, maxit, linear, IN, INa, OUT, F, Jx, d, wr,
-                           True)
+                           True, reuse)
             lustate[2] += it0
         IT[k] = lustate[2]
         if status != 0:
