@@ -75,11 +75,14 @@ def test_warm_run_equals_symbolic_run(cache, tmp_path, name):
     assert warm.summary().startswith(cold.model.name)
 
 
-def test_warm_probe_not_declared_builds_the_model(cache, tmp_path):
+@pytest.mark.parametrize("engine", ["auto", "numeric"])
+def test_warm_probe_not_declared_builds_the_model(cache, tmp_path, engine):
+    # a numeric snapshot's efforts are [potentials, currents, inputs]: its probe vectors come from
+    # the numeric engine's layout, not the symbolic structure's (they differ in length)
     path = _copy(tmp_path, "diode_clipper.cir")
-    cold = phsym.simulate(path, 48000, duration=0.002)
-    warm = phsym.simulate(path, 48000, duration=0.002)
-    assert warm.info["warm_start"]
+    cold = phsym.simulate(path, 48000, duration=0.002, engine=engine)
+    warm = phsym.simulate(path, 48000, duration=0.002, engine=engine)
+    assert warm.info["warm_start"] and warm.info["engine"] == ("numeric" if engine == "numeric" else "generated")
     for label in ("v(in)", "i(D1)", "v(in,out)"):
         np.testing.assert_allclose(warm[label], cold[label], rtol=0, atol=1e-15)
 

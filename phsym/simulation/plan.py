@@ -203,11 +203,16 @@ class RunPlan:
             if self.resolver is None:
                 if self.summary.path is None:
                     raise SignalError(f"{label!r}: {self.summary.name} has no netlist to resolve signals from")
-                from .probes import probe_vector      # sympy
                 model = self.summary.full_model()
-                values = model.parameter_values(self.values)
-                self.resolver = lambda lab: probe_vector(model.structure, lab, values,
-                                                         model.structure.J_numeric(values))
+                if getattr(self.loop, "KIND", "") == "numeric":     # its efforts: [potentials, currents, inputs]
+                    from .engines.numeric.parts import NumericParts
+                    parts, n_nodes = NumericParts(model.circuit), self.loop.n_nodes
+                    self.resolver = lambda lab: parts.probe(lab, n_nodes)
+                else:
+                    from .probes import probe_vector      # sympy
+                    values = model.parameter_values(self.values)
+                    self.resolver = lambda lab: probe_vector(model.structure, lab, values,
+                                                             model.structure.J_numeric(values))
             self.vectors[label] = self.resolver(label)
         return self.vectors[label]
 

@@ -95,6 +95,8 @@ class NumericLoop:
         self.unknowns: List[str] = list(L.names)
         self._circuit = c
         self.n_u = len(c.ports)
+        #: Node potentials at the head of a step's effort vector (a probe vector's layout, :meth:`.parts.NumericParts.probe`)
+        self.n_nodes = L.n_nodes
         self.n_e = L.n_nodes + len(c.branches) + self.n_u
         self.subdivided: Dict[int, int] = {}
         self.linear = len(S.groups) == 0
