@@ -174,12 +174,12 @@ def test_limiter_skips_its_trial_point_when_no_junction_moves_beyond_two_vt(monk
     # each junction variable here is a constant multiple of one unknown: the limiter evaluates junc
     # at the trial point only when some variable moves by more than 2 Vt, with the same steps
     from phsym.codegen.newton import module as newton
-    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(newton, "_MEMO", None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fast = phsym.Simulator(phsym.parse(DECK), fs=48000, engine="generated")
+        fast = phsym.Simulator(phsym.parse(DECK), fs=48000, engine="generated")      # the module of the tests above
         a = fast.run(duration=3e-3)
+        # the variant in a cache of its own: it must not stand for the deck's loop in later tests
+        monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
         monkeypatch.setattr(newton, "linear_slopes", lambda exprs, V: None)
         monkeypatch.setattr(newton, "_MEMO", None)
         slow = phsym.Simulator(phsym.parse(DECK), fs=48000, engine="generated")
