@@ -174,12 +174,12 @@ def test_limiter_skips_its_trial_point_when_no_junction_moves_beyond_two_vt(monk
     # each junction variable here is a constant multiple of one unknown: the limiter evaluates junc
     # at the trial point only when some variable moves by more than 2 Vt, with the same steps
     from phsym.codegen.newton import module as newton
-    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(newton, "_MEMO", None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fast = phsym.Simulator(phsym.parse(DECK), fs=48000, engine="generated")
+        fast = phsym.Simulator(phsym.parse(DECK), fs=48000, engine="generated")      # the module of the tests above
         a = fast.run(duration=3e-3)
+        # the variant in a cache of its own: it must not stand for the deck's loop in later tests
+        monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
         monkeypatch.setattr(newton, "linear_slopes", lambda exprs, V: None)
         monkeypatch.setattr(newton, "_MEMO", None)
         slow = phsym.Simulator(phsym.parse(DECK), fs=48000, engine="generated")
@@ -212,6 +212,15 @@ def test_transistor_ports_across_their_junction_charges_are_not_unknowns(monkeyp
     scale = np.abs(b.x).max(axis=0)
     assert np.max(np.abs(a.x - b.x) / scale) < 1e-9
     assert a.iterations.max() <= 4
+    # the numeric engine live against this generated loop (the live check of tests/test_engine_numeric.py
+    # on a transistor stage; here, so the suite compiles this stage's loop once), with the session's
+    # caches (its law kernels)
+    monkeypatch.undo()
+    m = phsym.load(deck)
+    n = phsym.Simulator(m, 48000, engine="numeric").run(duration=5e-3, x0="dc")
+    np.testing.assert_allclose(n.x, a.x, rtol=0, atol=1e-9 * np.abs(a.x).max())
+    for label in [p.label for p in m.probes] + m.outputs:
+        np.testing.assert_allclose(n[label], a[label], rtol=0, atol=1e-9 * max(np.abs(a[label]).max(), 1e-12))
 
 
 @pytest.mark.parametrize("deck, scheme, stiff, pinned", [
