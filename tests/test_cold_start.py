@@ -12,25 +12,18 @@ import numpy as np
 import phsym
 from phsym.simulation.engines.numeric import freshness
 from phsym.simulation.engines.numeric.stepping import run as compiled_run
+from tests.child_support import COMPILE_RECORDER
 
 CLIPPER = Path(__file__).resolve().parent.parent / "netlists" / "diode_clipper.cir"
 
 CHILD = """
 import json, sys
 from pathlib import Path
-import numba.core.event as ev
 from phsym.simulation.engines.numeric import freshness
 from phsym.codegen.laws import library
 freshness.package_cache = lambda: Path(sys.argv[1])     # stand for the installed package's directories
 library.LIBRARY = Path(sys.argv[4])
-compiled = []
-class Rec(ev.Listener):
-    def on_start(self, event):
-        pass
-    def on_end(self, event):
-        compiled.append(str(event.data["dispatcher"].py_func.__module__))
-ev.register("numba:compile", Rec())
-import numpy as np
+""" + COMPILE_RECORDER + """import numpy as np
 import phsym
 res = phsym.simulate(sys.argv[2], 48000.0, duration=10e-3)     # engine="auto", as phsym simulate
 np.save(sys.argv[3], res["v(out)"])

@@ -13,6 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 from phsym.simulation.engines.numeric.sparse import PIVOT_TOL, column_order, lu_factor, lu_refactor, lu_solve
 from phsym.structure.circuit.canonical import canonical, placeholder_values
+from tests.child_support import COMPILE_RECORDER
 
 
 def _lu(A, cap=None):
@@ -87,7 +88,6 @@ def test_values_in_a_piecewise_default_branch_become_placeholders():
 CHILD = """
 import json, sys, warnings
 from pathlib import Path
-import numba.core.event as ev
 import phsym
 from phsym.codegen.laws import library
 from phsym.simulation.engines.numeric import freshness
@@ -96,14 +96,7 @@ freshness.package_cache = lambda: Path("/nonexistent/phsym-package-engine")
 library.LIBRARY = Path("/nonexistent/phsym-law-library")
 warnings.simplefilter("ignore")
 texts = sys.argv[1:]
-compiled = []
-class Rec(ev.Listener):
-    def on_start(self, event):
-        pass
-    def on_end(self, event):
-        compiled.append(str(event.data["dispatcher"].py_func.__module__))
-ev.register("numba:compile", Rec())
-for text in texts:
+""" + COMPILE_RECORDER + """for text in texts:
     phsym.Simulator(phsym.parse(text), 48000, engine="numeric").run(duration=1e-3)
 from phsym.simulation.engines.numeric.stepping import run
 print(json.dumps({"compiled": compiled, "signatures": len(run.signatures)}))
