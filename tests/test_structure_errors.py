@@ -50,6 +50,27 @@ def test_island_without_datum():
     assert set(e.elements) == {"R2", "C2"} and "datum" in str(e)
 
 
+def test_connectivity_labels_match_networkx_on_random_graphs():
+    # the load's connectivity check (a union-find on index arrays) against networkx's components
+    import networkx as nx
+    from phsym.graph import _components
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(1, 40))
+        edges = [(int(a), int(b), "e") for a, b in rng.integers(0, n, size=(int(rng.integers(0, 50)), 2))]
+        label = _components(n, edges)
+        g = nx.MultiGraph()
+        g.add_nodes_from(range(n))
+        g.add_edges_from((a, b) for a, b, _ in edges)
+        parts = {frozenset(c) for c in nx.connected_components(g)}
+        assert {frozenset(np.flatnonzero(label == k).tolist()) for k in set(label.tolist())} == parts
+
+
+def test_island_of_several_parts_names_the_first_floating_part():
+    e = err("V1 a 0 1\nR1 a 0 1k\nR2 c d 1k\nC2 c d 1u\nR3 e f 1k\nR4 e f 1k\n")
+    assert set(e.elements) == {"R2", "C2"} and "['c', 'd']" in str(e)
+
+
 def test_mixed_domains_on_a_node():
     e = err("V1 a 0 1\nR1 a 0 1k\nM1 a 0 mass m=1\n")
     assert set(e.elements) == {"V1", "R1", "M1"}
