@@ -99,3 +99,62 @@ def test_numbers_of_the_numeric_path_equal_the_symbolic_path():
     scale = np.max(np.abs(lin.x))
     assert np.max(np.abs(num.x - lin.x)) <= 1e-9 * scale
     assert num.max_balance_error < 1e-12
+
+
+def test_a_large_build_is_frozen_and_the_next_one_reclaims_its_cycles(monkeypatch):
+    """A build past ``SETTLE_ABOVE`` leaves its objects frozen (later full passes skip them); the
+    next large build returns them to the collector first, so a cycle dropped meanwhile is freed."""
+    import gc
+    import weakref
+
+    from phsym.common import parallel
+
+    class Node:
+        pass
+
+    if gc.get_freeze_count():
+        gc.unfreeze()
+    monkeypatch.setattr(parallel, "SETTLE_ABOVE", 20_000)
+    monkeypatch.setattr(parallel, "_FROZEN", False)
+    try:
+        with parallel.paused_collection():
+            kept = [[i] for i in range(30_000)]
+            cycle = Node()
+            cycle.self = cycle
+            ref = weakref.ref(cycle)
+        assert gc.get_freeze_count() >= 30_000 and gc.isenabled()
+        del cycle
+        gc.collect()
+        assert ref() is not None            # frozen: the collector does not see it
+        with parallel.paused_collection():
+            more = [[i] for i in range(30_000)]
+        assert ref() is None                # the second large build collected it first
+        assert gc.get_freeze_count() >= 60_000
+        with parallel.paused_collection():  # a small build changes nothing
+            small = [[i] for i in range(100)]
+        assert len(kept) + len(more) + len(small) == 60_100
+    finally:
+        gc.unfreeze()
+
+
+def test_a_deck_read_twice_is_read_once_while_its_includes_hold(tmp_path):
+    """A command reads its deck's control cards, then its circuit: the second read reuses the first
+    one's lines unless an included file changed in between."""
+    from phsym.netlist.include import read_deck_lines
+
+    lib = tmp_path / "parts.inc"
+    lib.write_text("R2 b 0 2k\n")
+    deck = tmp_path / "deck.cir"
+    text = "* t\nV1 a 0 1\nR1 a b 1k\n.include parts.inc\n.tran 1u 10u\n"
+    deck.write_text(text)
+    first = read_deck_lines(text, str(deck))
+    second = read_deck_lines(text, str(deck))
+    assert [ln.text for ln in second.lines] == [ln.text for ln in first.lines]
+    assert all(a is b for a, b in zip(first.lines, second.lines))
+    second.lines.clear()                    # a reader's own list: the next read is whole
+    assert len(read_deck_lines(text, str(deck)).lines) == len(first.lines)
+    lib.write_text("R2 b 0 22k\nC2 b 0 1n\n")
+    third = read_deck_lines(text, str(deck))
+    assert [ln.text for ln in third.lines][-3:] == ["R2 b 0 22k", "C2 b 0 1n", ".tran 1u 10u"]
+    other = read_deck_lines(text.replace("1k", "3k"), str(deck))
+    assert other.lines[1].text == "R1 a b 3k"

@@ -139,6 +139,8 @@ def dependency_order(deps: Mapping[str, Sequence[str]]) -> List[str]:
 
 
 def _parameter_deps(parameters: Mapping[str, Parameter]) -> Dict[str, List[str]]:
+    if not any(p.expression is not None for p in parameters.values()):
+        return dict.fromkeys(parameters, ())        # a large deck's element values: no symbol table
     by_symbol = {p.symbol: name for name, p in parameters.items()}
     return {name: ([by_symbol[s] for s in sorted(p.expression.free_symbols, key=str) if s in by_symbol]
                    if p.expression is not None else [])
