@@ -1,12 +1,16 @@
 """Topology: the branch graph, its normal tree and its fundamental loops.
 
-:func:`build_graph` turns the branches of all components into a networkx
-multigraph (nodes carry their physical domain: ``electrical``,
-``translational``, ``rotational``, ``magnetic``; the datum ``0`` is shared by all; each
-edge is one branch in receiver convention ``node_from -> node_to``), checks
-domains and connectivity, and chooses the *normal tree*: a spanning forest
-taken greedily by branch priority (Kruskal with a union-find; see
-:mod:`phsym.components.base` for the priorities).  The structure stage
+:func:`build_graph` turns the branches of all components into a
+:class:`BranchGraph`, a multigraph as plain data (nodes carry their physical
+domain: ``electrical``, ``translational``, ``rotational``, ``magnetic``; the
+datum ``0`` is shared by all; each edge is one branch in receiver convention
+``node_from -> node_to``), checks domains and connectivity, and chooses the
+*normal tree*: a spanning forest taken greedily by branch priority (Kruskal
+with a union-find; see :mod:`phsym.components.base` for the priorities).
+:meth:`BranchGraph.to_networkx` gives the same graph as a networkx
+multigraph (``Model.graph``); the load itself does not import networkx
+(0.3 s of every process's start, and a second per 30,000 branches to fill).
+The structure stage
 (:class:`phsym.structure.dirac.Structure`) is built from this graph: with
 tree branches T and links L, Kirchhoff's laws read ``v_L = M v_T`` and
 ``i_T = -M^T i_L`` (:func:`loop_matrix`), i.e. the Dirac structure
@@ -16,18 +20,21 @@ tree branches T and links L, Kirchhoff's laws read ``v_L = M v_T`` and
 from __future__ import annotations
 
 import warnings
-from typing import Dict, Iterable, List, Sequence, Tuple
+from collections import deque
+from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Sequence, Tuple
 
-import networkx as nx
 import numpy as np
-import scipy.sparse as sps
 
 from .components.base import Branch, Port
 from .errors import NetlistWarning, StructureError
 from .components.element import DATUM
 from .common.quantities import DOMAINS
 
-__all__ = ["build_graph", "branches_of", "select_tree", "loop_matrix", "tree_path", "check_sources", "DOMAIN_UNITS"]
+if TYPE_CHECKING:
+    import networkx as nx
+    import scipy.sparse as sps
+
+__all__ = ["BranchGraph", "build_graph", "branches_of", "select_tree", "loop_matrix", "tree_path", "check_sources", "DOMAIN_UNITS"]
 
 #: Units of the node potential (across variable) and of the through variable per node domain
 #: (their product is a power in W; mechanics in the mobility analogy unless ``-impedance``);
@@ -35,7 +42,59 @@ __all__ = ["build_graph", "branches_of", "select_tree", "loop_matrix", "tree_pat
 DOMAIN_UNITS: Dict[str, Tuple[str, str]] = {d.name: (d.across.unit, d.through.unit) for d in DOMAINS.values()}
 
 
-def build_graph(branches: Iterable[Branch]) -> nx.MultiDiGraph:
+class BranchGraph:
+    """The branch graph of a model with its normal tree, as plain data (:func:`build_graph`).
+
+    Iterating over it, ``len`` and ``in`` go over its nodes, the datum first.
+
+    Parameters
+    ----------
+    branches : list of Branch
+        The branch records in model order (the order of every matrix of the structure).
+    in_tree : numpy.ndarray of bool
+        ``in_tree[k]``: branch ``k`` is in the normal tree.
+    domains : dict of str to str
+        The domain of each node, the datum (``"any"``) first, then the nodes in the order the
+        branches reach them.
+    """
+
+    def __init__(self, branches: List[Branch], in_tree: np.ndarray, domains: Dict[str, str]):
+        self.branches = branches
+        self.in_tree = in_tree
+        self.domains = domains
+
+    @property
+    def nodes(self) -> List[str]:
+        """The node names, the datum first."""
+        return list(self.domains)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self.domains
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.domains)
+
+    def __len__(self) -> int:
+        return len(self.domains)
+
+    def __repr__(self) -> str:
+        return f"BranchGraph({len(self.domains)} nodes, {len(self.branches)} branches)"
+
+    def to_networkx(self) -> "nx.MultiDiGraph":
+        """The graph as a ``networkx.MultiDiGraph``: edge key = branch name; edge attributes
+        ``branch`` (the record), ``element``, ``kind``, ``role``, ``in_tree``; node attribute
+        ``domain``; graph attribute ``branches``."""
+        import networkx as nx
+        g = nx.MultiDiGraph()
+        g.add_nodes_from((n, {"domain": d}) for n, d in self.domains.items())
+        g.add_edges_from((br.node_from, br.node_to, br.name,
+                          dict(branch=br, element=br.element, kind=br.kind, role=br.role, in_tree=bool(t)))
+                         for br, t in zip(self.branches, self.in_tree))
+        g.graph["branches"] = self.branches
+        return g
+
+
+def build_graph(branches: Iterable[Branch]) -> BranchGraph:
     """Build the branch graph and check domains and connectivity.
 
     Parameters
@@ -45,11 +104,9 @@ def build_graph(branches: Iterable[Branch]) -> nx.MultiDiGraph:
 
     Returns
     -------
-    networkx.MultiDiGraph
-        Edge key = branch name; edge attributes ``branch`` (the record),
-        ``element``, ``kind``, ``role``, ``in_tree`` (normal tree); node
-        attribute ``domain``; graph attribute ``branches`` (the records in
-        model order, the order of every matrix of the structure).
+    BranchGraph
+        The branches in model order, the normal tree's flags and each node's domain
+        (:meth:`BranchGraph.to_networkx` for a networkx multigraph).
 
     Raises
     ------
@@ -64,83 +121,94 @@ def build_graph(branches: Iterable[Branch]) -> nx.MultiDiGraph:
         legal, as in SPICE, when the network is still well posed.
     """
     branches = list(branches)
-    g = nx.MultiDiGraph()
-    g.add_node(DATUM, domain="any")
+    domains: Dict[str, str] = {DATUM: "any"}
     owners: Dict[str, Dict[str, List[str]]] = {}
     for br in branches:
         for node in (br.node_from, br.node_to):
-            if node not in g:
-                g.add_node(node, domain=None)
+            if node not in domains:
+                domains[node] = None
             if br.domain != "any" and node != DATUM:
                 owners.setdefault(node, {}).setdefault(br.domain, []).append(br.element)
         if br.node_from == br.node_to:
             raise StructureError(f"branch {br.name} connects node {br.node_from!r} to itself",
                                  [br.element], hint="an element needs two different nodes")
-        g.add_edge(br.node_from, br.node_to, key=br.name, branch=br, element=br.element,
-                   kind=br.kind, role=br.role)
     for node, doms in owners.items():
         if len(doms) > 1:
             elems = sorted({e for es in doms.values() for e in es})
             raise StructureError(
                 f"node {node!r} mixes domains {sorted(doms)}", elems,
                 hint="connect domains through a transformer (TF) or gyrator (GY) two-port")
-        g.nodes[node]["domain"] = next(iter(doms))
+        domains[node] = next(iter(doms))
     # two-port-only nodes take the domain of their partner node, if any
-    for node in g.nodes:
-        if g.nodes[node]["domain"] is None:
-            g.nodes[node]["domain"] = "electrical"
-    _check_connectivity(g)
-    in_tree = select_tree(branches)
-    for br, t in zip(branches, in_tree):
-        g.edges[br.node_from, br.node_to, br.name]["in_tree"] = bool(t)
-    g.graph["branches"] = branches
-    return g
+    for node, dom in domains.items():
+        if dom is None:
+            domains[node] = "electrical"
+    _check_connectivity(list(domains), branches)
+    return BranchGraph(branches, select_tree(branches), domains)
 
 
-def branches_of(g: nx.MultiDiGraph) -> Tuple[List[Branch], np.ndarray]:
+def branches_of(g) -> Tuple[List[Branch], np.ndarray]:
     """The branch records of a graph from :func:`build_graph`, and the normal-tree flags.
 
     Parameters
     ----------
-    g : networkx.MultiDiGraph
-        A graph built by :func:`build_graph`.
+    g : BranchGraph or networkx.MultiDiGraph
+        A graph built by :func:`build_graph` (or its :meth:`~BranchGraph.to_networkx`).
     """
+    if isinstance(g, BranchGraph):
+        return list(g.branches), g.in_tree.copy()
     branches = g.graph["branches"]
     flags = np.array([g.edges[b.node_from, b.node_to, b.name]["in_tree"] for b in branches], dtype=bool)
     return list(branches), flags
 
 
-def tree_path(g: nx.MultiDiGraph, a: str, b: str) -> List[Tuple[str, str, str]]:
+def _shortest_path(edges: Iterable[Tuple[str, str, str]], a: str, b: str) -> List[Tuple[str, str, str]]:
+    """A path with fewest edges from ``a`` to ``b`` over undirected ``edges`` ``(u, v, label)``:
+    ``(from, to, label)`` in walking order (``[]`` when ``a == b`` or no path exists)."""
+    adjacent: Dict[str, List[Tuple[str, str]]] = {}
+    for u, v, label in edges:
+        adjacent.setdefault(u, []).append((v, label))
+        adjacent.setdefault(v, []).append((u, label))
+    came: Dict[str, Tuple[str, str]] = {a: (a, "")}
+    todo = deque([a])
+    while todo and b not in came:
+        u = todo.popleft()
+        for v, label in adjacent.get(u, ()):
+            if v not in came:
+                came[v] = (u, label)
+                todo.append(v)
+    if b not in came or a == b:
+        return []
+    path = []
+    while b != a:
+        u, label = came[b]
+        path.append((u, b, label))
+        b = u
+    return path[::-1]
+
+
+def tree_path(g: BranchGraph, a: str, b: str) -> List[Tuple[str, str, str]]:
     """Tree branches on the path from node ``a`` to node ``b``: ``(from, to, branch name)``
     in walking order (empty when ``a == b``; ``[]`` too when no tree path exists).
 
     Parameters
     ----------
-    g : networkx.MultiDiGraph
+    g : BranchGraph
         A graph built by :func:`build_graph`.
     a, b : str
         Node names.
     """
-    tree = nx.Graph()
-    tree.add_nodes_from(g.nodes)
-    for u, v, k, t in g.edges(keys=True, data="in_tree"):
-        if t:
-            tree.add_edge(u, v, key=k)
-    try:
-        path = nx.shortest_path(tree, a, b)
-    except (nx.NetworkXNoPath, nx.NodeNotFound):
-        return []
-    return [(u, v, tree.edges[u, v]["key"]) for u, v in zip(path, path[1:])]
+    return _shortest_path(((br.node_from, br.node_to, br.name) for br, t in zip(g.branches, g.in_tree) if t), a, b)
 
 
-def check_sources(g: nx.MultiDiGraph, branches: Sequence[Branch], in_tree: np.ndarray,
+def check_sources(g: BranchGraph, branches: Sequence[Branch], in_tree: np.ndarray,
                   ports: Sequence[Port]) -> None:
     """Raise :class:`StructureError` for a loop of across-sources (a voltage source in a link of the
     normal tree) or a cut set of through-sources (a current source in the tree).
 
     Parameters
     ----------
-    g : networkx.MultiDiGraph
+    g : BranchGraph
         The graph of :func:`build_graph`.
     branches : sequence of Branch
         Its branches, in model order.
@@ -167,28 +235,22 @@ def check_sources(g: nx.MultiDiGraph, branches: Sequence[Branch], in_tree: np.nd
 
 def _path_elements(branches: Sequence[Branch], k: int, roles) -> List[str]:
     """Elements of a path between branch k's ends through branches of ``roles`` only."""
-    g = nx.Graph()
-    for kk, b in enumerate(branches):
-        if kk != k and b.role in roles:
-            g.add_edge(b.node_from, b.node_to, element=b.element)
     b = branches[k]
-    try:
-        path = nx.shortest_path(g, b.node_from, b.node_to)
-    except (nx.NetworkXNoPath, nx.NodeNotFound):
-        return []
-    return [g.edges[u, v]["element"] for u, v in zip(path, path[1:])]
+    path = _shortest_path(((bb.node_from, bb.node_to, bb.element) for kk, bb in enumerate(branches)
+                           if kk != k and bb.role in roles), b.node_from, b.node_to)
+    return [el for _u, _v, el in path]
 
 
-def _cut_elements(graph: nx.MultiDiGraph, branches: Sequence[Branch], k: int) -> List[str]:
+def _cut_elements(graph: BranchGraph, branches: Sequence[Branch], k: int) -> List[str]:
     """Through-sources that, with branch k, form a cut set."""
-    b = branches[k]
-    h = nx.Graph()
-    h.add_nodes_from(graph.nodes)
-    h.add_edges_from((bb.node_from, bb.node_to) for bb in branches if bb.role != "source_flow")
-    comp = nx.node_connected_component(h, b.node_from)
+    nodes = graph.nodes
+    index = {n: i for i, n in enumerate(nodes)}
+    label = _components(len(nodes), [(index[bb.node_from], index[bb.node_to], None)
+                                     for bb in branches if bb.role != "source_flow"])
+    side = label[index[branches[k].node_from]]
     return [bb.element for kk, bb in enumerate(branches)
             if kk != k and bb.role == "source_flow"
-            and ((bb.node_from in comp) != (bb.node_to in comp))]
+            and ((label[index[bb.node_from]] == side) != (label[index[bb.node_to]] == side))]
 
 
 def _components(n: int, edges) -> np.ndarray:
@@ -207,12 +269,11 @@ def _components(n: int, edges) -> np.ndarray:
     return np.asarray(parent, dtype=np.int64)
 
 
-def _check_connectivity(g: nx.MultiDiGraph) -> None:
+def _check_connectivity(nodes: List[str], branches: Sequence[Branch]) -> None:
     # components and degrees on index arrays: a copy of the graph as an undirected networkx graph
     # cost a second per 30,000 branches
-    nodes = list(g.nodes)
     index = {n: i for i, n in enumerate(nodes)}
-    edges = [(index[a], index[b], d["element"]) for a, b, d in g.edges(data=True)]
+    edges = [(index[b.node_from], index[b.node_to], b.element) for b in branches]
     if not edges:
         raise StructureError("the netlist has no elements")
     ends = np.array([e[:2] for e in edges], dtype=np.int64)
@@ -279,7 +340,7 @@ def select_tree(branches: Sequence[Branch]) -> np.ndarray:
     return in_tree
 
 
-def loop_matrix(branches: Sequence[Branch], in_tree: np.ndarray) -> Tuple[sps.csr_matrix, List[List[int]]]:
+def loop_matrix(branches: Sequence[Branch], in_tree: np.ndarray) -> Tuple["sps.csr_matrix", List[List[int]]]:
     """Fundamental loop matrix ``M`` (links x tree branches) with ``v_L = M v_T``.
 
     Parameters
@@ -350,6 +411,7 @@ def loop_matrix(branches: Sequence[Branch], in_tree: np.ndarray) -> Tuple[sps.cs
             rows.append(r)
             cols.append(col[kk])
             vals.append(s)
+    import scipy.sparse as sps
     M = sps.csr_matrix((np.array(vals, dtype=np.int64), (rows, cols)),
                        shape=(len(link_idx), len(tree_idx)))
     return M, paths

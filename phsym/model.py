@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import sympy as sp
@@ -27,6 +27,9 @@ from .structure.linearize import linearize
 from .structure.linear import LinearPHS
 from .structure.wellposed import check_regular
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 __all__ = ["Model", "parse", "load", "SYMBOLIC_LIMIT"]
 
 #: Models of at most this many branches build their symbolic structure at load (``phsym show``,
@@ -47,8 +50,10 @@ class Model:
     ----------
     netlist : Netlist
         The parsed netlist.
+    topology : phsym.graph.BranchGraph
+        Branch graph with its normal tree, as plain data (see :func:`phsym.graph.build_graph`).
     graph : networkx.MultiDiGraph
-        Branch graph with its normal tree (see :func:`phsym.graph.build_graph`).
+        The same graph as a networkx multigraph (built on first use).
     structure : Structure
         Dirac-form structure (see :mod:`phsym.structure.dirac`).
     defaults : dict of sympy.Symbol to float
@@ -58,7 +63,7 @@ class Model:
     def __init__(self, netlist: Netlist):
         with paused_collection():
             self._located(self._build, netlist)
-            if len(self.graph.graph["branches"]) <= SYMBOLIC_LIMIT:
+            if len(self.topology.branches) <= SYMBOLIC_LIMIT:
                 self._located(lambda: self.structure)     # small models: the structure's errors at load
 
     def _located(self, build, *args):
@@ -90,16 +95,22 @@ class Model:
                 if ic is not None and finite_value(sp.sympify(ic), defaults) is None:
                     raise StructureError(f"initial condition IC={ic} is not a finite real number",
                                          list(st.elements), hint="check the IC expression and the parameters it uses")
-        self.graph = build_graph(contrib.branches)
-        check_sources(self.graph, *branches_of(self.graph), contrib.ports)
+        self.topology = build_graph(contrib.branches)
+        check_sources(self.topology, *branches_of(self.topology), contrib.ports)
         self._records = (storages, contrib.dissipations, contrib.ports, contrib.twoports)
+
+    @cached_property
+    def graph(self) -> "nx.MultiDiGraph":
+        """The branch graph with its normal tree as a ``networkx.MultiDiGraph`` (see
+        :meth:`phsym.graph.BranchGraph.to_networkx`; the model itself works on :attr:`topology`)."""
+        return self.topology.to_networkx()
 
     @cached_property
     def structure(self) -> Structure:
         """The Dirac-form structure (symbolic; built at load for models of at most
         :data:`SYMBOLIC_LIMIT` branches, on first use for larger ones)."""
         def build():
-            S = Structure(self.graph, *self._records)
+            S = Structure(self.topology, *self._records)
             check_regular(S, self.defaults)
             return S
         return self._located(build)
@@ -108,7 +119,7 @@ class Model:
     def circuit(self) -> CircuitData:
         """The circuit as data: nodes, branches and element groups (numeric engine; no Dirac structure)."""
         with paused_collection():
-            c = self._located(lambda: CircuitData.build(*branches_of(self.graph), *self._records))
+            c = self._located(lambda: CircuitData.build(*branches_of(self.topology), *self._records))
         params = self.netlist.parameters
         c.controls = [params[name].symbol for name in self.controls]
         c.derived = {d: e for d, e in expand_derived(params).items() if e.free_symbols & set(c.controls)}
@@ -125,16 +136,16 @@ class Model:
     def index2(self) -> bool:
         """Whether the network constrains a storage (a capacitor in a loop with voltage sources, an
         inductor in a cut set with current sources): the normal tree cannot make it natural."""
-        in_tree = {b.name: t for b, t in zip(*branches_of(self.graph))}
+        in_tree = {b.name: t for b, t in zip(*branches_of(self.topology))}
         return any(bool(in_tree[b]) != (p == "effort") for st in self._records[0]
                    for b, p in zip(st.branches, st.port_types))
 
     @property
     def size(self) -> Dict[str, int]:
         """Counts of the model: ``elements``, ``branches``, ``nodes``, ``states``, ``inputs``."""
-        g = self.graph
-        return {"elements": len(self.netlist.elements), "branches": len(g.graph["branches"]),
-                "nodes": g.number_of_nodes() - 1, "states": len(self._names[0]), "inputs": len(self._names[1])}
+        g = self.topology
+        return {"elements": len(self.netlist.elements), "branches": len(g.branches),
+                "nodes": len(g) - 1, "states": len(self._names[0]), "inputs": len(self._names[1])}
 
     # ------------------------------------------------------------ naming
     @property
@@ -341,7 +352,7 @@ class Model:
         """
         if not (symbolic or self.symbolic_ready):
             if "_numeric_checks" not in self.__dict__:
-                out = numeric_checks(*branches_of(self.graph), self._records, self.defaults)
+                out = numeric_checks(*branches_of(self.topology), self._records, self.defaults)
                 out["laws real"] = not self.complex_laws()
                 self.__dict__["_numeric_checks"] = out
             return dict(self.__dict__["_numeric_checks"])

@@ -38,9 +38,9 @@ def physics(model) -> Dict[str, Any]:
         element, domain}``; ``ports``: source -> ``{domain, input: [quantity, unit], output: [...]}``;
         ``probes``: label -> ``{name, quantity, unit}`` (``name``: the label by quantity, ``T(t1)``).
     """
-    g = model.graph
+    g = model.topology
     by_branch, by_element, owner = branch_domains(g), {}, {}
-    for b in g.graph["branches"]:
+    for b in g.branches:
         owner[b.name] = b.element
         by_element.setdefault(b.element, []).append(by_branch[b.name])
     elements = {}

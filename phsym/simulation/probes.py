@@ -45,7 +45,7 @@ def state_signal(model, states, label: str) -> Optional[str]:
     if word != "x":                   # a quantity form (q(C1)) checks the physics
         full = model.full_model() if hasattr(model, "full_model") else model
         if hasattr(full, "_records"):
-            quantity = state_quantities(full.graph, full._records[0]).get
+            quantity = state_quantities(full.topology, full._records[0]).get
     try:
         return state_label(label, states, quantity)
     except StructureError as exc:

@@ -37,12 +37,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import scipy.sparse as sps
 import sympy as sp
 
-import networkx as nx
-
 from ..components.base import EFFORT, Dissipation, Port, Storage, TwoPort
 from ..components.element import DATUM
 from ..errors import StructureError
-from ..graph import branches_of, check_sources, loop_matrix, tree_path
+from ..graph import BranchGraph, branches_of, check_sources, loop_matrix, tree_path
 from .multiport import couple_ports, port_groups, read_states
 
 __all__ = ["Structure", "Variable"]
@@ -109,8 +107,9 @@ class Structure:
 
     Parameters
     ----------
-    graph : networkx.MultiDiGraph
-        The branch graph with its normal tree (:func:`phsym.graph.build_graph`).
+    graph : phsym.graph.BranchGraph
+        The branch graph with its normal tree (:func:`phsym.graph.build_graph`), kept as
+        :attr:`topology`; :attr:`graph` is the same as a ``networkx.MultiDiGraph``.
     storages : list of Storage
         Storage records of the components (coupled inductors merged).
     dissipations : list of Dissipation
@@ -134,10 +133,10 @@ class Structure:
         Sparse skew matrix: ``{(row, col): sympy.Expr}`` over ``variables``.
     """
 
-    def __init__(self, graph: nx.MultiDiGraph, storages: Sequence[Storage],
+    def __init__(self, graph: BranchGraph, storages: Sequence[Storage],
                  dissipations: Sequence[Dissipation], ports: Sequence[Port],
                  twoports: Sequence[TwoPort]):
-        self.graph = graph
+        self.topology = graph
         self.branches, self.in_tree = branches_of(graph)
         self.storages = list(storages)
         self.ports = list(ports)
@@ -263,6 +262,12 @@ class Structure:
         self._is_linear: Optional[bool] = None
 
     # ------------------------------------------------------------ helpers
+    @property
+    def graph(self):
+        """The branch graph as a ``networkx.MultiDiGraph`` (built on each access; the structure
+        works on :attr:`topology`)."""
+        return self.topology.to_networkx()
+
     def _elem(self, k: int) -> str:
         return self.branches[k].element
 
@@ -392,11 +397,11 @@ class Structure:
         """
         if node == DATUM or node.lower() == "gnd":
             return {}
-        if node not in self.graph:      # node names ignore case, as in SPICE
-            node = next((n for n in self.graph if str(n).lower() == node.lower()), node)
-        if node not in self.graph:
+        if node not in self.topology:      # node names ignore case, as in SPICE
+            node = next((n for n in self.topology if str(n).lower() == node.lower()), node)
+        if node not in self.topology:
             raise StructureError(f"unknown node {node!r}")
-        path = tree_path(self.graph, node, DATUM)
+        path = tree_path(self.topology, node, DATUM)
         if not path:
             raise StructureError(f"node {node!r} has no tree path to the datum")
         bidx = {b.name: k for k, b in enumerate(self.branches)}

@@ -118,9 +118,19 @@ def names_node(p: Probe, nodes: Iterable) -> bool:
     return any(str(n).lower() == low for n in nodes)
 
 
+def _node_domains(graph) -> Mapping:
+    """Node -> domain of a model's graph (a :class:`~phsym.graph.BranchGraph` or its networkx form)."""
+    return graph.domains if hasattr(graph, "domains") else dict(graph.nodes(data="domain"))
+
+
+def _branches(graph) -> list:
+    """The branch records of a model's graph (either form)."""
+    return graph.branches if hasattr(graph, "domains") else graph.graph["branches"]
+
+
 def _domain(graph, p: Probe) -> Tuple[str, bool]:
     """Domain of what ``p`` names, and whether it is an element (else a node)."""
-    return probe_domain(dict(graph.nodes(data="domain")), graph.graph["branches"], p)
+    return probe_domain(_node_domains(graph), _branches(graph), p)
 
 
 def probe_domain(node_domains: Mapping, branches: Iterable, p: Probe) -> Tuple[str, bool]:
@@ -213,8 +223,8 @@ def label_quantity(graph, label: str) -> Tuple[str, Optional[Quantity]]:
 
     Parameters
     ----------
-    graph : networkx.MultiDiGraph
-        The model's graph (:func:`phsym.graph.build_graph`; ``Model.graph``).
+    graph : phsym.graph.BranchGraph or networkx.MultiDiGraph
+        The model's graph (``Model.topology``, or its networkx form ``Model.graph``).
     label : str
         A signal label.
 
@@ -253,7 +263,7 @@ def probe_map(S: Structure, label: str) -> Combination:
     StructureError
         Unknown label, element, source or node.
     """
-    p = _settle(S.graph, parse_probe(label), label)
+    p = _settle(S.topology, parse_probe(label), label)
     if p.quantity == "y":
         inputs = NameTable(((str(u), i) for i, u in enumerate(S.inputs)), what="source")
         i = inputs.lookup(p.first, StructureError, hint=f"signal {label!r}")
@@ -263,7 +273,7 @@ def probe_map(S: Structure, label: str) -> Combination:
         for k, b in enumerate(S.branches):       # an element's name means its first branch
             if b.element not in names:
                 names.set(b.element, k)
-        k = names[p.first] if p.first in names and not names_node(p, S.graph) else None
+        k = names[p.first] if p.first in names and not names_node(p, S.topology) else None
         if k is not None:
             across, through = S.branch_map(k)
             return dict(across if p.quantity == "v" else through)
@@ -278,10 +288,10 @@ def probe_map(S: Structure, label: str) -> Combination:
 
 def branch_domains(graph) -> Dict[str, str]:
     """The domain of each branch of a model's graph (a two-port's side, ``"any"``, takes its nodes')."""
-    node_dom = dict(graph.nodes(data="domain"))
+    node_dom = _node_domains(graph)
     return {b.name: b.domain if b.domain in _DOMAINS else next(
         (node_dom[n] for n in (b.node_from, b.node_to) if node_dom.get(n) in _DOMAINS), "electrical")
-        for b in graph.graph["branches"]}
+        for b in _branches(graph)}
 
 
 def state_quantities(graph, storages) -> Dict[str, Quantity]:
@@ -289,8 +299,8 @@ def state_quantities(graph, storages) -> Dict[str, Quantity]:
 
     Parameters
     ----------
-    graph : networkx.MultiDiGraph
-        The model's graph (``Model.graph``).
+    graph : phsym.graph.BranchGraph or networkx.MultiDiGraph
+        The model's graph (``Model.topology``, or its networkx form ``Model.graph``).
     storages : iterable
         The storage records (``states``, ``branches``, ``port_types``) of the model.
     """

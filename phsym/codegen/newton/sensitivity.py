@@ -133,7 +133,7 @@ def _outputs(S, labels: Sequence[str], eq, psub) -> List[sp.Expr]:
     the point of the step the scheme evaluates (``eq.xsub``), as grid samples are compared
     (:func:`phsym.identify.data.step_targets`)."""
     states = {str(x): x for x in S.states}
-    quantity = state_quantities(S.graph, S.storages)
+    quantity = state_quantities(S.topology, S.storages)
     out = []
     for label in labels:
         try:

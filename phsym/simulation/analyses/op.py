@@ -146,12 +146,12 @@ def operating_point(model, params: Optional[Mapping[str, float]] = None) -> Oper
         for n in el.nodes:
             if n != "0" and n not in nodes:
                 nodes.append(n)
-    for n in model.structure.graph.nodes:        # internal nodes (a diode's series resistance)
+    for n in model.topology:        # internal nodes (a diode's series resistance)
         if n != "0" and n not in nodes:
             nodes.append(n)
     op.nodes = {n: signal(f"v({n})") for n in nodes}
-    graph = model.structure.graph
-    op.domains = {n: graph.nodes[n].get("domain", "electrical") for n in nodes if n in graph.nodes}
+    domains = model.topology.domains
+    op.domains = {n: domains.get(n) or "electrical" for n in nodes if n in domains}
     branch_domain = {b.name: b.domain for b in model.structure.branches}
     multi = {el.name for el in model.netlist.elements if len(el.nodes) > 2}
     for b in model.structure.branches:      # transistors, tubes, controlled sources: each port
