@@ -32,6 +32,7 @@ given by :meth:`Structure.descriptor` (linear dissipation) and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import scipy.sparse as sps
@@ -262,9 +263,9 @@ class Structure:
         self._is_linear: Optional[bool] = None
 
     # ------------------------------------------------------------ helpers
-    @property
+    @cached_property
     def graph(self):
-        """The branch graph as a ``networkx.MultiDiGraph`` (built on each access; the structure
+        """The branch graph as a ``networkx.MultiDiGraph`` (built on first use; the structure
         works on :attr:`topology`)."""
         return self.topology.to_networkx()
 
