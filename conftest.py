@@ -17,6 +17,7 @@ import pytest  # noqa: E402
 COMPILER = "gw0"
 _held = []          # the compiling worker's lock file, while it compiles
 _waited = []        # another worker: it has waited once
+_collected = []     # another worker: its collection is done (gw0 compiles only after everyone's)
 
 
 def _lock_path(config) -> str:
@@ -24,8 +25,9 @@ def _lock_path(config) -> str:
 
 
 def _wait_for_compiler(path: str) -> None:
-    """Block until the compiling worker has released its lock (once per process)."""
-    if _waited:
+    """Block until the compiling worker has released its lock (once per process; not while this
+    worker collects: the compiling worker's first test waits for every worker's collection)."""
+    if _waited or not _collected:
         return
     _waited.append(path)
     t0 = time.perf_counter()
@@ -73,6 +75,10 @@ def pytest_configure(config):
     dispatcher.Dispatcher._compile_for_args = _compile_for_args
     NumericLoop.ready = staticmethod(_ready)
     subprocess.Popen.__init__ = _popen
+
+
+def pytest_collection_finish(session):
+    _collected.append(True)
 
 
 def _release():
