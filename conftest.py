@@ -1,5 +1,10 @@
 """pytest set-up shared by the doctests in phsym/ and the tests in tests/."""
+import fcntl
 import os
+import subprocess
+import sys
+import tempfile
+import time
 
 # No detached ahead-of-time compilers during tests (they would compete for the
 # CI's two cores); tests/test_sim_warm.py builds one synchronously.
@@ -7,11 +12,98 @@ os.environ.setdefault("PHSYM_AOT", "0")
 
 import pytest  # noqa: E402
 
+#: The xdist worker that compiles the numeric engine for the whole run; the others run their tests
+#: meanwhile and wait for it only when one of their tests needs the engine.
+COMPILER = "gw0"
+_held = []          # the compiling worker's lock file, while it compiles
+_waited = []        # another worker: it has waited once
+_collected = []     # another worker: its collection is done (gw0 compiles only after everyone's)
+
+
+def _lock_path(config) -> str:
+    return os.path.join(tempfile.gettempdir(), f"phsym-engine-{config.workerinput['testrunuid']}.lock")
+
+
+def _wait_for_compiler(path: str) -> None:
+    """Block until the compiling worker has released its lock (once per process; not while this
+    worker collects: the compiling worker's first test waits for every worker's collection)."""
+    if _waited or not _collected:
+        return
+    _waited.append(path)
+    t0 = time.perf_counter()
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_SH)
+        fcntl.flock(f, fcntl.LOCK_UN)
+    waited = time.perf_counter() - t0
+    if waited > 1.0:
+        print(f"\n[waited {waited:.0f} s for {COMPILER}'s compile of the numeric engine]")
+
+
+def pytest_configure(config):
+    """Under xdist, one worker compiles the engine (holding a lock from its start, so no test of
+    another worker can come first); the others take the engine from the shared numba cache, and
+    wait for it only where a test would compile it, ask whether it is compiled, or start a Python
+    child (which would find the cache without it)."""
+    worker = getattr(config, "workerinput", None)
+    if worker is None:
+        return
+    path = _lock_path(config)
+    if os.environ.get("PYTEST_XDIST_WORKER") == COMPILER:
+        f = open(path, "a")
+        fcntl.flock(f, fcntl.LOCK_EX)
+        _held.append(f)
+        return
+    from numba.core import dispatcher
+    from phsym.simulation.engines.numeric.loop import NumericLoop
+    compile_for_args = dispatcher.Dispatcher._compile_for_args
+    ready = NumericLoop.ready
+
+    def _compile_for_args(self, *args, **kws):
+        if getattr(self.py_func, "__module__", "").startswith("phsym.simulation.engines.numeric."):
+            _wait_for_compiler(path)
+        return compile_for_args(self, *args, **kws)
+
+    def _ready():
+        _wait_for_compiler(path)
+        return ready()
+    popen = subprocess.Popen.__init__
+
+    def _popen(self, args, *a, **k):
+        if isinstance(args, (list, tuple)) and args and str(args[0]) == sys.executable:
+            _wait_for_compiler(path)
+        popen(self, args, *a, **k)
+    dispatcher.Dispatcher._compile_for_args = _compile_for_args
+    NumericLoop.ready = staticmethod(_ready)
+    subprocess.Popen.__init__ = _popen
+
+
+def pytest_collection_finish(session):
+    _collected.append(True)
+
+
+def _release():
+    """The compiling worker's lock, released (after its compile, or at its end without tests)."""
+    while _held:
+        f = _held.pop()
+        fcntl.flock(f, fcntl.LOCK_UN)
+        f.close()
+
+
+def pytest_unconfigure(config):
+    _release()
+
 
 @pytest.fixture(scope="session", autouse=True)
-def _numeric_engine_compiled():
+def _numeric_engine_compiled(request):
     """engine="auto" runs a small circuit on its own generated loop until the numeric engine is
     compiled on the machine; compile it first, so that every test meets the same rule (the one a
-    user meets from the second circuit on)."""
+    user meets from the second circuit on).  Under xdist only :data:`COMPILER` compiles it: the
+    engine compiled twice cost a minute of the two cores."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is not None and worker != COMPILER:
+        return
     from phsym.simulation.engines.numeric.warmup import warm
-    warm()
+    try:
+        warm()
+    finally:
+        _release()

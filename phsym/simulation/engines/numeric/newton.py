@@ -16,6 +16,13 @@ tests are unchanged.
 
 The tuples the functions take (``net``, ``lim``, ``lu``) are built by
 :class:`~.loop.Arrays`; their layout is documented there.
+
+What the engine's compile costs (once per machine; ``benchmarks/engine_compile.py``): a flag
+handed to another compiled function is written ``bool(True)``, not ``True``, since numba
+compiles a callee once for each literal argument value (three copies of :func:`solve` and of
+:func:`evaluate_at` before); arrays are copied by loops (an array assignment compiles numba's
+formatted shape-error message); and the helpers that only compiled code calls have no Python
+wrapper (``no_cpython_wrapper``: :data:`INNER`; calling one from Python would crash).
 """
 from __future__ import annotations
 
@@ -27,7 +34,11 @@ from numba import njit
 from .call import call_kernel
 from .sparse import lu_factor, lu_refactor, lu_solve
 
-__all__ = ["evaluate", "solve", "csr_add", "STATUS", "FLOOR", "REUSE"]
+__all__ = ["evaluate", "solve", "csr_add", "STATUS", "FLOOR", "REUSE", "INNER"]
+
+#: numba options of the engine's helpers that only compiled code calls: no Python or C wrapper
+#: (a fifth of each one's compile), and a crash if called from Python.
+INNER = dict(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 #: Newton steps that stopped shrinking are the rounding floor, not a slow convergence, when every
 #: equation holds to this fraction of its own terms (``|F_r| <= FLOOR sum_c |J_rc| (|z_c| + 1)``):
@@ -71,7 +82,7 @@ def call_groups(G, P, IN, OUT):
             call_kernel(G[g, 0], G[g, 1], P, G[g, 2], IN, G[g, 3], OUT, G[g, 4])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**INNER)
 def _pnjlim(snew, sold, vt, vcrit):
     """SPICE's junction limit of ``snew`` against ``sold`` (thermal voltage ``vt``)."""
     if snew > vcrit and abs(snew - sold) > 2.0 * vt:
@@ -84,7 +95,7 @@ def _pnjlim(snew, sold, vt, vcrit):
     return snew
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**INNER)
 def known_parts(K, net, kin, kf):
     """The parts of the kernels' inputs (``kin``) and of the residual (``kf``) that the step's known
     values ``K`` make: fixed over a step's Newton iterations, so :func:`solve` computes them once."""
@@ -121,7 +132,7 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
     return evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**INNER)
 def evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf):
     """:func:`evaluate` with the known values' parts ``kin``, ``kf`` of :func:`known_parts` (the same
     sums in the same order, so the same numbers)."""
@@ -167,7 +178,8 @@ def evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf):
     csr_add(F, RO[0], RO[1], RO[2], OUT, 1.0)
     for r in range(F.shape[0]):
         F[r] += kf[r]
-    Jx[:] = jconst
+    for k in range(Jx.shape[0]):     # (a loop: an array assignment compiles numba's shape-error message)
+        Jx[k] = jconst[k]
     for s in range(spos.shape[0]):
         Jx[spos[s]] += scoef[s] * OUT[ssrc[s]]
     return limited
@@ -191,7 +203,7 @@ def factor(lu, Jx, fresh):
     return 3, q[-1 - st]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**INNER)
 def _finite(F):
     for i in range(F.shape[0]):
         if not math.isfinite(F[i]):
@@ -199,7 +211,7 @@ def _finite(F):
     return True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**INNER)
 def _backward_error(F, Jx, Jp, Ji, z, w):
     """``max_r |F_r| / sum_c |J_rc| (|z_c| + 1)``: how far each equation is from holding, relative to
     its own terms (``w``: work)."""
@@ -218,7 +230,7 @@ def _backward_error(F, Jx, Jp, Ji, z, w):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**INNER)
 def _weights(Jx, Jp, Ji, z, w, n):
     """``w[n + r] = 1 / sum_c |J_rc| (|z_c| + 1)``: each equation scaled by its own terms at the step's start."""
     for r in range(n):
@@ -231,7 +243,7 @@ def _weights(Jx, Jp, Ji, z, w, n):
         w[n + r] = 1.0 / w[n + r] if w[n + r] > 0.0 else 1.0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**INNER)
 def _merit(F, w, n):
     """The weighted residual norm ``sum_r (F_r w_r)^2`` (weights of :func:`_weights`)."""
     out = 0.0
@@ -295,7 +307,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
     kin = np.empty(IN.shape[0])
     kf = np.empty(n)
     known_parts(K, net, kin, kf)
-    limited = evaluate_at(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx, kin, kf)
+    limited = evaluate_at(z, K, net, lim, wold, bool(True), IN, INa, OUT, F, Jx, kin, kf)
     while True:
         for i in range(n):
             if not math.isfinite(F[i]):
@@ -333,7 +345,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
             z[i] += d[i]
         it += 1
         if linear:
-            evaluate_at(z, K, net, lim, wold, False, IN, INa, OUT, F, Jx, kin, kf)
+            evaluate_at(z, K, net, lim, wold, bool(False), IN, INa, OUT, F, Jx, kin, kf)
             state[2] = it
             return 0
         # converged: a step below tol, or (contracting) the estimated remaining error
@@ -375,7 +387,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
                 lam *= 0.5
                 for i in range(n):
                     z[i] -= lam * d[i]
-                limited = evaluate_at(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx, kin, kf)
+                limited = evaluate_at(z, K, net, lim, wold, bool(True), IN, INa, OUT, F, Jx, kin, kf)
                 if limited or not _finite(F):
                     break
                 f1 = _merit(F, w, n)
@@ -387,7 +399,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
             lam *= 0.5
             for i in range(n):
                 z[i] -= lam * d[i]
-            limited = evaluate_at(z, K, net, lim, wold, True, IN, INa, OUT, F, Jx, kin, kf)
+            limited = evaluate_at(z, K, net, lim, wold, bool(True), IN, INa, OUT, F, Jx, kin, kf)
             rprev = 1e300
             refac = True
         if it >= maxit:

@@ -72,7 +72,7 @@ ValuesOf = Callable[[Mapping[str, float]], Mapping[sp.Symbol, float]]
 def step_numbers(z, K, net, lim, post, wold, IN, INa, OUT, F, Jx, out):
     """``out = [F, dx, Ib]`` at ``(z, K)``: the residual, the states' increments and the branch currents
     (``post``: the CSR ``(DZ, DO, BZ, BO, BK)``; no junction limiting)."""
-    evaluate(z, K, net, lim, wold, False, IN, INa, OUT, F, Jx)
+    evaluate(z, K, net, lim, wold, bool(False), IN, INa, OUT, F, Jx)
     DZ, DO, BZ, BO, BK = post
     nz, nx = F.shape[0], DZ[0].shape[0] - 1
     out[:] = 0.0

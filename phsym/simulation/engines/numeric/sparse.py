@@ -65,7 +65,7 @@ def column_order(A) -> np.ndarray:
     return q
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)  # only compiled code calls it
 def _reach(Ap, Ai, col, Lp, Li, pinv, xi, stack, mark, stamp, n):
     """Rows reached from column ``col`` of ``A`` through the graph of ``L`` (topological order in
     ``xi[top:n]``); returns ``top``."""

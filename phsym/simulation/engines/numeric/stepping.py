@@ -86,7 +86,7 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
         known(K, x, xs, ub, se)
         for j in range(nc):
             K[kc + j] = U[k0, nu + j]
-        evaluate(z, K, net, lim, wold, False, IN, INa, OUT, F, Jx)
+        evaluate(z, K, net, lim, wold, bool(False), IN, INa, OUT, F, Jx)
     for k in range(k0, k1):
         for j in range(nu):
             ub[j] = 0.5 * (U[k, j] + U[k + 1, j]) if mid else U[k + 1, j]
@@ -102,18 +102,20 @@ def run(k0, k1, h, mid, U, x, se, xs, z, zh, cnt, net, lim, lu, post, maps, tol,
         elif cnt[0] == 1:
             for i in range(nz):
                 z[i] = zh[0, i]
-        wstart[:] = wold
+        for j in range(wold.shape[0]):
+            wstart[j] = wold[j]
         status = solve(z, K, sc, net, lim, wold, lu, lustate, tol, maxit, linear, IN, INa, OUT, F, Jx, d, wr,
-                       False, reuse)
+                       bool(False), reuse)
         it0 = lustate[2]
         # the predictor overshot into an exponential, or Newton wandered on a flat law: again from the
         # last step, damped (the undamped path is the generated loop's and SPICE's, kept where it works)
         if (status == 1 or status == 2) and cnt[0] >= 1:
             for i in range(nz):
                 z[i] = zh[0, i]
-            wold[:] = wstart
+            for j in range(wold.shape[0]):
+                wold[j] = wstart[j]
             status = solve(z, K, sc, net, lim, wold, lu, lustate, tol, maxit, linear, IN, INa, OUT, F, Jx, d, wr,
-                           True, reuse)
+                           bool(True), reuse)
             lustate[2] += it0
         IT[k] = lustate[2]
         if status != 0:
