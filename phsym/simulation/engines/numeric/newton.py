@@ -149,10 +149,13 @@ def evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf, W):
     same sums in the same order, so the same numbers)."""
     Zi, Ki, R, RO, RK, jconst, spos, ssrc, scoef, G, P = net
     tj, lc, lc0, lvt, lvc, readers, tptr, rptr = lim
-    IN[:] = 0.0
-    csr_add(IN, Zi[0], Zi[1], Zi[2], z, 1.0)
+    # one pass each for IN = Zi z + kin and F = R z + RO OUT + kf (the sums of csr_add, in its order)
+    Zp, Zc, Zx = Zi
     for r in range(IN.shape[0]):
-        IN[r] += kin[r]
+        s = 0.0
+        for k in range(Zp[r], Zp[r + 1]):
+            s += Zx[k] * z[Zc[k]]
+        IN[r] = s + kin[r]
     limited = False
     nj = tptr.shape[0] - 1
     for r in range(readers.shape[0]):
@@ -184,11 +187,16 @@ def evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf, W):
                 o0, no, nv, j = readers[r, 2], readers[r, 3], readers[r, 4], readers[r, 5]
                 for m in range(no):
                     OUT[o0 + m] += OUT[o0 + no + m * nv + j] * delta
-    F[:] = 0.0
-    csr_add(F, R[0], R[1], R[2], z, 1.0)
-    csr_add(F, RO[0], RO[1], RO[2], OUT, 1.0)
+    Rp, Rc, Rx = R
+    Op, Oc, Ox = RO
     for r in range(F.shape[0]):
-        F[r] += kf[r]
+        s = 0.0
+        for k in range(Rp[r], Rp[r + 1]):
+            s += Rx[k] * z[Rc[k]]
+        t = 0.0
+        for k in range(Op[r], Op[r + 1]):
+            t += Ox[k] * OUT[Oc[k]]
+        F[r] = s + t + kf[r]
     Jx[:] = jconst
     for s in range(spos.shape[0]):
         Jx[spos[s]] += scoef[s] * OUT[ssrc[s]]
