@@ -78,6 +78,28 @@ def split(spec: KernelSpec) -> Tuple[List[sp.Expr], List[sp.Expr]]:
     return hoist(targets, set(spec.const) | set(spec.params))
 
 
+def _calls_junction(e: sp.Expr) -> bool:
+    """Whether ``e`` calls a compiled junction function (powers and an exponential of its own): such a
+    step constant is computed when an iteration first needs it, not by ``prepare`` (a discrete gradient
+    needs the start point's energy only for increments past its Taylor form's threshold)."""
+    from ...components.junction import JunctionEnergy, JunctionEnergyAt, JunctionEnergyFrom, JunctionVoltage
+    return e.has(JunctionEnergy, JunctionEnergyAt, JunctionEnergyFrom, JunctionVoltage)
+
+
+def _lazy_source(k: int, expr: sp.Expr, spec: KernelSpec) -> List[str]:
+    """``_w<k>_at``: the step constant ``W[k]``, computed at its first use in the step (``prepare``
+    leaves NaN there) and kept in ``W`` for the step's other iterations."""
+    body: List[str] = []
+    assign(body, [("w", expr)], " " * 8)
+    code = "\n".join(body)
+    return (['@njit(cache=True, error_model="numpy")',
+             f"def _w{k}_at(P, IN, W, pb, ib, wb):",
+             f'    """The step constant W[{k}] (NaN: not computed yet in this step)."""',
+             f"    w = W[wb + {k}]",
+             "    if w != w:"] + _loads(code, spec.params, "P", "pb") + _loads(code, spec.var + spec.const, "IN", "ib")
+            + body + [f"        W[wb + {k}] = w", "    return w", "", ""])
+
+
 def kernel_source(spec: KernelSpec, source: str = "") -> str:
     """Python source of a module defining the kernel ``kernel`` and its step preparation ``prepare``
     (numba ``cfunc`` functions, :mod:`.abi`).
@@ -94,8 +116,11 @@ def kernel_source(spec: KernelSpec, source: str = "") -> str:
     npre = len(pre)
     ni = nv + nc
     wsyms = tuple(sp.Symbol(f"_w{k}", real=True) for k in range(npre))
+    lazy = [k for k, e in enumerate(pre) if _calls_junction(e)]
     body: List[str] = []
     assign(body, [(f"OUT[ob + {m}]", e) for m, e in enumerate(moved)], " " * 8)
+    for k in lazy:
+        body = [re.sub(rf"\b_w{k}\b", f"_w{k}_at(P, IN, W, pb, ib, wb)", b) for b in body]
     code = "\n".join(body)
     head = ["    for i in range(n):",
             f"        pb = i * {max(npar, 1)}",
@@ -125,9 +150,11 @@ def kernel_source(spec: KernelSpec, source: str = "") -> str:
     lines += _loads(code, spec.params, "P", "pb") + _loads(code, spec.var + spec.const, "IN", "ib")
     lines += _loads(code, wsyms, "W", "wb")
     lines += body + [""]
+    at = lines.index("def kernel(n, P, IN, OUT, W):") - 1      # helpers before the cfunc that compiles on import
+    lines[at:at] = [ln for k in lazy for ln in _lazy_source(k, pre[k], spec)]
     if npre:
-        body = []
-        assign(body, [(f"W[wb + {k}]", e) for k, e in enumerate(pre)], " " * 8)
+        body = [f"        W[wb + {k}] = math.nan" for k in lazy]
+        assign(body, [(f"W[wb + {k}]", e) for k, e in enumerate(pre) if k not in lazy], " " * 8)
         code = "\n".join(body)
         lines += ["", '@cfunc(SIGNATURE, cache=True, error_model="numpy")',
                   "def prepare(n, P, IN, OUT, W):",
