@@ -20,7 +20,10 @@ A kernel with ``n_pre > 0`` comes with ``prepare(n, P, IN, OUT, W)`` of the
 same signature: it reads the constants of ``IN`` and writes ``W`` (``OUT``
 is not used).  The engine calls it once per step, the kernel at every
 Newton iteration (:mod:`.hoist`: what a junction computes from its start
-point is not computed again at each iteration).  ``W`` is an array of its
+point is not computed again at each iteration).  An entry of ``W`` that
+calls a junction function (the start point's energy of a discrete
+gradient) is left NaN by ``prepare`` and computed by the kernel where an
+iteration first reads it, then kept in ``W`` for the step.  ``W`` is an array of its
 own, not more columns of ``IN``: the engine rebuilds ``IN`` at every
 iteration, and ``W`` would cost as much to copy as it saves.
 """
