@@ -214,12 +214,12 @@ def charge_energy(Q, v, cjo, vj, m, fc, tt, i_s, nvt, gmin, bv, ibv):
     """
     a = 1.0 - m
     vf = fc * vj
-    f2 = (1.0 - fc) ** (1.0 + m)
-    f3 = 1.0 - fc * (1.0 + m)
     q0 = cjo * vj / a
     if v < vf:
         phi = q0 * v - q0 * vj / (2.0 - m) * (1.0 - (1.0 - v / vj) ** (2.0 - m))
-    else:
+    else:       # (the powers of the parameters only here: a compiled step calls this per Newton iteration)
+        f2 = (1.0 - fc) ** (1.0 + m)
+        f3 = 1.0 - fc * (1.0 + m)
         q_fc = q0 * (1.0 - (1.0 - fc) ** a)
         phi_f = q0 * vf - q0 * vj / (2.0 - m) * (1.0 - (1.0 - fc) ** (2.0 - m))
         dv = v - vf

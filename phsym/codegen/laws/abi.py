@@ -1,6 +1,6 @@
 """The calling convention of every law kernel.
 
-A kernel is a C-callable function ``kernel(n, P, IN, OUT)`` compiled by
+A kernel is a C-callable function ``kernel(n, P, IN, OUT, W)`` compiled by
 numba (:func:`numba.cfunc`), called by the numeric engine through its
 address, so that one compiled engine drives kernels generated later
 without being compiled again:
@@ -12,7 +12,20 @@ without being compiled again:
   increments), then the constants of the step (start states, scales);
 * ``OUT`` (double*): ``n x n_out (1 + n_var)`` outputs per instance: the
   ``n_out`` values, then their derivatives ``d out_m / d var_j`` row by row
-  (``m`` major), or only the values for kernels without derivatives.
+  (``m`` major), or only the values for kernels without derivatives;
+* ``W`` (double*): ``n x n_pre`` values computed from the constants and the
+  placeholders alone (``n_pre`` may be 0: ``W`` is then not read).
+
+A kernel with ``n_pre > 0`` comes with ``prepare(n, P, IN, OUT, W)`` of the
+same signature: it reads the constants of ``IN`` and writes ``W`` (``OUT``
+is not used).  The engine calls it once per step, the kernel at every
+Newton iteration (:mod:`.hoist`: what a junction computes from its start
+point is not computed again at each iteration).  An entry of ``W`` that
+calls a junction function (the start point's energy of a discrete
+gradient) is left NaN by ``prepare`` and computed by the kernel where an
+iteration first reads it, then kept in ``W`` for the step.  ``W`` is an array of its
+own, not more columns of ``IN``: the engine rebuilds ``IN`` at every
+iteration, and ``W`` would cost as much to copy as it saves.
 """
 from __future__ import annotations
 
@@ -20,9 +33,9 @@ from numba import types
 
 __all__ = ["SIGNATURE", "out_width"]
 
-#: ``void kernel(int64 n, double* P, double* IN, double* OUT)``
+#: ``void kernel(int64 n, double* P, double* IN, double* OUT, double* W)``
 SIGNATURE = types.void(types.int64, types.CPointer(types.float64), types.CPointer(types.float64),
-                       types.CPointer(types.float64))
+                       types.CPointer(types.float64), types.CPointer(types.float64))
 
 
 def out_width(n_out: int, n_var: int, derivatives: bool) -> int:

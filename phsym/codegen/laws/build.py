@@ -50,6 +50,10 @@ class Kernel:
         Entries of ``OUT`` per instance.
     module : object
         The generated module (kept alive: it owns the compiled code).
+    n_pre : int
+        Entries of ``W`` per instance, computed once per step by its ``prepare`` function (:mod:`.abi`).
+    prepare : int
+        Address of ``prepare`` (0: none).
     """
 
     key: str
@@ -60,6 +64,20 @@ class Kernel:
     derivatives: bool
     width: int
     module: object
+    n_pre: int = 0
+    prepare: int = 0
+
+    @property
+    def in_width(self) -> int:
+        """Entries of ``IN`` per instance."""
+        return max(self.n_var + self.n_const, 1)
+
+
+def _kernel(key: str, mod, n_var: int, n_const: int, n_out: int, derivatives: bool, width: int) -> Kernel:
+    """The :class:`Kernel` of a loaded module."""
+    n_pre = int(getattr(mod, "N_PRE", 0))
+    return Kernel(key, int(mod.kernel.address), n_var, n_const, n_out, derivatives, width, mod, n_pre,
+                  int(mod.prepare.address) if n_pre else 0)
 
 
 _LOADED: Dict[str, Kernel] = {}
@@ -71,8 +89,8 @@ def _load(spec: KernelSpec, source: str) -> Kernel:
     hit = _LOADED.get(key)
     if hit is None:
         mod = load_module(text, key)
-        hit = _LOADED[key] = Kernel(key, int(mod.kernel.address), len(spec.var), len(spec.const),
-                                    len(spec.outputs), spec.derivatives, spec.width, mod)
+        hit = _LOADED[key] = _kernel(key, mod, len(spec.var), len(spec.const), len(spec.outputs),
+                                     spec.derivatives, spec.width)
     return hit
 
 
@@ -81,7 +99,7 @@ _SPECS: Dict[tuple, Kernel] = {}
 
 #: File-name prefix of the index from a kernel's tag (kind, form key, scheme...) to its module.
 INDEX_PREFIX = "phsym_law_"
-_GENERATORS = ("source.py", "build.py", "abi.py", "../gradients.py", "../steps.py")
+_GENERATORS = ("source.py", "hoist.py", "build.py", "abi.py", "../gradients.py", "../steps.py", "../printing.py")
 _FINGERPRINT = []
 
 
@@ -103,8 +121,8 @@ def _indexed(tag: tuple):
     try:
         meta = json.loads(_index_file(tag).read_text())
         mod = import_generated(meta["key"])
-        return Kernel(meta["key"], int(mod.kernel.address), int(meta["n_var"]), int(meta["n_const"]),
-                      int(meta["n_out"]), bool(meta["derivatives"]), int(meta["width"]), mod)
+        return _kernel(meta["key"], mod, int(meta["n_var"]), int(meta["n_const"]), int(meta["n_out"]),
+                       bool(meta["derivatives"]), int(meta["width"]))
     except (OSError, ValueError, KeyError, TypeError, ImportError, AttributeError):
         return None
 

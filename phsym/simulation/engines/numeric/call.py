@@ -19,23 +19,26 @@ __all__ = ["call_kernel"]
 
 
 @intrinsic
-def _call(typingctx, addr, n, P, IN, OUT):
-    """``((void (*)(int64, double*, double*, double*)) addr)(n, P, IN, OUT)``; the pointers as integers."""
-    sig = types.void(addr, n, P, IN, OUT)
+def _call(typingctx, addr, n, P, IN, OUT, W):
+    """``((void (*)(int64, double*, double*, double*, double*)) addr)(n, P, IN, OUT, W)``; the pointers
+    as integers."""
+    sig = types.void(addr, n, P, IN, OUT, W)
 
     def codegen(context, builder, signature, args):
-        a, nn, p, i, o = args
+        a, nn, p, i, o, w = args
         dbl = ir.DoubleType().as_pointer()
-        fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(64), dbl, dbl, dbl])
+        fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(64), dbl, dbl, dbl, dbl])
         fn = builder.inttoptr(a, fnty.as_pointer())
-        builder.call(fn, [nn, builder.inttoptr(p, dbl), builder.inttoptr(i, dbl), builder.inttoptr(o, dbl)])
+        builder.call(fn, [nn, builder.inttoptr(p, dbl), builder.inttoptr(i, dbl), builder.inttoptr(o, dbl),
+                          builder.inttoptr(w, dbl)])
         return context.get_dummy_value()
     return sig, codegen
 
 
 @njit(cache=True)
-def call_kernel(addr, n, P, p0, IN, i0, OUT, o0):
-    """Call the kernel at ``addr`` on ``n`` instances whose rows start at ``P[p0]``, ``IN[i0]``, ``OUT[o0]``.
+def call_kernel(addr, n, P, p0, IN, i0, OUT, o0, W, w0):
+    """Call the kernel at ``addr`` on ``n`` instances whose rows start at ``P[p0]``, ``IN[i0]``, ``OUT[o0]``
+    and ``W[w0]``.
 
     Parameters
     ----------
@@ -43,9 +46,10 @@ def call_kernel(addr, n, P, p0, IN, i0, OUT, o0):
         The kernel's address.
     n : int64
         Instances.
-    P, IN, OUT : ndarray of float64
+    P, IN, OUT, W : ndarray of float64
         Flat, contiguous arrays of all groups.
-    p0, i0, o0 : int64
+    p0, i0, o0, w0 : int64
         Offsets of this group's first row in them.
     """
-    _call(addr, n, P.ctypes.data + 8 * p0, IN.ctypes.data + 8 * i0, OUT.ctypes.data + 8 * o0)
+    _call(addr, n, P.ctypes.data + 8 * p0, IN.ctypes.data + 8 * i0, OUT.ctypes.data + 8 * o0,
+          W.ctypes.data + 8 * w0)

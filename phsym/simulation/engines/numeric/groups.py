@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 __all__ = ["GroupTable", "Instance", "GROUP_FIELDS"]
 
 #: Columns of the group table the compiled code reads: kernel address, instances, offsets of the
-#: group's first row in ``P``, ``IN`` and ``OUT``, and the widths of a row of each.
-GROUP_FIELDS = ("address", "n", "p0", "i0", "o0", "p_width", "i_width", "o_width")
+#: group's first row in ``P``, ``IN`` and ``OUT``, the widths of a row of each, the address of the
+#: kernel's step preparation (0: none), the offset of its first row in ``W`` and that row's width
+#: (:mod:`phsym.codegen.laws.abi`).
+GROUP_FIELDS = ("address", "n", "p0", "i0", "o0", "p_width", "i_width", "o_width", "prepare", "w0", "w_width")
 
 #: An input: ``(z entries [(col, coef)], K entries [(index, coef)])``.
 Input = Tuple[List[Tuple[int, float]], List[Tuple[int, float]]]
@@ -39,6 +41,7 @@ class _Group:
     p0: int = 0
     i0: int = 0
     o0: int = 0
+    w0: int = 0
 
 
 @dataclass(frozen=True)
@@ -89,14 +92,15 @@ class GroupTable:
 
     def finish(self) -> None:
         """Lay the groups out (offsets); no instance can be added afterwards."""
-        p = i = o = 0
+        p = i = o = w = 0
         for grp in self._groups:
-            grp.p0, grp.i0, grp.o0 = p, i, o
+            grp.p0, grp.i0, grp.o0, grp.w0 = p, i, o, w
             n, k = len(grp.labels), grp.kernel
             p += n * self._p_width(grp)
-            i += n * max(k.n_var + k.n_const, 1)
+            i += n * k.in_width
             o += n * k.width
-        self.n_p, self.n_in, self.n_out = p, i, o
+            w += n * k.n_pre
+        self.n_p, self.n_in, self.n_out, self.n_w = p, i, o, w
         self._done = True
 
     @staticmethod
@@ -120,7 +124,7 @@ class GroupTable:
     def inp(self, inst: Instance, j: int) -> int:
         """Position in ``IN`` of input ``j`` of ``inst`` (var inputs first)."""
         grp = self._groups[inst.group]
-        return grp.i0 + inst.index * max(grp.kernel.n_var + grp.kernel.n_const, 1) + j
+        return grp.i0 + inst.index * grp.kernel.in_width + j
 
     def shape(self, inst: Instance) -> Tuple[int, int]:
         """``(n_out, n_var)`` of the instance's kernel."""
@@ -139,7 +143,7 @@ class GroupTable:
         P = np.zeros(max(self.n_p, 1))
         for g, grp in enumerate(self._groups):
             k, n, pw = grp.kernel, len(grp.labels), self._p_width(grp)
-            table[g] = (k.address, n, grp.p0, grp.i0, grp.o0, pw, max(k.n_var + k.n_const, 1), k.width)
+            table[g] = (k.address, n, grp.p0, grp.i0, grp.o0, pw, k.in_width, k.width, k.prepare, grp.w0, k.n_pre)
             if grp.params and grp.params[0].size:
                 P[grp.p0:grp.p0 + n * pw] = np.concatenate(grp.params)
         return table, P

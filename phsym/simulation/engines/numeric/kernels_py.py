@@ -29,15 +29,18 @@ def call(kernel: Kernel, P: np.ndarray, IN: np.ndarray) -> np.ndarray:
     kernel : Kernel
         A loaded kernel.
     P, IN : ndarray (n, ...)
-        Placeholders and inputs, one row per instance.
+        Placeholders and inputs (moving, then constant), one row per instance.
     """
     P = np.ascontiguousarray(np.atleast_2d(P), dtype=float)
     IN = np.ascontiguousarray(np.atleast_2d(IN), dtype=float)
     n = P.shape[0]
     OUT = np.zeros((n, kernel.width))
-    f = kernel.module.kernel.ctypes
     dbl = ctypes.POINTER(ctypes.c_double)
-    f(n, P.ctypes.data_as(dbl), IN.ctypes.data_as(dbl), OUT.ctypes.data_as(dbl))
+    W = np.zeros((n, max(kernel.n_pre, 1)))
+    args = (n, P.ctypes.data_as(dbl), IN.ctypes.data_as(dbl), OUT.ctypes.data_as(dbl), W.ctypes.data_as(dbl))
+    if kernel.n_pre:        # the values fixed over a step first
+        kernel.module.prepare.ctypes(*args)
+    kernel.module.kernel.ctypes(*args)
     return OUT
 
 

@@ -34,7 +34,8 @@ from numba import njit
 from .call import call_kernel
 from .sparse import lu_factor, lu_refactor, lu_solve
 
-__all__ = ["evaluate", "solve", "csr_add", "STATUS", "FLOOR", "REUSE", "INNER"]
+__all__ = ["evaluate", "solve", "csr_add", "call_groups", "prepare_groups", "w_size", "STATUS", "FLOOR", "REUSE",
+           "INNER"]
 
 #: numba options of the engine's helpers that only compiled code calls: no Python or C wrapper
 #: (a fifth of each one's compile), and a crash if called from Python.
@@ -75,11 +76,30 @@ def csr_add(out, p, i, x, v, scale):
 
 
 @njit(cache=True, error_model="numpy")
-def call_groups(G, P, IN, OUT):
-    """Every kernel group of the table ``G`` (see :data:`~.groups.GROUP_FIELDS`)."""
+def call_groups(G, P, IN, OUT, W):
+    """Every kernel group of the table ``G`` (see :data:`~.groups.GROUP_FIELDS`); ``W``: what their
+    step preparations (:func:`prepare_groups`) computed."""
     for g in range(G.shape[0]):
         if G[g, 1] > 0:
-            call_kernel(G[g, 0], G[g, 1], P, G[g, 2], IN, G[g, 3], OUT, G[g, 4])
+            call_kernel(G[g, 0], G[g, 1], P, G[g, 2], IN, G[g, 3], OUT, G[g, 4], W, G[g, 9])
+
+
+@njit(cache=True, error_model="numpy")
+def w_size(G):
+    """Entries of the step preparations' array ``W`` of the group table ``G`` (at least 1)."""
+    n = 1
+    for g in range(G.shape[0]):
+        n = max(n, G[g, 9] + G[g, 1] * G[g, 10])
+    return n
+
+
+@njit(cache=True, error_model="numpy")
+def prepare_groups(G, P, IN, W):
+    """The step preparation of every kernel group that has one: ``W``, the values fixed over a step,
+    from the constants in ``IN`` (:mod:`phsym.codegen.laws.abi`)."""
+    for g in range(G.shape[0]):
+        if G[g, 1] > 0 and G[g, 8] != 0:
+            call_kernel(G[g, 8], G[g, 1], P, G[g, 2], IN, G[g, 3], W, G[g, 9], W, G[g, 9])
 
 
 @njit(**INNER)
@@ -96,12 +116,14 @@ def _pnjlim(snew, sold, vt, vcrit):
 
 
 @njit(**INNER)
-def known_parts(K, net, kin, kf):
+def known_parts(K, net, kin, kf, W):
     """The parts of the kernels' inputs (``kin``) and of the residual (``kf``) that the step's known
-    values ``K`` make: fixed over a step's Newton iterations, so :func:`solve` computes them once."""
+    values ``K`` make: fixed over a step's Newton iterations, so :func:`solve` computes them once;
+    with them the values ``W`` the kernels precompute from their constants (:func:`prepare_groups`)."""
     Ki, RK = net[1], net[4]
     kin[:] = 0.0
     csr_add(kin, Ki[0], Ki[1], Ki[2], K, 1.0)
+    prepare_groups(net[9], net[10], kin, W)
     kf[:] = 0.0
     csr_add(kf, RK[0], RK[1], RK[2], K, 1.0)
 
@@ -128,20 +150,24 @@ def evaluate(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx):
     """
     kin = np.empty(IN.shape[0])
     kf = np.empty(F.shape[0])
-    known_parts(K, net, kin, kf)
-    return evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf)
+    W = np.empty(w_size(net[9]))
+    known_parts(K, net, kin, kf, W)
+    return evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf, W)
 
 
 @njit(**INNER)
-def evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf):
-    """:func:`evaluate` with the known values' parts ``kin``, ``kf`` of :func:`known_parts` (the same
-    sums in the same order, so the same numbers)."""
+def evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf, W):
+    """:func:`evaluate` with the known values' parts ``kin``, ``kf``, ``W`` of :func:`known_parts` (the
+    same sums in the same order, so the same numbers)."""
     Zi, Ki, R, RO, RK, jconst, spos, ssrc, scoef, G, P = net
     tj, lc, lc0, lvt, lvc, readers, tptr, rptr = lim
-    IN[:] = 0.0
-    csr_add(IN, Zi[0], Zi[1], Zi[2], z, 1.0)
+    # one pass each for IN = Zi z + kin and F = R z + RO OUT + kf (the sums of csr_add, in its order)
+    Zp, Zc, Zx = Zi
     for r in range(IN.shape[0]):
-        IN[r] += kin[r]
+        s = 0.0
+        for k in range(Zp[r], Zp[r + 1]):
+            s += Zx[k] * z[Zc[k]]
+        IN[r] = s + kin[r]
     limited = False
     nj = tptr.shape[0] - 1
     for r in range(readers.shape[0]):
@@ -164,7 +190,7 @@ def evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf):
         if moved:       # (only then: w - offset need not give the input back to the last bit)
             for r in range(rptr[J], rptr[J + 1]):
                 IN[readers[r, 1]] = w - (K[readers[r, 6]] if readers[r, 6] >= 0 else 0.0)
-    call_groups(G, P, IN, OUT)
+    call_groups(G, P, IN, OUT, W)
     if limit:       # outputs linearised at the limited inputs: out + D (w - w_lim)
         for r in range(readers.shape[0]):
             delta = INa[readers[r, 1]] - IN[readers[r, 1]]
@@ -173,11 +199,16 @@ def evaluate_at(z, K, net, lim, wold, limit, IN, INa, OUT, F, Jx, kin, kf):
                 o0, no, nv, j = readers[r, 2], readers[r, 3], readers[r, 4], readers[r, 5]
                 for m in range(no):
                     OUT[o0 + m] += OUT[o0 + no + m * nv + j] * delta
-    F[:] = 0.0
-    csr_add(F, R[0], R[1], R[2], z, 1.0)
-    csr_add(F, RO[0], RO[1], RO[2], OUT, 1.0)
+    Rp, Rc, Rx = R
+    Op, Oc, Ox = RO
     for r in range(F.shape[0]):
-        F[r] += kf[r]
+        s = 0.0
+        for k in range(Rp[r], Rp[r + 1]):
+            s += Rx[k] * z[Rc[k]]
+        t = 0.0
+        for k in range(Op[r], Op[r + 1]):
+            t += Ox[k] * OUT[Oc[k]]
+        F[r] = s + t + kf[r]
     for k in range(Jx.shape[0]):     # (a loop: an array assignment compiles numba's shape-error message)
         Jx[k] = jconst[k]
     for s in range(spos.shape[0]):
@@ -306,8 +337,9 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
     refac = True
     kin = np.empty(IN.shape[0])
     kf = np.empty(n)
-    known_parts(K, net, kin, kf)
-    limited = evaluate_at(z, K, net, lim, wold, bool(True), IN, INa, OUT, F, Jx, kin, kf)
+    W = np.empty(w_size(net[9]))
+    known_parts(K, net, kin, kf, W)
+    limited = evaluate_at(z, K, net, lim, wold, bool(True), IN, INa, OUT, F, Jx, kin, kf, W)
     while True:
         for i in range(n):
             if not math.isfinite(F[i]):
@@ -345,7 +377,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
             z[i] += d[i]
         it += 1
         if linear:
-            evaluate_at(z, K, net, lim, wold, bool(False), IN, INa, OUT, F, Jx, kin, kf)
+            evaluate_at(z, K, net, lim, wold, bool(False), IN, INa, OUT, F, Jx, kin, kf, W)
             state[2] = it
             return 0
         # converged: a step below tol, or (contracting) the estimated remaining error
@@ -368,7 +400,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
         # contracted poorly (then the Jacobian has moved more than the step says)
         refac = not (worst <= reuse and (refac or worst <= 1e-3 * rprev))
         rprev = worst
-        limited = evaluate_at(z, K, net, lim, wold, not conv, IN, INa, OUT, F, Jx, kin, kf)
+        limited = evaluate_at(z, K, net, lim, wold, not conv, IN, INa, OUT, F, Jx, kin, kf, W)
         if not conv and stall >= 2 and not limited and _backward_error(F, Jx, lu[0], lu[1], z, w) <= FLOOR:
             conv = True
         elif conv and not limited and not _backward_error(F, Jx, lu[0], lu[1], z, w) <= ACCEPT:
@@ -387,7 +419,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
                 lam *= 0.5
                 for i in range(n):
                     z[i] -= lam * d[i]
-                limited = evaluate_at(z, K, net, lim, wold, bool(True), IN, INa, OUT, F, Jx, kin, kf)
+                limited = evaluate_at(z, K, net, lim, wold, bool(True), IN, INa, OUT, F, Jx, kin, kf, W)
                 if limited or not _finite(F):
                     break
                 f1 = _merit(F, w, n)
@@ -399,7 +431,7 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
             lam *= 0.5
             for i in range(n):
                 z[i] -= lam * d[i]
-            limited = evaluate_at(z, K, net, lim, wold, bool(True), IN, INa, OUT, F, Jx, kin, kf)
+            limited = evaluate_at(z, K, net, lim, wold, bool(True), IN, INa, OUT, F, Jx, kin, kf, W)
             rprev = 1e300
             refac = True
         if it >= maxit:

@@ -94,6 +94,7 @@ class _FrozenGroups:
             table = np.array(self._table, dtype=np.int64).reshape(-1, len(GROUP_FIELDS))
             for g, mod in enumerate(self._modules):
                 table[g, 0] = int(mod.kernel.address)
+                table[g, 8] = int(mod.prepare.address) if table[g, 10] else 0
             self._table = table
         return self._table, self._P
 

@@ -52,7 +52,7 @@ def energies(x, se, post, EIN, EOUT):
         for p in range(einp.shape[0]):
             j = einp[p]
             EIN[p] = x[j] if j < nx else se[j - nx]
-        call_groups(EG, EP, EIN, EOUT)
+        call_groups(EG, EP, EIN, EOUT, EIN)       # energy kernels have no step preparation: W unread
         for p in range(EOUT.shape[0]):
             H += EOUT[p]
     return H

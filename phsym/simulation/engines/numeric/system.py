@@ -32,7 +32,7 @@ from ....structure.circuit.data import CircuitData
 from .groups import GroupTable, Instance
 from .layout import Layout, branch_voltage
 from .limits import junction_slots
-from .newton import call_groups
+from .newton import call_groups, prepare_groups, w_size
 from .sparse_build import Compressed, StepNumbers, Triplets
 
 __all__ = ["System"]
@@ -332,7 +332,10 @@ class System(StepNumbers):
         OUT = np.zeros(max(G.n_out, 1))
         if len(G):
             table, P = G.arrays()
-            call_groups(table, P, np.ascontiguousarray(IN, dtype=float), OUT)
+            IN = np.ascontiguousarray(IN, dtype=float)
+            W = np.zeros(w_size(table))
+            prepare_groups(table, P, IN, W)
+            call_groups(table, P, IN, OUT, W)
         return OUT
 
     def branch_currents(self, z: np.ndarray, K: np.ndarray, h: float = 1.0) -> np.ndarray:
