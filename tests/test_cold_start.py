@@ -157,3 +157,18 @@ def test_parse_tables_come_from_the_package_when_the_user_cache_has_none(monkeyp
         assert (tmp_path / "user" / written.name).is_file()        # seeded into the user's cache
     finally:
         grammar.statement_parser.cache_clear()
+
+
+def test_the_package_build_writes_the_bytecode_of_every_module():
+    """``phsym cache build --package`` compiles phsym's modules, as a non-editable install does, so
+    that no process compiles them again where ``PYTHONDONTWRITEBYTECODE`` keeps imports from it."""
+    import importlib.util
+    from pathlib import Path
+
+    import phsym
+    from phsym.simulation.engines.numeric.warmup import compile_bytecode
+    source = Path(phsym.__file__).resolve().parent / "version.py"
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    cached.unlink(missing_ok=True)
+    assert compile_bytecode()
+    assert cached.is_file() and cached.stat().st_size > 0
