@@ -40,7 +40,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
 
     import phsym
-    from phsym.benchmarks import FAMILIES
+    from phsym.benchmarks import write_decks
     from phsym.netlist.cards import deck_settings
     from phsym.simulation import Simulator
     warnings.simplefilter("ignore")
@@ -48,25 +48,21 @@ def main(argv=None) -> None:
     print("| deck | steps | steps/s (best) | runs [steps/s] | CPU steps/s (best) | Newton it./step | balance |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as tmp:
-        for spec in args.decks:
-            fam, sizes = spec.split("=")
-            for size in (int(s) for s in sizes.split(",")):
-                path = Path(tmp) / f"{fam}_{size}.cir"
-                path.write_text(FAMILIES[fam].build(size, steps=args.steps))
-                deck = deck_settings(str(path))
-                x0 = None if deck.x0 == "ic" else deck.x0
-                sim = Simulator(phsym.load(str(path)), deck.tran.fs, engine=args.engine,
-                                **deck.simulator_options())
-                sim.run(duration=deck.tran.step, x0=x0)
-                rates, cpu, res = [], [], None
-                for _ in range(args.repeat):
-                    t0 = time.thread_time()
-                    res = sim.run(duration=args.steps * deck.tran.step, x0=x0)
-                    cpu.append(res.t_step.size / (time.thread_time() - t0))
-                    rates.append(res.t_step.size / res.info["wall_time"])
-                print(f"| {fam} {size} | {res.t_step.size} | {max(rates):.4g} | "
-                      f"{' '.join(f'{r:.4g}' for r in rates)} | {max(cpu):.4g} | {res.iterations.mean():.3f} | "
-                      f"{res.max_balance_error:.2g} |", flush=True)
+        for fam, size, path in write_decks(args.decks, tmp, args.steps):
+            deck = deck_settings(str(path))
+            x0 = None if deck.x0 == "ic" else deck.x0
+            sim = Simulator(phsym.load(str(path)), deck.tran.fs, engine=args.engine,
+                            **deck.simulator_options())
+            sim.run(duration=deck.tran.step, x0=x0)
+            rates, cpu, res = [], [], None
+            for _ in range(args.repeat):
+                t0 = time.thread_time()
+                res = sim.run(duration=args.steps * deck.tran.step, x0=x0)
+                cpu.append(res.t_step.size / (time.thread_time() - t0))
+                rates.append(res.t_step.size / res.info["wall_time"])
+            print(f"| {fam} {size} | {res.t_step.size} | {max(rates):.4g} | "
+                  f"{' '.join(f'{r:.4g}' for r in rates)} | {max(cpu):.4g} | {res.iterations.mean():.3f} | "
+                  f"{res.max_balance_error:.2g} |", flush=True)
     print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 

@@ -9,7 +9,8 @@
   (:func:`rtl_chain`), RC meshes (:func:`rc_mesh`) and Cockcroft-Walton
   diode-capacitor ladders (:func:`diode_ladder`); :data:`FAMILIES` lists them
   with their sizes, :func:`deck_size` counts a deck's elements and nodes
-  without parsing it.
+  without parsing it, and :func:`write_decks` writes decks named as the
+  benchmarks' ``--decks`` arguments.
 
 Names are imported on first use: the deck builders need neither numpy nor
 sympy.
@@ -19,8 +20,8 @@ from ..common.lazy import attach
 __getattr__, __dir__ = attach(
     __name__, submodules=["msd", "decks"],
     attributes={"msd_chain": "msd", "ttl_nand_chain": "decks", "rtl_chain": "decks", "rc_mesh": "decks",
-                "diode_ladder": "decks", "deck_size": "decks", "DeckSize": "decks", "Family": "decks",
+                "diode_ladder": "decks", "deck_size": "decks", "write_decks": "decks", "DeckSize": "decks", "Family": "decks",
                 "FAMILIES": "decks"})
 
-__all__ = ["msd_chain", "ttl_nand_chain", "rtl_chain", "rc_mesh", "diode_ladder", "deck_size", "DeckSize",
+__all__ = ["msd_chain", "ttl_nand_chain", "rtl_chain", "rc_mesh", "diode_ladder", "deck_size", "write_decks", "DeckSize",
            "Family", "FAMILIES"]

@@ -34,12 +34,13 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Tuple
+from pathlib import Path
+from typing import Callable, Dict, Iterator, Optional, Sequence, Tuple
 
 from .logic import rtl_gate_counts, rtl_chain, ttl_nand_chain
 from .spice import duration, num, positive_int, save, tran
 
-__all__ = ["ttl_nand_chain", "rtl_chain", "rc_mesh", "diode_ladder", "deck_size", "DeckSize", "Family",
+__all__ = ["ttl_nand_chain", "rtl_chain", "rc_mesh", "diode_ladder", "deck_size", "write_decks", "DeckSize", "Family",
            "FAMILIES"]
 
 #: small-signal switching diode of the ladder (1N4148-like, no transit time)
@@ -271,3 +272,32 @@ def deck_size(family: str, size: int) -> DeckSize:
         return FAMILIES[family].count(int(size))
     except KeyError:
         raise ValueError(f"unknown family {family!r}: one of {', '.join(FAMILIES)}") from None
+
+
+def write_decks(specs: Sequence[str], folder, steps: Optional[int] = None) -> Iterator[Tuple[str, int, Path]]:
+    """Write the decks ``specs`` names into ``folder``, one at a time: ``(family, size, path)``.
+
+    Parameters
+    ----------
+    specs : sequence of str
+        ``FAMILY=SIZE,SIZE`` each (the benchmarks' ``--decks`` arguments), e.g. ``"ttl=3,10"``.
+    folder : str or pathlib.Path
+        Where the files go (``FAMILY_SIZE.cir``).
+    steps : int, optional
+        Steps of each deck's ``.tran`` (the family's default otherwise).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     [(f, n, p.name) for f, n, p in write_decks(["diode_ladder=2,4"], tmp, steps=10)]
+    [('diode_ladder', 2, 'diode_ladder_2.cir'), ('diode_ladder', 4, 'diode_ladder_4.cir')]
+    """
+    for spec in specs:
+        family, _, sizes = spec.partition("=")
+        if family not in FAMILIES:
+            raise ValueError(f"unknown family {family!r}: one of {', '.join(FAMILIES)}")
+        for size in (int(s) for s in sizes.split(",")):
+            path = Path(folder) / f"{family}_{size}.cir"
+            path.write_text(FAMILIES[family].build(size, steps=steps))
+            yield family, size, path
