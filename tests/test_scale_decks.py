@@ -137,3 +137,12 @@ def test_mna_trapezoidal_matches_the_matrix_exponential_of_a_2x2_mesh():
     assert 1 > corner > right > far > 0.5                                            # charging from the corner
     mids = run.midpoints()
     np.testing.assert_allclose(mids["n1_1"], 0.5 * (run.node("n1_1")[1:] + run.node("n1_1")[:-1]))
+
+
+def test_write_decks_names_a_malformed_spec(tmp_path):
+    import pytest
+    from phsym.benchmarks import write_decks
+    for spec, words in (("ttl", "FAMILY=SIZE,SIZE"), ("ttl=3,x", "FAMILY=SIZE,SIZE"), ("mesh=3", "unknown family")):
+        with pytest.raises(ValueError, match=words):
+            list(write_decks([spec], tmp_path))
+    assert [p.name for _f, _n, p in write_decks(["rc_mesh=2"], tmp_path, steps=5)] == ["rc_mesh_2.cir"]

@@ -297,7 +297,11 @@ def write_decks(specs: Sequence[str], folder, steps: Optional[int] = None) -> It
         family, _, sizes = spec.partition("=")
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r}: one of {', '.join(FAMILIES)}")
-        for size in (int(s) for s in sizes.split(",")):
+        try:
+            numbers = [int(s) for s in sizes.split(",")]
+        except ValueError:
+            raise ValueError(f"deck spec {spec!r}: write FAMILY=SIZE,SIZE, e.g. {family}=3,10") from None
+        for size in numbers:
             path = Path(folder) / f"{family}_{size}.cir"
             path.write_text(FAMILIES[family].build(size, steps=steps))
             yield family, size, path
