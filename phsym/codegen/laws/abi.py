@@ -1,7 +1,7 @@
 """The calling convention of every law kernel.
 
-A kernel is a C-callable function ``kernel(n, P, IN, OUT, W)`` compiled by
-numba (:func:`numba.cfunc`), called by the numeric engine through its
+A kernel is a C-callable function ``kernel(n, P, IN, OUT, W)``, compiled
+from C (:mod:`.native`) or by numba (:func:`numba.cfunc`), called by the numeric engine through its
 address, so that one compiled engine drives kernels generated later
 without being compiled again:
 
@@ -29,13 +29,17 @@ iteration, and ``W`` would cost as much to copy as it saves.
 """
 from __future__ import annotations
 
-from numba import types
-
 __all__ = ["SIGNATURE", "out_width"]
 
-#: ``void kernel(int64 n, double* P, double* IN, double* OUT, double* W)``
-SIGNATURE = types.void(types.int64, types.CPointer(types.float64), types.CPointer(types.float64),
-                       types.CPointer(types.float64), types.CPointer(types.float64))
+
+def __getattr__(name: str):
+    """``SIGNATURE``, numba's type of ``void kernel(int64 n, double* P, double* IN, double* OUT,
+    double* W)``, made on first use: a process that loads C kernels (:mod:`.native`) imports no numba."""
+    if name == "SIGNATURE":
+        from numba import types
+        ptr = types.CPointer(types.float64)
+        return types.void(types.int64, ptr, ptr, ptr, ptr)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def out_width(n_out: int, n_var: int, derivatives: bool) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,7 +27,7 @@ from ...structure.circuit.canonical import Form
 from ...common.paths import atomic_write, cache_dir
 from ..cache import cache_key, import_generated, load_module
 from ..gradients import effort_step, storage_gradients
-from . import library
+from . import library, native
 from .source import KernelSpec, kernel_source
 
 __all__ = ["Kernel", "law_kernel", "step_kernel", "energy_kernel", "gradient_kernel", "effort_state_kernel"]
@@ -49,7 +50,8 @@ class Kernel:
     width : int
         Entries of ``OUT`` per instance.
     module : object
-        The generated module (kept alive: it owns the compiled code).
+        What owns the compiled code (kept alive): the generated module of a numba kernel, the
+        :class:`ctypes.CDLL` of a C kernel (:mod:`.native`).
     n_pre : int
         Entries of ``W`` per instance, computed once per step by its ``prepare`` function (:mod:`.abi`).
     prepare : int
@@ -80,6 +82,14 @@ def _kernel(key: str, mod, n_var: int, n_const: int, n_out: int, derivatives: bo
                   int(mod.prepare.address) if n_pre else 0)
 
 
+def _compiled(key: str, n_var: int, n_const: int, n_out: int, derivatives: bool, width: int,
+              n_pre: int) -> Kernel:
+    """The :class:`Kernel` of the cached module ``key``: its C library, else numba's module
+    (:func:`.native.compiled`; ``ImportError`` when neither is cached)."""
+    owner, address, prepare = native.compiled(key, n_pre)
+    return Kernel(key, address, n_var, n_const, n_out, derivatives, width, owner, n_pre, prepare)
+
+
 _LOADED: Dict[str, Kernel] = {}
 
 
@@ -88,9 +98,13 @@ def _load(spec: KernelSpec, source: str) -> Kernel:
     key = cache_key(text.split('"""', 2)[2], "law")      # the header names the netlist: not part of the key
     hit = _LOADED.get(key)
     if hit is None:
-        mod = load_module(text, key)
-        hit = _LOADED[key] = _kernel(key, mod, len(spec.var), len(spec.const), len(spec.outputs),
-                                     spec.derivatives, spec.width)
+        shape = (len(spec.var), len(spec.const), len(spec.outputs), spec.derivatives, spec.width)
+        n_pre = int(re.search(r"^N_PRE = (\d+)$", text, re.M).group(1))
+        if native.build(key, text) is not None:       # C where there is a compiler, numba otherwise
+            hit = _compiled(key, *shape, n_pre)
+        else:
+            hit = _kernel(key, load_module(text, key), *shape)
+        _LOADED[key] = hit
     return hit
 
 
@@ -99,7 +113,7 @@ _SPECS: Dict[tuple, Kernel] = {}
 
 #: File-name prefix of the index from a kernel's tag (kind, form key, scheme...) to its module.
 INDEX_PREFIX = "phsym_law_"
-_GENERATORS = ("source.py", "hoist.py", "build.py", "abi.py", "../gradients.py", "../steps.py", "../printing.py")
+_GENERATORS = ("source.py", "hoist.py", "build.py", "abi.py", "native.py", "../gradients.py", "../steps.py", "../printing.py")
 _FINGERPRINT = []
 
 
@@ -120,9 +134,11 @@ def _indexed(tag: tuple):
     (deriving a junction's effort step takes sympy seconds); ``None`` if not there or damaged."""
     try:
         meta = json.loads(_index_file(tag).read_text())
-        mod = import_generated(meta["key"])
-        return _kernel(meta["key"], mod, int(meta["n_var"]), int(meta["n_const"]), int(meta["n_out"]),
-                       bool(meta["derivatives"]), int(meta["width"]))
+        shape = (int(meta["n_var"]), int(meta["n_const"]), int(meta["n_out"]), bool(meta["derivatives"]),
+                 int(meta["width"]))
+        if "n_pre" in meta:
+            return _compiled(meta["key"], *shape, int(meta["n_pre"]))
+        return _kernel(meta["key"], import_generated(meta["key"]), *shape)     # an index from before C kernels
     except (OSError, ValueError, KeyError, TypeError, ImportError, AttributeError):
         return None
 
@@ -136,7 +152,7 @@ def _memo(tag: tuple, make, source: str) -> Kernel:
         if hit is None:
             hit = _load(make(), source)
             meta = dict(key=hit.key, n_var=hit.n_var, n_const=hit.n_const, n_out=hit.n_out,
-                        derivatives=hit.derivatives, width=hit.width)
+                        derivatives=hit.derivatives, width=hit.width, n_pre=hit.n_pre)
             try:
                 atomic_write(_index_file(tag), lambda fh: fh.write(json.dumps(meta).encode()))
                 library.store(_index_file(tag).name, hit.key)

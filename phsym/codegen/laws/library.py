@@ -3,12 +3,14 @@
 ``phsym cache build --package`` runs the numeric engine's warm-up deck (the
 device kinds most netlists hold: diodes with and without junction charge,
 bipolar transistors) with :data:`ENV` set: each law kernel it compiles is
-also copied here (``phsym/codegen/laws/_library/``: the generated module,
-its index entry and numba's compiled code).  A process that needs a kernel
-its own cache lacks takes it from here (:func:`fetch`): the module and its
-index go into the user's cache directory, numba's entries into numba's
-cache directory for that module (found by numba's own locator rules), so
-nothing is derived with sympy or compiled.  Compiled code is specific to the
+also copied here (``phsym/codegen/laws/_library/``: the kernel compiled
+from C where there is a C compiler (:mod:`.native`), else the generated
+module and numba's compiled code; and its index entry).  A process that needs a kernel
+its own cache lacks takes it from here (:func:`fetch`): the C library (or
+the module), and its index go into the user's cache directory, numba's
+entries into numba's cache directory for that module (found by numba's own
+locator rules), so nothing is derived with sympy or compiled, and a C
+kernel needs no numba at all.  Compiled code is specific to the
 machine's CPU and numba's version: entries that do not match are compiled
 again by numba as usual.
 """
@@ -24,6 +26,7 @@ from typing import List, Optional
 
 from ...common.paths import cache_dir
 from ..cache import PREFIX
+from . import native
 
 __all__ = ["LIBRARY", "ENV", "fetch", "store", "numba_dir"]
 
@@ -77,14 +80,22 @@ def fetch(index_name: str) -> bool:
         meta = json.loads((LIBRARY / index_name).read_text())
         name = PREFIX + str(meta["key"])
         d = cache_dir()
+        lib = native.path(str(meta["key"]))
+        c_kernel = (LIBRARY / lib.name).is_file()
+        if c_kernel:        # the C kernel: its digest first, so a half-copied library is not opened
+            _copy(LIBRARY / lib.with_suffix(".sha256").name, lib.with_suffix(".sha256"))
+            _copy(LIBRARY / lib.name, lib)
         module = d / f"{name}.py"
-        if not module.is_file():
+        if not module.is_file() and (LIBRARY / f"{name}.py").is_file():
             _copy(LIBRARY / f"{name}.py", module)
-        nd = numba_dir(module)
-        if nd is not None:
-            nd.mkdir(parents=True, exist_ok=True)
-            for p in _entries(LIBRARY / "numba", name):
-                _copy(p, nd / p.name)
+        elif not c_kernel:
+            raise FileNotFoundError(LIBRARY / f"{name}.py")
+        if not c_kernel and module.is_file():       # numba's compiled kernel (importing numba to find where)
+            nd = numba_dir(module)
+            if nd is not None:
+                nd.mkdir(parents=True, exist_ok=True)
+                for p in _entries(LIBRARY / "numba", name):
+                    _copy(p, nd / p.name)
         _copy(LIBRARY / index_name, d / index_name)
     except (OSError, ValueError, KeyError, TypeError):
         return False
@@ -105,9 +116,14 @@ def store(index_name: str, key: str) -> None:
         return
     name = PREFIX + key
     d = cache_dir()
-    nd = numba_dir(d / f"{name}.py")
     (LIBRARY / "numba").mkdir(parents=True, exist_ok=True)
-    _copy(d / f"{name}.py", LIBRARY / f"{name}.py")
-    for p in _entries(nd, name) if nd is not None else ():
-        _copy(p, LIBRARY / "numba" / p.name)
+    lib = native.path(key)
+    if lib.is_file():
+        for p in (lib.with_suffix(".sha256"), lib):
+            _copy(p, LIBRARY / p.name)
+    if (d / f"{name}.py").is_file():
+        _copy(d / f"{name}.py", LIBRARY / f"{name}.py")
+        nd = numba_dir(d / f"{name}.py")
+        for p in _entries(nd, name) if nd is not None else ():
+            _copy(p, LIBRARY / "numba" / p.name)
     _copy(d / index_name, LIBRARY / index_name)

@@ -4,7 +4,7 @@ Held storages of the DC problem need their effort at a given state, a run
 from a given state needs the start effort of each storage solved through its
 effort (the inversion of ``x(e)``), and the state scales need the gradient
 along each state: all through the same compiled kernels, by their ctypes
-entry points.
+addresses.
 """
 from __future__ import annotations
 
@@ -39,9 +39,13 @@ def call(kernel: Kernel, P: np.ndarray, IN: np.ndarray) -> np.ndarray:
     W = np.zeros((n, max(kernel.n_pre, 1)))
     args = (n, P.ctypes.data_as(dbl), IN.ctypes.data_as(dbl), OUT.ctypes.data_as(dbl), W.ctypes.data_as(dbl))
     if kernel.n_pre:        # the values fixed over a step first
-        kernel.module.prepare.ctypes(*args)
-    kernel.module.kernel.ctypes(*args)
+        _ABI(kernel.prepare)(*args)
+    _ABI(kernel.address)(*args)
     return OUT
+
+
+#: The kernels' C signature (:mod:`phsym.codegen.laws.abi`), numba's or C's alike.
+_ABI = ctypes.CFUNCTYPE(None, ctypes.c_int64, *[ctypes.POINTER(ctypes.c_double)] * 4)
 
 
 def _params(s, values: Mapping[sp.Symbol, float]) -> np.ndarray:

@@ -18,7 +18,7 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from ....codegen.cache import import_generated
+from ....codegen.laws.native import compiled
 from .groups import GROUP_FIELDS
 from .layout import Layout
 from .limits import Slots
@@ -90,11 +90,11 @@ class _FrozenGroups:
     def arrays(self) -> Tuple[np.ndarray, np.ndarray]:
         """``(table, P)`` with the kernels' addresses of this process (see :meth:`GroupTable.arrays`)."""
         if len(self._modules) != len(self.keys):
-            self._modules = [import_generated(k) for k in self.keys]     # ImportError: plan again
             table = np.array(self._table, dtype=np.int64).reshape(-1, len(GROUP_FIELDS))
-            for g, mod in enumerate(self._modules):
-                table[g, 0] = int(mod.kernel.address)
-                table[g, 8] = int(mod.prepare.address) if table[g, 10] else 0
+            loaded = [compiled(k, int(table[g, 10])) for g, k in enumerate(self.keys)]    # ImportError: plan again
+            for g, (owner, address, prepare) in enumerate(loaded):
+                table[g, 0], table[g, 8] = address, prepare
+            self._modules = [owner for owner, _, _ in loaded]
             self._table = table
         return self._table, self._P
 
