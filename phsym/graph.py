@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import networkx as nx
     import scipy.sparse as sps
 
-__all__ = ["BranchGraph", "build_graph", "branches_of", "select_tree", "loop_matrix", "tree_path", "check_sources", "DOMAIN_UNITS"]
+__all__ = ["BranchGraph", "build_graph", "branches_of", "select_tree", "loop_entries", "loop_matrix", "tree_path", "check_sources", "DOMAIN_UNITS"]
 
 #: Units of the node potential (across variable) and of the through variable per node domain
 #: (their product is a power in W; mechanics in the mobility analogy unless ``-impedance``);
@@ -340,8 +340,8 @@ def select_tree(branches: Sequence[Branch]) -> np.ndarray:
     return in_tree
 
 
-def loop_matrix(branches: Sequence[Branch], in_tree: np.ndarray) -> Tuple["sps.csr_matrix", List[List[int]]]:
-    """Fundamental loop matrix ``M`` (links x tree branches) with ``v_L = M v_T``.
+def loop_entries(branches: Sequence[Branch], in_tree: np.ndarray):
+    """The nonzero entries of the fundamental loop matrix (:func:`loop_matrix`), without scipy.
 
     Parameters
     ----------
@@ -350,9 +350,10 @@ def loop_matrix(branches: Sequence[Branch], in_tree: np.ndarray) -> Tuple["sps.c
 
     Returns
     -------
-    M : scipy.sparse.csr_matrix of int
-        Shape (n_links, n_tree), entries in {-1, 0, 1}; rows follow the order
-        of links in ``branches``, columns the order of tree branches.
+    rows, cols, vals : list of int
+        The entries ``M[rows[i], cols[i]] = vals[i]`` (in {-1, 1}).
+    shape : (int, int)
+        ``(n_links, n_tree)``.
     paths : list of list of int
         For each link, the indices (into ``branches``) of the tree branches of
         its fundamental loop.
@@ -411,7 +412,27 @@ def loop_matrix(branches: Sequence[Branch], in_tree: np.ndarray) -> Tuple["sps.c
             rows.append(r)
             cols.append(col[kk])
             vals.append(s)
-    import scipy.sparse as sps
-    M = sps.csr_matrix((np.array(vals, dtype=np.int64), (rows, cols)),
-                       shape=(len(link_idx), len(tree_idx)))
+    return rows, cols, vals, (len(link_idx), len(tree_idx)), paths
+
+
+def loop_matrix(branches: Sequence[Branch], in_tree: np.ndarray) -> Tuple["scipy.sparse.csr_matrix", List[List[int]]]:
+    """Fundamental loop matrix ``M`` (links x tree branches) with ``v_L = M v_T``.
+
+    Parameters
+    ----------
+    branches : sequence of Branch
+    in_tree : numpy.ndarray of bool
+
+    Returns
+    -------
+    M : scipy.sparse.csr_matrix of int
+        Shape (n_links, n_tree), entries in {-1, 0, 1}; rows follow the order
+        of links in ``branches``, columns the order of tree branches.
+    paths : list of list of int
+        For each link, the indices (into ``branches``) of the tree branches of
+        its fundamental loop.
+    """
+    rows, cols, vals, shape, paths = loop_entries(branches, in_tree)
+    import scipy.sparse as sps      # here: loading a netlist takes the entries alone (loop_entries)
+    M = sps.csr_matrix((np.array(vals, dtype=np.int64), (rows, cols)), shape=shape)
     return M, paths

@@ -72,8 +72,14 @@ def _child(tmp_path, run: str, package: Path, lib: Path, **env_extra) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_empty_user_caches_run_the_package_engine_with_the_generated_loops_samples(tmp_path):
-    src = freshness._cache_path(compiled_run)       # this machine's compiled engine (conftest warms it)
+def test_empty_user_caches_run_the_package_engine_with_the_generated_loops_samples(monkeypatch, tmp_path):
+    from phsym.simulation.engines.numeric import engine, warmup
+    # the JIT engine, compiled in this machine's numba cache (conftest warms it, unless an engine compiled
+    # ahead of time in the package served the warm-up: then once here)
+    monkeypatch.setattr(engine, "_LOADED", {"ext": None, "record": None})
+    if not freshness.engine_ready(compiled_run):
+        warmup.warm()
+    src = freshness._cache_path(compiled_run)
     assert freshness.engine_ready(compiled_run)
     package, lib = tmp_path / "package", tmp_path / "library"
     shutil.copytree(src, package)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 import numpy as np
-import scipy.sparse as sps
 import sympy as sp
 
 from ..common.quantities import STATE_NAMES
@@ -52,7 +51,7 @@ def state_signal(model, states, label: str) -> Optional[str]:
         raise SignalError(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
 
 
-def probe_vector(S: Structure, label: str, values: Mapping[sp.Symbol, float], Jn: sps.spmatrix) -> np.ndarray:
+def probe_vector(S: Structure, label: str, values: Mapping[sp.Symbol, float], Jn: "scipy.sparse.spmatrix") -> np.ndarray:
     """Vector ``c`` with ``signal = e @ c`` for every step's effort vector ``e``.
 
     Parameters

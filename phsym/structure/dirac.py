@@ -35,13 +35,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import scipy.sparse as sps
 import sympy as sp
 
 from ..components.base import EFFORT, Dissipation, Port, Storage, TwoPort
 from ..components.element import DATUM
 from ..errors import StructureError
-from ..graph import BranchGraph, branches_of, check_sources, loop_matrix, tree_path
+from ..graph import BranchGraph, branches_of, check_sources, loop_entries, tree_path
 from .multiport import couple_ports, port_groups, read_states
 
 __all__ = ["Structure", "Variable"]
@@ -144,13 +143,12 @@ class Structure:
         self.twoports = list(twoports)
         bidx = {b.name: k for k, b in enumerate(self.branches)}
         check_sources(graph, self.branches, self.in_tree, self.ports)
-        M, self._paths = loop_matrix(self.branches, self.in_tree)
+        rows, cols, vals, _, self._paths = loop_entries(self.branches, self.in_tree)
         tree = [k for k in range(len(self.branches)) if self.in_tree[k]]
         links = [k for k in range(len(self.branches)) if not self.in_tree[k]]
         # S in branch indexing: c = S a
         S: Dict[int, Dict[int, int]] = {k: {} for k in range(len(self.branches))}
-        Mc = M.tocoo()
-        for r, c, v in zip(Mc.row, Mc.col, Mc.data):
+        for r, c, v in zip(rows, cols, vals):
             l, t = links[r], tree[c]
             S[l][t] = int(v)       # v_L = M v_T
             S[t][l] = -int(v)      # i_T = -M^T i_L
@@ -324,14 +322,21 @@ class Structure:
             J[r, c] = v
         return J
 
-    def J_numeric(self, values: Dict[sp.Symbol, float]) -> sps.csr_matrix:
-        """J evaluated at parameter values, as a sparse matrix."""
+    def J_numeric(self, values: Dict[sp.Symbol, float], dense: bool = False):
+        """J evaluated at parameter values, as a scipy CSR matrix (``dense``: a numpy array; no scipy
+        import, for the small models a netlist's load checks)."""
         rows, cols, data = [], [], []
         for (r, c), v in self.J.items():
             rows.append(r)
             cols.append(c)
             data.append(float(v) if v.is_number else
                         float(v.xreplace({s: sp.Float(values[s]) for s in v.free_symbols if s in values})))
+        if dense:
+            import numpy as np
+            J = np.zeros((self.size, self.size))
+            np.add.at(J, (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)), data)
+            return J
+        import scipy.sparse as sps
         return sps.csr_matrix((data, (rows, cols)), shape=(self.size, self.size))
 
     def block(self, name: str) -> slice:

@@ -27,17 +27,21 @@ explicit Euler ``theta = 0``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 import numpy as np
-import scipy.sparse as sps
 
+from ..common.lazy import issparse as _issparse
 from ..common.schemes import Scheme
 from ..errors import StructureError
 
 __all__ = ["ThetaStep", "theta_step", "solve_step", "singular_step", "state_transition"]
 
-Matrix = Union[np.ndarray, sps.spmatrix]
+if TYPE_CHECKING:
+    import scipy.sparse
+
+Matrix = Union[np.ndarray, "scipy.sparse.spmatrix"]
+
 
 
 @dataclass
@@ -97,7 +101,9 @@ def theta_step(E: Matrix, A: Matrix, B: Matrix, h: float, scheme: Scheme) -> The
     >>> round(float(state_transition(st)[0][0, 0]), 12), round((1 - 0.1) / (1 + 0.1), 12)
     (0.818181818182, 0.818181818182)
     """
-    sparse = sps.issparse(E) or sps.issparse(A)
+    sparse = _issparse(E) or _issparse(A)
+    if sparse:
+        import scipy.sparse as sps
     Es = sps.csc_matrix(E) if sparse else None
     n = E.shape[0]
     if E.shape != (n, n) or A.shape != (n, n) or B.shape[0] != n:
@@ -138,9 +144,9 @@ def solve_step(step: ThetaStep):
         When the step matrix ``M`` is singular (a constraint the scheme
         cannot resolve, e.g. index > 1 for midpoint).
     """
-    M = step.M.toarray() if sps.issparse(step.M) else step.M
-    K = np.hstack([step.Kx.toarray() if sps.issparse(step.Kx) else step.Kx,
-                   step.Ku.toarray() if sps.issparse(step.Ku) else step.Ku])
+    M = step.M.toarray() if _issparse(step.M) else step.M
+    K = np.hstack([step.Kx.toarray() if _issparse(step.Kx) else step.Kx,
+                   step.Ku.toarray() if _issparse(step.Ku) else step.Ku])
     if M.shape[0] == 0:
         return np.zeros((0, K.shape[1])), (M, np.zeros(0, dtype=np.int32))
     # rows scaled to unit maximum first: physical units make rows differ by
@@ -164,7 +170,7 @@ def singular_step(step: ThetaStep, scale: np.ndarray, M: Optional[np.ndarray] = 
     M : numpy.ndarray, optional
         Dense ``M``.
     """
-    M = (step.M.toarray() if sps.issparse(step.M) else step.M) if M is None else M
+    M = (step.M.toarray() if _issparse(step.M) else step.M) if M is None else M
     if M.shape[0] == 0:
         return (M, np.zeros(0, dtype=np.int32))
     if not np.all(np.isfinite(scale)) or np.any(scale == 0):

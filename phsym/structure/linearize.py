@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import List, Mapping, Optional
 
 import numpy as np
-import scipy.sparse as sps
 import sympy as sp
 
 from ..common.piecewise import ite_free
@@ -164,6 +163,7 @@ def storage_hessian(S: Structure, values: Mapping[sp.Symbol, float],
                     rows.append(i)
                     cols.append(j)
                     data.append(block[a, b])
+    import scipy.sparse as sps      # here and below: loading a netlist needs no scipy
     Hn = sps.csr_matrix((data, (rows, cols)), shape=(S.n_x, S.n_x))
     return Hn if sparse else Hn.toarray()
 
@@ -246,6 +246,7 @@ def descriptor_matrices(S: Structure, values: Mapping[sp.Symbol, float], x_op: O
     x_map = None if x_op is None else {s: float(x_op[i]) for i, s in enumerate(S.states)}
     Hn = storage_hessian(S, subs, x_map, sparse=True)
     k = np.array(keep, dtype=int)
+    import scipy.sparse as sps
     Q = sps.block_diag([Hn, sps.identity(n - S.n_x)], format="csr") if n > S.n_x else Hn.tocsr()
     E = sps.diags(np.r_[np.ones(S.n_x), np.zeros(n - S.n_x)], format="csr")
     names = [("e_" + v.element) if v.block == "w" else v.name for v in S.variables[:n]]

@@ -28,7 +28,6 @@ from __future__ import annotations
 from typing import Dict, Mapping, Sequence
 
 import numpy as np
-import scipy.sparse as sps
 import sympy as sp
 
 from ..common.bounded import NotReal, nonreal_points, real_value
@@ -39,8 +38,9 @@ from ..graph import loop_matrix
 __all__ = ["numeric_checks", "complex_laws"]
 
 
-def _incidence(branches, nodes: Sequence[str]) -> sps.csr_matrix:
+def _incidence(branches, nodes: Sequence[str]) -> "scipy.sparse.csr_matrix":
     """Node-branch incidence (datum row dropped): +1 where a branch leaves a node, -1 where it enters."""
+    import scipy.sparse as sps      # here and below: loading a small netlist needs no scipy
     index = {n: k for k, n in enumerate(nodes)}
     rows, cols, vals = [], [], []
     for j, b in enumerate(branches):
@@ -81,6 +81,7 @@ def numeric_checks(branches, in_tree: np.ndarray, records, values: Mapping[sp.Sy
     dict of str to bool
         The keys of the symbolic checks (see the module docstring).
     """
+    import scipy.sparse as sps
     storages, dissipations, _, _ = records
     rng = np.random.default_rng(seed)
     n = len(branches)

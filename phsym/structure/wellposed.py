@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import List, Mapping
 
 import numpy as np
-import scipy.sparse as sps
 import sympy as sp
 
 from ..errors import StructureError
@@ -25,14 +24,20 @@ __all__ = ["check_regular"]
 
 
 def _pencil(S: Structure, values: Mapping[sp.Symbol, float], rng: np.random.Generator, s0: complex):
+    """The pencil at ``s0``: a numpy array up to :data:`_SVD_ALWAYS` unknowns (a small netlist's load
+    imports no scipy), else a scipy sparse matrix."""
     n = S.n_x + S.n_w + S.n_lambda
-    Jn = S.J_numeric(values).tocsr()[:n, :n]
     q = np.ones(n)
     q[:S.n_x] = rng.uniform(0.5, 2.0, S.n_x)          # generic positive energy curvature
     r = np.zeros(n)
     r[S.n_x:S.n_x + S.n_w] = rng.uniform(0.5, 2.0, S.n_w)   # generic positive dissipation
     e = np.zeros(n)
     e[:S.n_x] = 1.0
+    if n <= _SVD_ALWAYS:
+        A = (S.J_numeric(values, dense=True)[:n, :n] - np.diag(r)) * q
+        return s0 * np.diag(e) - A
+    import scipy.sparse as sps
+    Jn = S.J_numeric(values).tocsr()[:n, :n]
     A = (Jn - sps.diags(r)) @ sps.diags(q)
     return (s0 * sps.diags(e) - A).tocsc()
 
@@ -73,11 +78,11 @@ def check_regular(S: Structure, values: Mapping[sp.Symbol, float], seed: int = 0
         singular = ratio <= 1e-12
         clear = ratio > 1e-6 or n > 600
     if not clear:
-        sv = np.linalg.svd(P.toarray(), compute_uv=False)
+        sv = np.linalg.svd(P if isinstance(P, np.ndarray) else P.toarray(), compute_uv=False)
         singular = sv[-1] <= 1e-10 * max(sv[0], 1.0)
     if not singular:
         return
-    elements = _null_elements(S, P.toarray() if n <= 600 else None, values)
+    elements = _null_elements(S, (P if isinstance(P, np.ndarray) else P.toarray()) if n <= 600 else None, values)
     raise StructureError(
         "the network equations are singular: some currents/voltages are fixed twice "
         "(a relation between inputs) or not at all", elements,

@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ...common.guard import digest, discard
 from ...common.paths import atomic_write, cache_dir
@@ -204,14 +204,24 @@ def load(key: str) -> Optional[ctypes.CDLL]:
     key : str
         Cache key of the module text.
     """
+    if not enabled():
+        return None
+    hit = _OPEN.get(key)        # opened already (as an imported module stays in sys.modules)
+    if hit is not None:
+        return hit
     lib = path(key)
-    if not enabled() or not _valid(lib):
+    if not _valid(lib):
         return None
     try:
-        return ctypes.CDLL(str(lib))
+        hit = _OPEN[key] = ctypes.CDLL(str(lib))
     except OSError as exc:
         discard([lib, _sidecar(lib)], f"compiled law kernel: {exc}")
         return None
+    return hit
+
+
+#: Libraries this process has opened, by key.
+_OPEN: Dict[str, ctypes.CDLL] = {}
 
 
 def addresses(lib: ctypes.CDLL) -> Tuple[int, int]:

@@ -21,9 +21,9 @@ from __future__ import annotations
 from typing import Optional
 
 import numpy as np
-import scipy.sparse as sps
 
 from ....codegen.linear_gen import MAX_UNROLLED
+from ....common.lazy import issparse
 from ....common.schemes import Scheme
 from ....errors import SimulationError, StructureError
 from ....structure.discrete import solve_step, theta_step
@@ -39,12 +39,13 @@ INPUT_CODE = {"start": 0, "mid": 1, "end": 2}
 
 
 def _dense(A) -> np.ndarray:
-    return np.asarray(A.toarray() if sps.issparse(A) else A, dtype=float)
+    return np.asarray(A.toarray() if issparse(A) else A, dtype=float)
 
 
 def _dissipation_rows(R, Q):
     """``(W, pw)`` with ``(Q xi)^T R (Q xi) = sum pw (W xi)**2`` (R symmetric PSD)."""
-    if sps.issparse(R):
+    if issparse(R):
+        import scipy.sparse as sps      # here and below: a small circuit's run needs no scipy
         off = R - sps.diags(R.diagonal())
         if off.count_nonzero() == 0:
             d = R.diagonal()
@@ -93,7 +94,7 @@ class LinearEngine:
         self.sparse = self.n_v > DENSE_LIMIT if solver == "auto" else solver == "sparse"
         dd = np.ix_(step.differential, step.differential)
         QE = Q.T @ E
-        QE = QE.toarray() if sps.issparse(QE) else np.asarray(QE)
+        QE = QE.toarray() if issparse(QE) else np.asarray(QE)
         self.Qh = 0.5 * (QE[dd] + QE[dd].T)            # H = x^T Qh x / 2
         self.Cy = B.T @ Q                               # y = Cy xi_theta + D ubar
         self.W, self.pw = _dissipation_rows(R, Q)       # P_diss = sum pw (W xi_theta)**2 + sum pu (Wu ubar)**2
@@ -151,6 +152,7 @@ class LinearEngine:
         return np.vstack([ext, np.hstack([np.zeros((nw, nd)), self.Wu, np.zeros((nw, nd))])])
 
     def _sparse_loop(self) -> SparseLinearLoop:
+        import scipy.sparse as sps
         from scipy.sparse.linalg import splu     # here: it imports scipy.linalg, which a dense loop never needs
         st = self.step
         try:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Sequence, Mapping
 
 import numpy as np
-import scipy.sparse as sps
 
 from ....common.schemes import get_scheme
 from ....errors import PhsymError, SimulationInputError
@@ -95,6 +94,7 @@ class LinearPlanning:
                 raise loop
             return loop
         d = descriptor_matrices(S, values, sparse=True)
+        import scipy.sparse as sps      # here: a nonlinear circuit's run needs no scipy
         Ce = sps.csr_matrix((np.ones(len(d.kept)), (d.kept, np.arange(len(d.kept)))), shape=(n, len(d.kept)))
         Cu = sps.csr_matrix((np.ones(S.n_u), (np.arange(u0, n), np.arange(S.n_u))), shape=(n, S.n_u))
         return LinearEngine(d.E, d.J, d.R, d.Q, d.B, self.h, scheme, self.linear_solver,

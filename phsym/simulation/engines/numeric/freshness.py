@@ -27,8 +27,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import numba
-
 __all__ = ["ensure_fresh", "SOURCES", "engine_ready", "mark_engine_ready", "package_cache", "package_writable", "seed_from_package",
            "READY", "STAMP"]
 
@@ -41,6 +39,7 @@ READY, STAMP = "phsym-numeric-engine.ready", "phsym-numeric-engine.sha256"
 
 
 def _digest() -> str:
+    import numba        # (here: a run on the ahead-of-time engine imports no numba, :mod:`.engine`)
     here = Path(__file__).resolve().parent
     h = hashlib.sha256(numba.__version__.encode())
     for name in SOURCES:

@@ -17,11 +17,10 @@ import numpy as np
 from ....errors import SimulationError
 from ..arrays import RunArrays, stepping
 from ..substeps import MAX_LEVELS, Substeps, subdivide
-from .freshness import engine_ready, ensure_fresh, mark_engine_ready
+from . import engine
+from .codes import REUSE, STATUS
 from .layout import STATE
-from .newton import REUSE, STATUS
-from .sparse import PIVOT_TOL, column_order
-from .stepping import run as compiled_run
+from .ordering import PIVOT_TOL, column_order
 from .snapshot import FrozenSystem, pack
 
 if TYPE_CHECKING:       # a snapshot's loop runs without the laws' derivations (sympy)
@@ -34,8 +33,6 @@ __all__ = ["NumericLoop", "ATTEMPT", "net_arrays"]
 #: edge through a chain of gates: hundreds of iterations, each moving junctions by their limits);
 #: its halves converge in a few, as SPICE cuts its time step after ``ITL4`` iterations.
 ATTEMPT = 50
-
-ensure_fresh(compiled_run)
 
 
 def _csr(M) -> tuple:
@@ -162,7 +159,7 @@ class NumericLoop:
         S = self.system
         n, nnz = S.L.n_z, S.J.nnz
         if self._q is None:
-            self._q = column_order(S.J.matrix(np.ones(nnz)))
+            self._q = column_order(S.J)
         if grow or not self._cap:
             self._cap = max(self._cap * 2, 4 * nnz + 2 * n + 16)
         cap = self._cap
@@ -247,6 +244,7 @@ class NumericLoop:
         U = np.ascontiguousarray(U, dtype=float)
         mid = self.system.scheme != "backward_euler"
         self.subdivided = {}
+        compiled_run = engine.entry("run")
 
         def compiled(xx, UU, hh, k0, k1, AA, flag):
             while True:
@@ -295,15 +293,16 @@ class NumericLoop:
         steps(0, 0)
         #: the Newton Jacobian's factorizations so far in this carry's run (chord steps reuse one)
         self.factorizations = cr["lustate"][3:4]
-        if not self.ready():
-            mark_engine_ready(compiled_run)
+        if not engine.aot_ready() and not self.ready():
+            from .freshness import mark_engine_ready
+            mark_engine_ready(engine.jit("run"))
         self.compile_time = time.perf_counter() - t0
         return A, stepping(steps, N, h, progress, chunk, failure)
 
     @staticmethod
     def ready() -> bool:
-        """Whether the engine is compiled on this machine (a run compiles nothing of it)."""
-        return engine_ready(compiled_run)
+        """Whether the engine is compiled on this machine (a run compiles nothing of it; :func:`.engine.ready`)."""
+        return engine.ready()
 
     def _owners(self, quantity: str, most: int = 6) -> List[str]:
         """The elements an unknown belongs to: those at a node ``v(n)``, the element of a state or

@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from .call import call_kernel
+from .codes import REUSE, STATUS
 from .sparse import lu_factor, lu_refactor, lu_solve
 
 __all__ = ["evaluate", "solve", "csr_add", "call_groups", "prepare_groups", "w_size", "STATUS", "FLOOR", "REUSE",
@@ -52,18 +53,6 @@ ACCEPT = 1e-6
 #: Newton steps (scaled as in the convergence test) below this are taken whole: near the solution
 #: the residual is rounding, and comparing roundings would halve good steps.
 DAMP_ABOVE = 1e-6
-
-#: A Newton iteration after a scaled step at most this small (``max_i |d_i| / (|z_i| + s_i)``) reuses
-#: the last factorization instead of refactoring: the Jacobian moved by about that fraction, so the
-#: chord step leaves a residual about ``REUSE`` times the full step's, well below the balance's
-#: rounding (measured on the scale benchmark's decks: the same iterations and balance, a ninth fewer
-#: refactorizations at 1e-6; at 1e-4 a third fewer, but the balance error rose 50x; docs/benchmarks.md).
-REUSE = 1e-6
-
-#: Status codes of a solve (0: converged).
-STATUS = {1: "Newton did not converge", 2: "non-finite residual", 3: "singular Newton Jacobian",
-          4: "non-finite state", 5: "the LU factors need more room"}
-
 
 @njit(cache=True, error_model="numpy")
 def csr_add(out, p, i, x, v, scale):

@@ -24,8 +24,8 @@ from ....structure.circuit.data import CircuitData
 from .dc import DCSystem
 from .kernels_py import call
 from .layout import STATE
-from .newton import solve
-from .sparse import PIVOT_TOL, column_order
+from .engine import entry
+from .ordering import PIVOT_TOL, column_order
 
 __all__ = ["DCPoint", "dc_point", "frozen_start", "GMIN_START"]
 
@@ -93,7 +93,7 @@ class _Solver:
         self.Rp = Rp
         p = S.J
         n, nnz = L.n_z, p.nnz
-        self.q = column_order(p.matrix(np.ones(nnz)))
+        self.q = column_order(p)
         cap = 4 * nnz + 2 * n + 16
         self.cap = cap
         sl = S.slots
@@ -125,7 +125,7 @@ class _Solver:
         state = np.zeros(4, i64)
         wold = np.zeros(len(S.slots))
         for _ in range(4):
-            st = solve(z, K, self.sc, self.net(g), self.lim, wold, lu, state, tol, maxit, len(S.groups) == 0,
+            st = entry("solve")(z, K, self.sc, self.net(g), self.lim, wold, lu, state, tol, maxit, len(S.groups) == 0,
                        np.zeros(nin), np.zeros(nin), np.zeros(nout), np.zeros(n), np.zeros(S.J.nnz), np.zeros(n),
                        np.zeros(2 * n), False, 0.0)
             if st != 5:

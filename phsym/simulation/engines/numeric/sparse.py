@@ -5,8 +5,8 @@ iteration and from step to step; only the values change.  So, as KLU does
 (Davis and Palamadai Natarajan 2010), the work is split:
 
 * the column order is chosen once per circuit, on the pattern
-  (:func:`column_order`: SuperLU's minimum degree on ``A^T + A``, the
-  ordering KLU's AMD stands for, through scipy);
+  (:func:`.ordering.column_order`: a minimum degree on ``A^T + A``, the
+  ordering KLU's AMD stands for);
 * :func:`lu_factor` is a left-looking LU with threshold partial pivoting
   (Gilbert and Peierls; the algorithm of CSparse's ``cs_lu``), which
   finds the pivots and the patterns of ``L`` and ``U``;
@@ -16,7 +16,7 @@ iteration and from step to step; only the values change.  So, as KLU does
   pivoting;
 * :func:`lu_solve` solves with the factors.
 
-All four run compiled (numba, cached); :func:`lu_factor` writes into
+The three factor and solve functions run compiled (numba, cached); :func:`lu_factor` writes into
 preallocated arrays and returns ``-2`` when they are too small, so the
 caller grows them and calls again.
 
@@ -32,38 +32,9 @@ import math
 import numpy as np
 from numba import njit
 
+from .ordering import PIVOT_TOL, column_order
+
 __all__ = ["column_order", "lu_factor", "lu_refactor", "lu_solve", "PIVOT_TOL"]
-
-#: Threshold of partial pivoting: the diagonal (row ``q[k]``) is kept when it is at least this
-#: fraction of the column's largest candidate (KLU's default); :func:`lu_refactor` asks for a new
-#: factorization when a pivot falls below the same fraction.
-PIVOT_TOL = 1e-3
-
-
-def column_order(A) -> np.ndarray:
-    """Fill-reducing column order ``q`` of a square sparse matrix (minimum degree on ``A^T + A``).
-
-    Parameters
-    ----------
-    A : scipy.sparse matrix
-        The matrix (its pattern is what counts; its values are used only to
-        let SuperLU finish).
-    """
-    import scipy.sparse as sps
-    from scipy.sparse.linalg import splu
-    n = A.shape[0]
-    if n <= 2:
-        return np.arange(n, dtype=np.int64)
-    # the pattern with a dominant diagonal: SuperLU completes on any pattern and returns its order
-    P = sps.csc_matrix(A, copy=True)
-    P.data = np.abs(P.data) + 1.0
-    P = (P + sps.identity(n, format="csc") * (abs(P).sum() + 1.0)).tocsc()
-    lu = splu(P, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
-    perm_c = np.asarray(lu.perm_c, dtype=np.int64)
-    q = np.empty(n, dtype=np.int64)
-    q[perm_c] = np.arange(n, dtype=np.int64)
-    return q
-
 
 @njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)  # only compiled code calls it
 def _reach(Ap, Ai, col, Lp, Li, pinv, xi, stack, mark, stamp, n):

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Iterable, List, Tuple
 
 import numpy as np
-import scipy.sparse as sps
 
 __all__ = ["Triplets", "Compressed"]
 
@@ -61,8 +60,17 @@ class Compressed:
             raise KeyError((row, col))
         return k
 
+    def apply(self, data: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """The product of the matrix with ``data`` and the vector ``v`` (without scipy; each row's
+        terms summed in their stored order, as scipy's product does)."""
+        major = np.repeat(np.arange(self.indptr.size - 1), np.diff(self.indptr))
+        if self.by_column:
+            return np.bincount(self.indices, weights=data * v[major], minlength=self.shape[0])
+        return np.bincount(major, weights=data * v[self.indices], minlength=self.shape[0])
+
     def matrix(self, data: np.ndarray):
         """The scipy matrix with ``data``."""
+        import scipy.sparse as sps      # here: a small circuit's run uses the compressed arrays alone
         cls = sps.csc_matrix if self.by_column else sps.csr_matrix
         return cls((data, self.indices, self.indptr), shape=self.shape)
 
@@ -135,6 +143,11 @@ class Triplets:
         """``(indptr, indices, data)`` at step ``h`` (duplicates summed)."""
         p = self.pattern()
         return p.indptr, p.indices, p.data(self.values(h))
+
+    def apply(self, h: float, v: np.ndarray) -> np.ndarray:
+        """The product of the matrix at step ``h`` with the vector ``v`` (:meth:`Compressed.apply`)."""
+        p = self.pattern()
+        return p.apply(p.data(self.values(h)), np.asarray(v, dtype=float))
 
     def matrix(self, h: float):
         """The scipy CSR matrix at step ``h``."""

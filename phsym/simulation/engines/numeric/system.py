@@ -32,7 +32,7 @@ from ....structure.circuit.data import CircuitData
 from .groups import GroupTable, Instance
 from .layout import Layout, branch_voltage
 from .limits import junction_slots
-from .newton import call_groups, prepare_groups, w_size
+from .engine import entry
 from .sparse_build import Compressed, StepNumbers, Triplets
 
 __all__ = ["System"]
@@ -285,7 +285,7 @@ class System(StepNumbers):
         ro = Compressed(np.asarray(RO.rows, dtype=np.int64), np.asarray(RO.cols, dtype=np.int64), RO.shape,
                         by_column=True)
         ro_a, ro_b = ro.data(np.asarray(RO.a, dtype=float)), ro.data(np.asarray(RO.b, dtype=float))
-        iz = self.IZ.matrix(1.0)
+        iz_ptr, iz_idx, iz_val = self.IZ.csr(1.0)
         rows, cols = list(R.rows), list(R.cols)
         src: List[int] = []
         ca: List[float] = []
@@ -299,7 +299,7 @@ class System(StepNumbers):
                     continue
                 for jv in range(n_var):
                     p = G.inp(h, jv)
-                    c_idx, c_val = iz.indices[iz.indptr[p]:iz.indptr[p + 1]], iz.data[iz.indptr[p]:iz.indptr[p + 1]]
+                    c_idx, c_val = iz_idx[iz_ptr[p]:iz_ptr[p + 1]], iz_val[iz_ptr[p]:iz_ptr[p + 1]]
                     d = G.derivative(h, m, jv)
                     for q in range(lo, hi):
                         r = int(ro.indices[q])
@@ -328,14 +328,14 @@ class System(StepNumbers):
             Unknowns and known values (:class:`~.layout.Layout`).
         """
         G = self.groups
-        IN = self.IZ.matrix(1.0) @ z + self.IK.matrix(1.0) @ K
+        IN = self.IZ.apply(1.0, z) + self.IK.apply(1.0, K)
         OUT = np.zeros(max(G.n_out, 1))
         if len(G):
             table, P = G.arrays()
             IN = np.ascontiguousarray(IN, dtype=float)
-            W = np.zeros(w_size(table))
-            prepare_groups(table, P, IN, W)
-            call_groups(table, P, IN, OUT, W)
+            W = np.zeros(entry("w_size")(table))
+            entry("prepare_groups")(table, P, IN, W)
+            entry("call_groups")(table, P, IN, OUT, W)
         return OUT
 
     def branch_currents(self, z: np.ndarray, K: np.ndarray, h: float = 1.0) -> np.ndarray:
@@ -349,7 +349,7 @@ class System(StepNumbers):
             The step.
         """
         OUT = self.outputs(z, K)
-        return self.BZ.matrix(h) @ z + self.BO.matrix(h) @ OUT + self.BK.matrix(h) @ K
+        return self.BZ.apply(h, z) + self.BO.apply(h, OUT) + self.BK.apply(h, K)
 
     def unsupported(self, what: str) -> SimulationInputError:
         """The error for a model the numeric engine cannot take."""

@@ -10,7 +10,8 @@ so that later circuits find the engine ready.  ``phsym cache build``
 directory is writable (an editable install, a user's own virtual
 environment) the detached warm-up compiles into it (``--package``,
 :func:`build_package`): every later process of the installation finds the
-engine there, whatever its numba cache (:mod:`.freshness`).
+engine there, whatever its numba cache (:mod:`.freshness`), and also
+compiled ahead of time (:mod:`.engine`: a run that imports no numba).
 """
 from __future__ import annotations
 
@@ -47,15 +48,16 @@ def warm() -> bool:
 
 def build_package() -> bool:
     """Compile the engine into the package's directory and the deck's law kernels into the package's
-    kernel library (:mod:`phsym.codegen.laws.library`): :func:`warm` in a child whose numba cache is
-    the in-tree one (no ``NUMBA_CACHE_DIR``) and whose phsym cache is empty, so that every kernel is
-    compiled and stored.  True when the engine is there."""
+    kernel library (:mod:`phsym.codegen.laws.library`): :func:`warm_and_build` in a child whose numba
+    cache is the in-tree one (no ``NUMBA_CACHE_DIR``) and whose phsym cache is empty, so that every
+    kernel is compiled and stored, and the engine's entry points compiled ahead of time
+    (:mod:`.engine`).  True when the engine is there."""
     from ....codegen.laws.library import ENV
     from .freshness import READY, package_cache
     with tempfile.TemporaryDirectory(prefix="phsym-package-build-") as tmp:
         env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
         env.update(PHSYM_CACHE_DIR=tmp, **{ENV: "write"})
-        done = subprocess.run([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup"], env=env,
+        done = subprocess.run([sys.executable, "-m", "phsym.simulation.engines.numeric.warmup", "--aot"], env=env,
                               stdin=subprocess.DEVNULL).returncode == 0       # (not __name__: "__main__" under -m)
     if done:        # and the netlist parser's tables, which a first run would otherwise build (0.1 s)
         from ....netlist.grammar import save_package_tables
@@ -85,12 +87,28 @@ def compile_bytecode() -> bool:
         return False
 
 
+def warm_and_build() -> bool:
+    """:func:`warm`, then the engine's entry points compiled ahead of time into the package
+    (:func:`.engine.build`, with the types of the warm-up's calls); True when the engine is ready
+    (an ahead-of-time build that fails leaves the JIT engine, which is)."""
+    done = warm()
+    from .engine import build
+    try:
+        build()
+    except Exception as exc:        # noqa: BLE001 - pycc needs setuptools and a C compiler
+        print(f"the ahead-of-time engine was not built ({type(exc).__name__}: {exc}); the JIT engine "
+              "serves", file=sys.stderr)
+    return done
+
+
 def main(argv=None) -> int:
-    """Warm up (``--package``: :func:`build_package`); returns the exit status (never raises: a
-    background build must not disturb anyone)."""
+    """Warm up (``--package``: :func:`build_package`; ``--aot``: :func:`warm_and_build`); returns the
+    exit status (never raises: a background build must not disturb anyone)."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        return 0 if (build_package() if "--package" in argv else warm()) else 1
+        if "--package" in argv:
+            return 0 if build_package() else 1
+        return 0 if (warm_and_build() if "--aot" in argv else warm()) else 1
     except Exception:       # noqa: BLE001
         return 1
 
