@@ -345,8 +345,8 @@ def loop_entries(branches: Sequence[Branch], in_tree: np.ndarray):
 
     Parameters
     ----------
-    branches : sequence of Branch
-    in_tree : numpy.ndarray of bool
+    branches, in_tree
+        As for :func:`loop_matrix`.
 
     Returns
     -------
@@ -355,8 +355,7 @@ def loop_entries(branches: Sequence[Branch], in_tree: np.ndarray):
     shape : (int, int)
         ``(n_links, n_tree)``.
     paths : list of list of int
-        For each link, the indices (into ``branches``) of the tree branches of
-        its fundamental loop.
+        Each link's fundamental loop, as :func:`loop_matrix` returns it.
     """
     tree_idx = [k for k in range(len(branches)) if in_tree[k]]
     link_idx = [k for k in range(len(branches)) if not in_tree[k]]
