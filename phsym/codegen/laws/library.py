@@ -81,7 +81,7 @@ def fetch(index_name: str) -> bool:
         name = PREFIX + str(meta["key"])
         d = cache_dir()
         lib = native.path(str(meta["key"]))
-        c_kernel = (LIBRARY / lib.name).is_file()
+        c_kernel = native.enabled() and (LIBRARY / lib.name).is_file()
         if c_kernel:        # the C kernel: its digest first, so a half-copied library is not opened
             _copy(LIBRARY / lib.with_suffix(".sha256").name, lib.with_suffix(".sha256"))
             _copy(LIBRARY / lib.name, lib)

@@ -91,8 +91,10 @@ def warm_and_build() -> bool:
     """:func:`warm`, then the engine's entry points compiled ahead of time into the package
     (:func:`.engine.build`, with the types of the warm-up's calls); True when the engine is ready
     (an ahead-of-time build that fails leaves the JIT engine, which is)."""
+    from .engine import aot_ready, build
+    if aot_ready():     # compiled from the current sources for this CPU already
+        return warm()
     done = warm()
-    from .engine import build
     try:
         build()
     except Exception as exc:        # noqa: BLE001 - pycc needs setuptools and a C compiler
