@@ -165,12 +165,10 @@ def aot_ready() -> bool:
 
 
 def jit(name: str) -> Callable:
-    """The JIT function ``name`` of :data:`ENTRIES` (imports numba; the engine's cache made fresh,
-    :func:`.freshness.ensure_fresh`)."""
+    """The JIT function ``name`` of :data:`ENTRIES` (imports numba; importing :mod:`.newton` makes the
+    engine's cache fresh first, :func:`.freshness.ensure_fresh`)."""
     fn = _LOADED.get("jit:" + name)
     if fn is None:
-        from .freshness import ensure_fresh
-        ensure_fresh(importlib.import_module(f"{__package__}.stepping").run)     # before anything loads
         fn = getattr(importlib.import_module(f"{__package__}.{ENTRIES[name]}"), name)
         _LOADED["jit:" + name] = fn
     return fn

@@ -33,6 +33,7 @@ from numba import njit
 
 from .call import call_kernel
 from .codes import REUSE, STATUS
+from .freshness import ensure_fresh
 from .sparse import lu_factor, lu_refactor, lu_solve
 
 __all__ = ["evaluate", "solve", "csr_add", "call_groups", "prepare_groups", "w_size", "STATUS", "FLOOR", "REUSE",
@@ -427,3 +428,8 @@ def solve(z, K, sc, net, lim, wold, lu, state, tol, maxit, linear, IN, INa, OUT,
             state[1] = qi
             state[2] = it
             return 1
+
+
+# every module of the JIT engine imports this one: the engine's numba cache is made fresh before any
+# of its cached functions loads (the ahead-of-time engine, :mod:`.engine`, imports none of them)
+ensure_fresh(solve)
