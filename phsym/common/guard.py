@@ -24,9 +24,29 @@ from typing import Iterable, Union
 
 from ..errors import CacheWarning
 
-__all__ = ["discard", "digest", "check_numba"]
+__all__ = ["discard", "digest", "check_numba", "host_cpu"]
 
 PathLike = Union[str, Path]
+
+
+def host_cpu() -> str:
+    """This machine's processor, as far as code compiled for the host depends on it: the architecture
+    and the first processor's model and flags, hashed.  Entries compiled with ``-march=native`` (the
+    C law kernels) or numba's host target (the engine's extension) record it, so that a cache or a
+    package folder moved to another machine is rebuilt instead of crashing on an instruction the
+    processor lacks."""
+    import platform
+    h = hashlib.sha256(platform.machine().encode())
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith(("flags", "model name", "Features", "CPU part")):
+                    h.update(line.encode())
+                elif not line.strip():
+                    break       # the first processor's block
+    except OSError:
+        h.update(platform.processor().encode())
+    return h.hexdigest()[:16]
 
 
 def _user_level() -> int:

@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from ...common.guard import digest, discard
+from ...common.guard import digest, discard, host_cpu
 from ...common.paths import atomic_write, cache_dir
 from ...errors import ExportError
 from ...version import __version__
@@ -64,6 +64,7 @@ def _fingerprint() -> str:
     if not _FP:
         root = Path(__file__).resolve().parents[1]
         h = hashlib.sha256(__version__.encode())
+        h.update(host_cpu().encode())       # -march=native: another processor compiles its own
         for name in _SOURCES:
             h.update((root / name).read_bytes())
         _FP.append(h.hexdigest()[:16])

@@ -38,10 +38,11 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, Optional
 
 import numpy as np
 
+from ....common.guard import digest, host_cpu
 from . import freshness
 
 __all__ = ["ENTRIES", "NAME", "ENV", "entry", "aot_ready", "ready", "build", "location", "jit"]
@@ -67,23 +68,6 @@ def _suffix() -> str:
 
 def _files(d: Path):
     return d / f"{NAME}{_suffix()}", d / f"{NAME}.json"
-
-
-def _cpu() -> str:
-    """This machine's processor, as far as the compiled code depends on it (the extension is compiled
-    for the host CPU, as numba's JIT code is): the architecture and the CPU's flags."""
-    import platform
-    h = hashlib.sha256(platform.machine().encode())
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith(("flags", "model name", "Features", "CPU part")):
-                    h.update(line.encode())
-                elif not line.strip():
-                    break       # the first processor's block
-    except OSError:
-        h.update(platform.processor().encode())
-    return h.hexdigest()[:16]
 
 
 def _sources_digest() -> str:
@@ -145,8 +129,7 @@ def _load():
     try:
         record = json.loads(rec.read_text())
         if (record.get("sources") == _sources_digest() and record.get("python") == sys.implementation.cache_tag
-                and record.get("cpu") == _cpu()):
-            from ....common.guard import digest
+                and record.get("cpu") == host_cpu()):
             if digest(so) == record.get("sha256"):
                 spec = importlib.util.spec_from_file_location(NAME, so)
                 ext = importlib.util.module_from_spec(spec)
@@ -246,12 +229,11 @@ def build(dest: Optional[Path] = None) -> Path:
     pathlib.Path
         The extension.
     """
-    from ....common.guard import digest
     from ....common.paths import atomic_write
     dest = location() if dest is None else Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     sigs = _signatures()
-    record = {"sources": _sources_digest(), "python": sys.implementation.cache_tag, "cpu": _cpu(),
+    record = {"sources": _sources_digest(), "python": sys.implementation.cache_tag, "cpu": host_cpu(),
               "types": {n: [_spec(t) for t in args] for n, (args, _) in sigs.items()}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")         # pycc's pending-deprecation notice
