@@ -115,11 +115,12 @@ def test_first_runs_warmup_compiles_into_a_writable_package(monkeypatch, tmp_pat
     assert choice.start_numeric_warmup() and started[-1][-1] == "phsym.simulation.engines.numeric.warmup"
 
 
-def test_a_first_numeric_snapshot_moves_onto_the_generated_loop_once_built(monkeypatch, tmp_path):
-    """A first run picks the numeric engine; the background build of the generated loop saves the
-    snapshot again on it, so later runs load the generated loop (issue 38's warm time)."""
+def _first_numeric_run(monkeypatch, tmp_path, build):
+    """A first run of the clipper on the numeric engine with the package's engine and ``build`` standing in
+    for the ahead-of-time build of the generated loop; returns the result, the started background
+    commands, the upgrade request, its snapshot key and loop fingerprint."""
     from phsym.simulation import run as run_mod, warm
-    from phsym.simulation.engines import build_generated, choice
+    from phsym.simulation.engines import choice
     started = []
     monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("PHSYM_AOT", "background")
@@ -128,16 +129,28 @@ def test_a_first_numeric_snapshot_moves_onto_the_generated_loop_once_built(monke
         Popen=lambda args, **kw: started.append(args), DEVNULL=subprocess.DEVNULL))
     monkeypatch.setattr(choice, "numeric_ready", lambda: True)          # the engine shipped in the package
     monkeypatch.setattr(run_mod.aot, "start_background", lambda key: False)
+    monkeypatch.setattr(run_mod.aot, "build", build)
     first = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
     assert first.info["engine"] == "numeric"
     (request,) = tmp_path.glob(warm.UPGRADE_PREFIX + "*.json")
     key, fp = request.stem[len(warm.UPGRADE_PREFIX):], json.loads(request.read_text())["fp"]
+    return first, started, request, key, fp
+
+
+def test_a_first_numeric_snapshot_moves_onto_the_generated_loop_once_built(monkeypatch, tmp_path):
+    """A first run picks the numeric engine; the background build of the generated loop and of its
+    ahead-of-time extension saves the snapshot again on it, so later runs load the generated loop
+    (issue 38's warm time)."""
+    from phsym.simulation import warm
+    from phsym.simulation.engines import build_generated, choice
+    extensions = []
+    first, started, request, key, fp = _first_numeric_run(monkeypatch, tmp_path, extensions.append)
     build = [a for a in started if "phsym.simulation.engines.build_generated" in a]
     assert build and not warm.outdated(key)            # the loop is not built yet: the snapshot serves
     again = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
     assert again.info["engine"] == "numeric" and again.info.get("warm_start")
     assert build_generated.main(build[-1][3:]) == 0    # the background build, in this process
-    assert not request.exists()
+    assert not request.exists() and len(extensions) == 1      # the extension was asked for before the move
     moved = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
     assert moved.info["engine"] == "generated" and moved.info.get("warm_start")
     scale = np.max(np.abs(first["v(out)"]))
@@ -151,6 +164,23 @@ def test_a_first_numeric_snapshot_moves_onto_the_generated_loop_once_built(monke
     last = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
     assert last.info["engine"] == "generated" and not last.info.get("warm_start")
     assert warm.snapshot_file(key).exists()
+
+
+def test_a_snapshot_stays_on_the_numeric_engine_when_the_loop_has_no_extension(monkeypatch, tmp_path):
+    """Without the generated loop's ahead-of-time extension a warm start would go through numba's cache
+    (about 1 s more than the numeric engine's extension): the snapshot is not moved."""
+    from phsym.errors import BuildError
+    from phsym.simulation.engines import build_generated
+
+    def failed(key):
+        raise BuildError("no compiler here")
+    first, started, request, key, fp = _first_numeric_run(monkeypatch, tmp_path, failed)
+    build = [a for a in started if "phsym.simulation.engines.build_generated" in a]
+    assert build_generated.main(build[-1][3:]) == 0
+    assert not request.exists()
+    again = phsym.simulate(str(CLIPPER), 48000.0, duration=10e-3)
+    assert again.info["engine"] == "numeric" and again.info.get("warm_start")
+    assert np.array_equal(again["v(out)"], first["v(out)"])
 
 
 def test_parse_tables_come_from_the_package_when_the_user_cache_has_none(monkeypatch, tmp_path):

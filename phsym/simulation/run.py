@@ -10,7 +10,7 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from ..codegen import aot
-from ..errors import SimulationError, SimulationInputError
+from ..errors import BuildError, SimulationError, SimulationInputError
 from .result import SimulationResult
 from .signals import sample_rate
 from .warm import (UPGRADE_PREFIX, load_plan, outdated, request_upgrade, save_plan, snapshot_key,
@@ -146,6 +146,20 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
     return _measured(res, source)
 
 
+def _starts_without_numba(key: Optional[str]) -> bool:
+    """Whether the generated loop ``key`` has its ahead-of-time extension, built here if it has none (the
+    caller is a background build).  A warm start through numba's cache of the loop costs about 1 s more
+    than one on the numeric engine's extension, so a snapshot moves only onto a loop that starts without
+    numba; with ``PHSYM_AOT=0`` or a failed build it stays on the numeric engine."""
+    if not key or not aot.enabled():
+        return False
+    try:
+        aot.build(key)
+    except BuildError:
+        return False
+    return True
+
+
 def _snapshot_plan(sim, res: SimulationResult, dc: bool, x0):
     """The plan a snapshot stores after ``sim`` ran ``res``."""
     plan = sim.plan(None)
@@ -161,7 +175,8 @@ def _snapshot_plan(sim, res: SimulationResult, dc: bool, x0):
 
 def upgrade_snapshots(fp: str) -> int:
     """Save again on the generated loop ``fp`` every warm-start snapshot that waits for it (see
-    :mod:`.warm`); returns how many.  Run by the background build once the loop is compiled.
+    :mod:`.warm`); returns how many.  Run by the background build once the loop is compiled; it also
+    builds the loop's ahead-of-time extension, and a snapshot moves only when that exists.
 
     Parameters
     ----------
@@ -184,7 +199,7 @@ def upgrade_snapshots(fp: str) -> int:
                 sim = Simulator(load(source), fs, method, **{**options, "engine": "generated"})
                 res = sim.run(duration=1.0 / fs, x0="dc" if dc else None)
                 plan = _snapshot_plan(sim, res, dc, None)
-                if plan.serialisable:
+                if plan.serialisable and _starts_without_numba(plan.loop.key):
                     save_plan(plan, key)
                     moved += 1
         except Exception:       # noqa: BLE001 - the numeric snapshot keeps serving; outdated() drops it
