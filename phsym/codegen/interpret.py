@@ -31,6 +31,7 @@ import ast
 import functools
 import inspect
 import math
+import operator
 import os
 import sys
 import textwrap
@@ -57,32 +58,37 @@ def _scalar(a):
     return np.int64(a) if type(a) is int else np.float64(a)
 
 
+def _numpy(op, a, b):
+    with np.errstate(all="ignore"):
+        return op(_scalar(a), _scalar(b))
+
+
 def _div(a, b):
     try:
         return a / b
     except ZeroDivisionError:
-        return _scalar(a) / _scalar(b)
+        return _numpy(operator.truediv, a, b)
 
 
 def _floordiv(a, b):
     try:
         return a // b
     except ZeroDivisionError:
-        return _scalar(a) // _scalar(b)
+        return _numpy(operator.floordiv, a, b)
 
 
 def _mod(a, b):
     try:
         return a % b
     except ZeroDivisionError:
-        return _scalar(a) % _scalar(b)
+        return _numpy(operator.mod, a, b)
 
 
 def _pow(a, b):
     try:
         r = a ** b
     except (ZeroDivisionError, OverflowError):
-        return np.float64(a) ** np.float64(b)
+        return _numpy(operator.pow, float(a), b)
     return math.nan if type(r) is complex else r
 
 
