@@ -32,8 +32,7 @@ def _run(text, jit, monkeypatch, **kw):
 @pytest.mark.compiled
 def test_interpreted_junction_loop_takes_the_compiled_steps(monkeypatch):
     """A junction charge (solved through its voltage, limited, Schur direction written out): the
-    interpreted loop's trajectory and Newton iterations are the compiled loop's bit for bit; the energy
-    (the junction's through powers, where LLVM and libm may round differently) and the balance to round-off."""
+    interpreted loop's trajectory, Newton iterations, energy and balance are the compiled loop's, bit for bit."""
     sim_c, comp = _run(JUNCTION, "1", monkeypatch)
     sim_i, intr = _run(JUNCTION, "0", monkeypatch)
     assert not getattr(sim_c._gen.module, "INTERPRETED", False) and sim_i._gen.module.INTERPRETED
@@ -42,9 +41,9 @@ def test_interpreted_junction_loop_takes_the_compiled_steps(monkeypatch):
     for name in comp.names.states:
         assert np.array_equal(comp[name], intr[name]), name
     assert np.array_equal(comp.iterations, intr.iterations) and comp.iterations.sum() > 0
-    np.testing.assert_allclose(intr.H, comp.H, rtol=1e-14, atol=1e-14 * np.abs(comp.H).max())
-    assert np.array_equal(comp.P_diss, intr.P_diss) and np.array_equal(comp.P_supplied, intr.P_supplied)
-    assert comp.max_balance_error < 1e-9 and intr.max_balance_error == pytest.approx(comp.max_balance_error, rel=1e-9)
+    for name in ("H", "P_diss", "P_supplied"):
+        assert np.array_equal(getattr(comp, name), getattr(intr, name)), name
+    assert comp.max_balance_error < 1e-9 and intr.max_balance_error == comp.max_balance_error
 
 
 @pytest.mark.compiled
@@ -101,6 +100,22 @@ def test_interpreted_arithmetic_follows_numbas_numpy_error_model(a, b):
     compiled = _edges(a, b)
     interpreted = interpret.plain(_edges)(a, b)
     np.testing.assert_array_equal(interpreted, compiled)
+
+
+@njit(cache=False, error_model="numpy")
+def _powers(x):
+    return np.array([x ** 2, x ** 3, x ** 5, x ** -3, x ** 7, math.pow(x, 3), x ** 1.5, x ** -0.5, math.exp(x)])
+
+
+@pytest.mark.compiled
+def test_interpreted_powers_round_as_compiled():
+    """Integer powers are multiplied out as numba does (Python's ``**`` would call libm's pow, one ulp
+    off in a quarter of the cases), float powers and exp go to libm in both."""
+    py = interpret.plain(_powers)
+    with np.errstate(invalid="ignore"):     # negative bases to 1.5: nan, as compiled
+        for x in np.random.default_rng(5).uniform(-10.0, 10.0, 2000):
+            np.testing.assert_array_equal(py(float(x)), _powers(x))
+            np.testing.assert_array_equal(py(x), _powers(x))
 
 
 def test_interpreted_module_is_the_cached_file_and_compiles_nothing(monkeypatch):

@@ -44,6 +44,7 @@ def _same_as_single(sim, res, params, labels):
         assert res.iterations_mean[i] == float(np.mean(one.iterations))
 
 
+@pytest.mark.compiled      # run_many compiled: the sweep's runs in one numba call
 def test_newton_batch_is_bit_identical():
     model = phsym.load(CLIPPER)
     params = phsym.sampling(model, 12, {"Rs": 0.3, "C": 0.3}, seed=11)
@@ -360,6 +361,7 @@ def test_initial_energy_of_a_zero_state_is_zero_without_products():
     assert initial_energy(Q, x) == 7.25
 
 
+@pytest.mark.compiled      # counts numba's signatures
 def test_a_sweep_compiles_no_second_step():
     """run_many calls run with the argument types of a single run (no literal 0 or False, which
     would make numba compile the step again for them)."""

@@ -84,7 +84,22 @@ def _mod(a, b):
         return _numpy(operator.mod, a, b)
 
 
+def _integer_power(a, n: int):
+    """``a ** n`` by squaring, the multiplications in numba's order (its power with an integer
+    exponent: Python's ``**`` calls libm's ``pow``, which may round differently)."""
+    invert, n, res = n < 0, abs(n), 1.0
+    while n:
+        if n & 1:
+            res = res * a
+        n >>= 1
+        if n:
+            a = a * a
+    return _div(1.0, res) if invert else res
+
+
 def _pow(a, b):
+    if type(b) is int and type(a) is not int:
+        return _integer_power(a, b)
     try:
         r = a ** b
     except (ZeroDivisionError, OverflowError):
@@ -94,6 +109,10 @@ def _pow(a, b):
 
 _OPS = {ast.Div: "_phsym_div", ast.FloorDiv: "_phsym_floordiv", ast.Mod: "_phsym_mod", ast.Pow: "_phsym_pow"}
 _HELPERS = {"_phsym_div": _div, "_phsym_floordiv": _floordiv, "_phsym_mod": _mod, "_phsym_pow": _pow}
+
+
+def _math_pow(a, b):
+    return _integer_power(float(a), b) if type(b) is int else math.pow(a, b)
 
 
 def _log(x, base=None):
@@ -124,7 +143,9 @@ def _math() -> types.ModuleType:
     for name in dir(math):
         if not name.startswith("_"):
             obj = getattr(math, name)
-            setattr(m, name, _fallback(obj, _NUMPY[name]) if name in _NUMPY and hasattr(math, name) else obj)
+            if name == "pow":
+                obj = _math_pow
+            setattr(m, name, _fallback(obj, _NUMPY[name]) if name in _NUMPY else obj)
     return m
 
 
