@@ -166,6 +166,12 @@ class _Arithmetic(ast.NodeTransformer):
         name = _OPS.get(type(node.op))
         if name is None:
             return node
+        right = node.right.value if isinstance(node.right, ast.Constant) else None
+        if isinstance(node.op, ast.Div) and type(right) in (int, float) and right != 0:
+            return node         # a nonzero literal divisor: Python's division is numba's (the hot path)
+        if isinstance(node.op, ast.Pow) and type(right) is int and 0 < right <= 8 \
+                and isinstance(node.left, ast.Name):
+            return ast.copy_location(_squarings(node.left, right), node)
         return ast.copy_location(ast.Call(ast.Name(name, ast.Load()), [node.left, node.right], []), node)
 
     def visit_AugAssign(self, node):
@@ -186,6 +192,19 @@ class _Arithmetic(ast.NodeTransformer):
             self.public.append(node.name)
         node.decorator_list = kept
         return node
+
+
+def _squarings(base: ast.Name, n: int) -> ast.expr:
+    """``base ** n`` (a variable to a small literal power) written out as :func:`_integer_power`
+    multiplies (an int base too: its products are numba's int power)."""
+    res, a = None, ast.Name(base.id, ast.Load())
+    while n:
+        if n & 1:
+            res = a if res is None else ast.BinOp(res, ast.Mult(), a)
+        n >>= 1
+        if n:
+            a = ast.BinOp(a, ast.Mult(), a)
+    return res
 
 
 def _as_load(target):
