@@ -2,6 +2,7 @@
 balance and sensitivities as the compiled loop, numba's numpy error model on the edge cases, and a
 module pdb can step through."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -31,13 +32,19 @@ def _run(text, jit, monkeypatch, **kw):
 
 @pytest.mark.compiled
 def test_interpreted_junction_loop_takes_the_compiled_steps(monkeypatch):
-    """A junction charge (solved through its voltage, limited, Schur direction written out): the
-    interpreted loop's trajectory, Newton iterations, energy and balance are the compiled loop's, bit for bit."""
+    """A junction charge (solved through its voltage, limited, stepped to the end; Schur direction
+    written out; step constants hoisted; guarded subexpressions): the interpreted loop's trajectory, Newton iterations, energy and balance are the compiled loop's, bit for bit."""
     sim_c, comp = _run(JUNCTION, "1", monkeypatch)
     sim_i, intr = _run(JUNCTION, "0", monkeypatch)
     assert not getattr(sim_c._gen.module, "INTERPRETED", False) and sim_i._gen.module.INTERPRETED
     assert comp.info["compiled"] == "numba cache" and intr.info["compiled"] == "interpreted"
-    assert "junction_voltage(" in sim_i._gen.source and "sdet = " in sim_i._gen.source
+    # the generator's features compiled here, each run interpreted by its own tests: the junction
+    # charge solved through its voltage, stepped to the end (stiff rule), the Schur direction written
+    # out, step constants hoisted, guarded common subexpressions
+    src = sim_c._gen.source
+    assert src == sim_i._gen.source and comp.info["stiff"] == "backward_euler" and comp.P_num.max() > 0
+    assert "junction_voltage(" in src and "sdet = " in src and "kc = (" in src
+    assert re.search(r"^\s+_c\d+ = \(.*\) if .+ else 0\.0$", src, re.M)
     for name in comp.names.states:
         assert np.array_equal(comp[name], intr[name]), name
     assert np.array_equal(comp.iterations, intr.iterations) and comp.iterations.sum() > 0
