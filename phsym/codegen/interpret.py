@@ -15,11 +15,14 @@ division by zero gives ``inf``/``nan``, ``math.exp`` overflows to ``inf``,
 ``math.log(0.0)`` is ``-inf``, a negative base to a fractional power is
 ``nan``.  Python raises there instead, so the interpreted code takes
 ``/``, ``//``, ``%`` and ``**`` through functions that fall back to numpy's
-scalars on the exception, runs ``math`` functions that fall back the same
-way, and its entry points ignore numpy's floating-point warnings (as the
-compiled code has none).  The ordinary path is unchanged Python arithmetic,
-so results agree with the compiled loop to round-off (bit for bit where
-libm and LLVM compute the same operations).
+scalars on the exception (a literal nonzero divisor divides natively), runs
+``math`` functions that fall back the same way, and its entry points ignore
+numpy's floating-point warnings (the compiled code has none).  An integer
+power is multiplied out in numba's order (Python's ``**`` calls libm's
+``pow``, which can differ in the last bit).  Otherwise the arithmetic is
+Python's IEEE doubles, libm's functions as numba calls them: on the tested
+circuits the interpreted loop takes the compiled loop's steps bit for bit
+(tests/test_interpret.py).
 
 Law kernels passed to compiled code by address (:mod:`phsym.codegen.laws`),
 the numeric engine and the ahead-of-time extensions always stay compiled.
