@@ -9,10 +9,11 @@ import time
 # No detached ahead-of-time compilers during tests (they would compete for the
 # CI's two cores); tests/test_sim_warm.py builds one synchronously.
 os.environ.setdefault("PHSYM_AOT", "0")
-# Generated loops run as Python (phsym.codegen.interpret): a per-circuit numba compile costs 10-150 s
-# under load, a short interpreted run a second.  Tests marked ``compiled`` (and their children, which
-# inherit the environment) compile; ``PHSYM_JIT=1`` compiles everything.
-os.environ.setdefault("PHSYM_JIT", "0")
+# Generated loops run as Python (phsym.codegen.interpret), the shared kernels they call compiled (once
+# per machine): a per-circuit numba compile costs 10-150 s under load, a short interpreted run a second.
+# Tests marked ``compiled`` (and their children, which inherit the environment) compile;
+# ``PHSYM_JIT=1`` compiles everything, ``PHSYM_JIT=0`` runs the kernels as Python too.
+os.environ.setdefault("PHSYM_JIT", "loop")
 
 import pytest  # noqa: E402
 

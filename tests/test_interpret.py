@@ -51,6 +51,11 @@ def test_interpreted_junction_loop_takes_the_compiled_steps(monkeypatch):
     for name in ("H", "P_diss", "P_supplied"):
         assert np.array_equal(getattr(comp, name), getattr(intr, name)), name
     assert comp.max_balance_error < 1e-9 and intr.max_balance_error == comp.max_balance_error
+    # PHSYM_JIT=loop (the suite's default): the loop as Python, the kernels it calls compiled
+    sim_k, kern = _run(JUNCTION, "loop", monkeypatch)
+    assert sim_k._gen.module.INTERPRETED and sim_k._gen.module.junction_voltage is not sim_i._gen.module.junction_voltage
+    for name in ("x", "iterations", "H", "P_diss"):
+        assert np.array_equal(getattr(comp, name), getattr(kern, name)), name
 
 
 @pytest.mark.compiled
@@ -141,8 +146,8 @@ def test_interpreted_module_is_the_cached_file_and_compiles_nothing(monkeypatch)
 
 
 def test_jit_setting(monkeypatch):
-    for text, off in (("0", True), ("interpret", True), ("OFF", True), ("1", False), ("", False)):
+    for text, off in (("0", True), ("interpret", True), ("OFF", True), ("loop", True), ("1", False), ("", False)):
         monkeypatch.setenv("PHSYM_JIT", text)
-        assert interpret.enabled() is off, text
+        assert interpret.enabled() is off and interpret.compiled_kernels() is (text == "loop"), text
     monkeypatch.delenv("PHSYM_JIT")
     assert not interpret.enabled()

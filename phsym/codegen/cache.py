@@ -127,15 +127,16 @@ def _import(d: Path, name: str):
     return mod
 
 
-#: Interpreted generated loops of this process by module name (:mod:`.interpret`; never in sys.modules,
+#: Interpreted generated loops of this process by module name and kernel mode (:mod:`.interpret`; never in sys.modules,
 #: where the compiled module of the same file may be).
-_INTERPRETED: Dict[str, object] = {}
+_INTERPRETED: Dict[tuple, object] = {}
 
 
 def _interpreted(path: Path, name: str):
-    mod = _INTERPRETED.get(name)
+    kernels = interpret.compiled_kernels()
+    mod = _INTERPRETED.get((name, kernels))
     if mod is None:
-        mod = _INTERPRETED[name] = interpret.load(path, name)
+        mod = _INTERPRETED[name, kernels] = interpret.load(path, name, kernels)
     return mod
 
 
@@ -162,8 +163,8 @@ def load_module(body: str, key: str, loop: bool = False):
     """
     name = PREFIX + key
     if loop and interpret.enabled():
-        if name in _INTERPRETED:
-            return _INTERPRETED[name]
+        if (name, interpret.compiled_kernels()) in _INTERPRETED:
+            return _INTERPRETED[name, interpret.compiled_kernels()]
     elif name in sys.modules:
         return sys.modules[name]
     d, path, why = _locate(name)
@@ -231,8 +232,8 @@ def import_generated(key: str, loop: bool = False):
     """
     name = PREFIX + key
     interpreted = loop and interpret.enabled()
-    if interpreted and name in _INTERPRETED:
-        return _INTERPRETED[name]
+    if interpreted and (name, interpret.compiled_kernels()) in _INTERPRETED:
+        return _INTERPRETED[name, interpret.compiled_kernels()]
     if not interpreted and name in sys.modules:
         return sys.modules[name]
     d, path, why = _locate(name)

@@ -44,16 +44,26 @@ from typing import Callable, Dict
 
 import numpy as np
 
-__all__ = ["ENV", "enabled", "load", "plain", "MATH"]
+__all__ = ["ENV", "LOOP", "enabled", "compiled_kernels", "load", "plain", "MATH"]
 
 #: The environment variable that turns compilation of generated loops off.
 ENV = "PHSYM_JIT"
 _OFF = ("0", "off", "no", "false", "interpret")
+#: The value that runs the generated loop as Python but calls the shared kernels compiled.
+LOOP = "loop"
 
 
 def enabled() -> bool:
-    """Whether generated loops run interpreted (``PHSYM_JIT`` is ``0``, ``off``, ``no``, ``false`` or ``interpret``)."""
-    return os.environ.get(ENV, "").strip().lower() in _OFF
+    """Whether generated loops run interpreted (``PHSYM_JIT`` is ``0``, ``off``, ``no``, ``false``,
+    ``interpret`` or ``loop``)."""
+    return os.environ.get(ENV, "").strip().lower() in _OFF + (LOOP,)
+
+
+def compiled_kernels() -> bool:
+    """Whether an interpreted loop calls the shared kernels compiled (``PHSYM_JIT=loop``: they are
+    compiled once per machine, not per circuit; a fit spends about a third of its interpreted time
+    in the LU kernels run as Python)."""
+    return os.environ.get(ENV, "").strip().lower() == LOOP
 
 
 def _scalar(a):
@@ -230,12 +240,13 @@ def _compile(tree: ast.Module, filename: str):
     return compile(tree, filename, "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True), t.public
 
 
-def _prepare(ns: dict) -> None:
-    """Plain functions for the compiled helpers in ``ns``, and the helpers' arithmetic."""
+def _prepare(ns: dict, kernels: bool = False) -> None:
+    """Plain functions for the compiled helpers in ``ns`` (unless ``kernels``: then they stay
+    compiled), and the helpers' arithmetic."""
     for name, obj in list(ns.items()):
         if obj is math:
             ns[name] = MATH
-        elif _dispatcher(obj):
+        elif _dispatcher(obj) and not kernels:
             ns[name] = plain(obj)
     ns.update(_HELPERS)
 
@@ -287,7 +298,7 @@ def _entry(fn: Callable) -> Callable:
     return call
 
 
-def load(path: Path, name: str) -> types.ModuleType:
+def load(path: Path, name: str, kernels: bool = False) -> types.ModuleType:
     """The generated module at ``path`` as Python: its functions are not compiled.
 
     The module is not registered in :data:`sys.modules` (the compiled one may
@@ -300,12 +311,14 @@ def load(path: Path, name: str) -> types.ModuleType:
         The module's file (checked by the caller).
     name : str
         Module name.
+    kernels : bool
+        Call the shared kernels it imports compiled (:func:`compiled_kernels`), not as Python.
     """
     source = Path(path).read_text()
     code, public = _compile(ast.parse(source, filename=str(path)), str(path))
     ns: dict = {"__name__": name, "__file__": str(path), "__builtins__": __builtins__}
     exec(code, ns)
-    _prepare(ns)
+    _prepare(ns, kernels)
     mod = types.ModuleType(name, ns.get("__doc__"))
     mod.__dict__.update(ns)
     for fname in public:

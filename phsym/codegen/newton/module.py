@@ -394,7 +394,7 @@ def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source:
     memo = _MEMO.setdefault(S, {})
     derived = dict(derived or {})
     mkey = (scheme, tuple(parameters), source, tuple(controls), tuple(sorted(map(str, derived))), stiff,
-            interpret.enabled())
+            interpret.enabled(), interpret.compiled_kernels())
     if mkey not in memo:
         _, psub = parameter_array(parameters)
         psub.update({d: sp.sympify(e).xreplace(psub) for d, e in derived.items()})
