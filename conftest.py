@@ -9,6 +9,11 @@ import time
 # No detached ahead-of-time compilers during tests (they would compete for the
 # CI's two cores); tests/test_sim_warm.py builds one synchronously.
 os.environ.setdefault("PHSYM_AOT", "0")
+# Generated loops run as Python (phsym.codegen.interpret), the shared kernels they call compiled (once
+# per machine): a per-circuit numba compile costs 10-150 s under load, a short interpreted run a second.
+# Tests marked ``compiled`` (and their children, which inherit the environment) compile;
+# ``PHSYM_JIT=1`` compiles everything, ``PHSYM_JIT=0`` runs the kernels as Python too.
+os.environ.setdefault("PHSYM_JIT", "loop")
 
 import pytest  # noqa: E402
 
@@ -112,3 +117,25 @@ def _numeric_engine_compiled(request):
         warm()
     finally:
         _release()
+
+
+def _compiled(node) -> bool:
+    return node.get_closest_marker("compiled") is not None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _jit_of_the_module(request):
+    """A module marked ``compiled`` builds its module-scoped fixtures compiled too."""
+    if _compiled(request.node):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("PHSYM_JIT", "1")
+            yield
+    else:
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _jit(request, monkeypatch):
+    """Tests marked ``compiled`` compile their generated loops (numba), as users' runs do."""
+    if _compiled(request.node):
+        monkeypatch.setenv("PHSYM_JIT", "1")

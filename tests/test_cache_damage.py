@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.compiled      # the children compile (their environment says so: _env)
+
 ROOT = Path(__file__).resolve().parents[1]
 NET = ROOT / "netlists" / "diode_clipper.cir"
 FIELDS = ("x", "y", "H", "P_diss", "iterations")
@@ -38,7 +40,8 @@ print(json.dumps({{"warm": bool(r.info.get("warm_start")),
 
 def _env(work: Path, bytecode: bool = True):
     env = dict(os.environ, PHSYM_CACHE_DIR=str(work / "phsym"), NUMBA_CACHE_DIR=str(work / "numba"),
-               PHSYM_AOT="0", PHSYM_ENGINE="generated")      # the entries of the generated loop's runs
+               PHSYM_AOT="0", PHSYM_ENGINE="generated",      # the entries of the generated loop's runs
+               PHSYM_JIT="1")                                # compiled: numba's files are entries too
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env

@@ -240,6 +240,7 @@ def test_a_heavy_prior_weight_pulls_the_fit_onto_the_named_law(clipper_data):
     assert np.max(np.abs(est.laws_["D1"](v) - 2e-3 * v)) < 0.05 * 2e-3 * 0.6
 
 
+@pytest.mark.compiled      # a fit of 90,000 steps: their compiled sensitivity module costs less than Python
 def test_a_position_output_recovers_a_spring_law(tmp_path):
     # a measured position is a state output (x_K1): its step value and exact sensitivity come from the loop
     spring = "K1 v 0 learn(kind=convex, knots=3, range=-20m..20m, scale=1k{W})"

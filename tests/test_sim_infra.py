@@ -46,6 +46,7 @@ def _child(env):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.compiled      # children compile and load numba's cache
 def test_second_process_does_not_recompile(tmp_path, clipper_sim):
     env = dict(os.environ)
     env.setdefault("PHSYM_CACHE_DIR", str(tmp_path / "phsym"))
@@ -58,7 +59,9 @@ def test_second_process_does_not_recompile(tmp_path, clipper_sim):
     assert second["hits"] >= 1
 
 
+@pytest.mark.compiled      # counts numba's signatures
 def test_parameter_change_does_not_recompile(clipper_sim):
+    clipper_sim = Simulator(clipper_sim.model, 48000, "discrete_gradient")     # the module fixture's: interpreted
     before = list(C.BUILD_LOG)
     r1 = clipper_sim.run(duration=0.002, u={"Vin": 2.0})
     sigs = len(clipper_sim._gen.module.run.signatures)

@@ -215,6 +215,7 @@ def _child(env, net, out, probe, stderr=None):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.compiled      # children load numba's cache, then the extension
 @pytest.mark.parametrize("name,probe", [("diode_clipper.cir", "v(out)"), ("rlc.cir", "v(b)")])
 def test_fresh_process_warm_start_and_ahead_of_time_loop(tmp_path, name, probe):
     """Cold, warm (numba cache, no sympy), then warm with the extension (no numba):

@@ -44,13 +44,15 @@ def _same_as_single(sim, res, params, labels):
         assert res.iterations_mean[i] == float(np.mean(one.iterations))
 
 
+@pytest.mark.compiled      # run_many compiled: the sweep's runs in one numba call
 def test_newton_batch_is_bit_identical():
     model = phsym.load(CLIPPER)
     params = phsym.sampling(model, 12, {"Rs": 0.3, "C": 0.3}, seed=11)
-    sim, got = _batch(model, params)
+    # the generated loop named: auto takes it only once this cache records it built (test order)
+    sim, got = _batch(model, params, engine="generated")
     assert got is not None and set(got[1]) == {"v(out)", "i(R1)"}
     labels = ["v(out)", "i(R1)", "q_C1", "Vin", "y(Vin)", "H", "P_diss", "P_supplied"]    # every kind of run_many
-    res = phsym.sweep(model, FS, params, duration=DUR, outputs=labels)
+    res = phsym.sweep(model, FS, params, duration=DUR, outputs=labels, engine="generated")
     assert res.ok.all() and res.info["executor"].startswith("threads")
     _same_as_single(sim, res, params, labels)
     assert np.isnan(res["v(out)"][:, 0]).all() and not np.isnan(res["q_C1"]).any()
@@ -73,8 +75,9 @@ def test_failed_sets_fail_alone_with_the_single_runs_error():
     # a negative capacitance fails in the plan; maxit=2 makes Newton fail on the steep sets
     # (the ordinary path retries them in sub-steps and names the step)
     params = {"C": [1e-8, -1e-8, 1e-8, 1e-8], "Rs": [2.2e3, 2.2e3, 10.0, 1e5]}
-    res = phsym.sweep(model, FS, params, duration=DUR, maxit=2, u={"Vin": 20.0}, outputs=["v(out)"])
-    sim = phsym.Simulator(model, FS, maxit=2)
+    res = phsym.sweep(model, FS, params, duration=DUR, maxit=2, u={"Vin": 20.0}, outputs=["v(out)"],
+                      engine="generated")
+    sim = phsym.Simulator(model, FS, maxit=2, engine="generated")
     for i in range(4):
         p = {k: params[k][i] for k in params}
         try:
@@ -360,6 +363,7 @@ def test_initial_energy_of_a_zero_state_is_zero_without_products():
     assert initial_energy(Q, x) == 7.25
 
 
+@pytest.mark.compiled      # counts numba's signatures
 def test_a_sweep_compiles_no_second_step():
     """run_many calls run with the argument types of a single run (no literal 0 or False, which
     would make numba compile the step again for them)."""

@@ -23,6 +23,7 @@ from typing import Dict, List
 
 from ..common.paths import atomic_write, cache_dir
 from ..common.guard import check_numba, discard
+from . import interpret
 from ..version import __version__
 
 __all__ = ["cache_dir", "cache_key", "load_module", "cache_info", "clear_cache", "atomic_write", "BUILD_LOG",
@@ -126,7 +127,20 @@ def _import(d: Path, name: str):
     return mod
 
 
-def load_module(body: str, key: str):
+#: Interpreted generated loops of this process by module name and kernel mode (:mod:`.interpret`; never in sys.modules,
+#: where the compiled module of the same file may be).
+_INTERPRETED: Dict[tuple, object] = {}
+
+
+def _interpreted(path: Path, name: str):
+    kernels = interpret.compiled_kernels()
+    mod = _INTERPRETED.get((name, kernels))
+    if mod is None:
+        mod = _INTERPRETED[name, kernels] = interpret.load(path, name, kernels)
+    return mod
+
+
+def load_module(body: str, key: str, loop: bool = False):
     """Import (writing it first if needed) the generated module ``body``.
 
     A cached file that is truncated or garbled (checksum line) is replaced
@@ -139,18 +153,26 @@ def load_module(body: str, key: str):
         Python source of the module.
     key : str
         Cache key (see :func:`cache_key`).
+    loop : bool
+        A generated loop that Python may run: with ``PHSYM_JIT=0`` it is
+        loaded interpreted (:mod:`phsym.codegen.interpret`), not compiled.
 
     Returns
     -------
     module
     """
     name = PREFIX + key
-    if name in sys.modules:
+    if loop and interpret.enabled():
+        if (name, interpret.compiled_kernels()) in _INTERPRETED:
+            return _INTERPRETED[name, interpret.compiled_kernels()]
+    elif name in sys.modules:
         return sys.modules[name]
     d, path, why = _locate(name)
     if why:
         _write(path, body)
         BUILD_LOG.append(key)
+    if loop and interpret.enabled():
+        return _interpreted(path, name)
     return _import(d, name)
 
 
@@ -190,7 +212,7 @@ def clear_cache() -> int:
     return n
 
 
-def import_generated(key: str):
+def import_generated(key: str, loop: bool = False):
     """The generated module of ``key`` from the cache directory (written before by
     :func:`load_module`), imported by name so numba finds its disk cache.
 
@@ -198,6 +220,8 @@ def import_generated(key: str):
     ----------
     key : str
         Cache key.
+    loop : bool
+        A generated loop that Python may run (interpreted with ``PHSYM_JIT=0``, see :func:`load_module`).
 
     Raises
     ------
@@ -207,9 +231,12 @@ def import_generated(key: str):
         regenerates it.
     """
     name = PREFIX + key
-    if name in sys.modules:
+    interpreted = loop and interpret.enabled()
+    if interpreted and (name, interpret.compiled_kernels()) in _INTERPRETED:
+        return _INTERPRETED[name, interpret.compiled_kernels()]
+    if not interpreted and name in sys.modules:
         return sys.modules[name]
     d, path, why = _locate(name)
     if why:
         raise ImportError(f"generated module {name} is not in the cache ({why})", name=name)
-    return _import(d, name)
+    return _interpreted(path, name) if interpreted else _import(d, name)

@@ -37,6 +37,7 @@ from ...common.schemes import get_scheme
 from ...structure.dirac import Structure
 from ...version import __version__
 from ..batch_driver import driver_source
+from .. import interpret
 from ..cache import cache_key, load_module
 from ..printing import block, unroll
 from ..steps import DD_THRESHOLD, StepEquations, step_equations
@@ -392,7 +393,8 @@ def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source:
         _MEMO = weakref.WeakKeyDictionary()
     memo = _MEMO.setdefault(S, {})
     derived = dict(derived or {})
-    mkey = (scheme, tuple(parameters), source, tuple(controls), tuple(sorted(map(str, derived))), stiff)
+    mkey = (scheme, tuple(parameters), source, tuple(controls), tuple(sorted(map(str, derived))), stiff,
+            interpret.enabled(), interpret.compiled_kernels())
     if mkey not in memo:
         _, psub = parameter_array(parameters)
         psub.update({d: sp.sympify(e).xreplace(psub) for d, e in derived.items()})
@@ -400,7 +402,7 @@ def generate(S: Structure, parameters: Sequence[sp.Symbol], scheme: str, source:
         eq = step_equations(S, scheme, psub, by_effort=True, stiff=stiff)
         body = module_source(eq, parameters, scheme, source, controls=[index[c] for c in controls])
         key = cache_key(body, scheme)
-        memo[mkey] = GeneratedStep(load_module(body, key), key, list(parameters), eq.names, S.n_x, len(eq.V),
+        memo[mkey] = GeneratedStep(load_module(body, key, loop=True), key, list(parameters), eq.names, S.n_x, len(eq.V),
                                    S.size, S.n_u, [S.dissipative[j].element for j in eq.explicit], scheme, body,
                                    [str(c) for c in controls], eq.numerical != 0,
                                    stiff if any(st.stiff for st in S.storages) else None)

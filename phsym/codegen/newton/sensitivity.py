@@ -208,7 +208,7 @@ def build_sensitivity(model, free: Sequence[str], outputs: Sequence[str], scheme
     body = module_source(eq, params, scheme, model.netlist.file or model.name,
                          SensitivityCode(funcs, ny, nf, legend, _sensitivities(S.n_x, len(eq.V), ny, nf)))
     key = cache_key(body, "sensitivity", scheme)
-    mod = load_module(body, key)
+    mod = load_module(body, key, loop=True)
     return SensitivityStep(mod, key, params, list(free), list(outputs), eq.names, scheme, nx, nv, S.n_u, S.size)
 
 

@@ -13,7 +13,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ...codegen import aot
+from ...codegen import aot, interpret
 from ...codegen.cache import import_generated
 from ...codegen.newton import carried
 from ...errors import SimulationError
@@ -25,7 +25,10 @@ __all__ = ["NewtonLoop"]
 
 def _compiled(key: str, prefer_aot: bool):
     """The module of ``key``: its ahead-of-time extension when preferred and
-    built (no numba import at all), else the generated module (numba cache)."""
+    built (no numba import at all), else the generated module (numba cache);
+    with ``PHSYM_JIT=0`` the generated module as Python (:mod:`phsym.codegen.interpret`)."""
+    if interpret.enabled():
+        return import_generated(key, loop=True), "interpreted"
     if prefer_aot:
         ext = aot.load(key)
         if ext is not None:
@@ -79,7 +82,8 @@ class NewtonLoop:
         self.tol, self.maxit, self.flag = float(tol), int(maxit), bool(flag)
         self.module = module
         self.prefer_aot = bool(prefer_aot)
-        self.compiled = "numba cache" if module is not None else ""
+        self.compiled = ("interpreted" if getattr(module, "INTERPRETED", False) else "numba cache") \
+            if module is not None else ""
         self.compile_time = 0.0
         #: steps of the last run that were subdivided: {step: number of sub-steps}
         self.subdivided: Dict[int, int] = {}
