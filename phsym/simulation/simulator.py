@@ -12,6 +12,7 @@ from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..codegen import interpret
 from ..codegen.newton.module import generate
 from ..common.bounded import CODEGEN_TIMES, TIMEOUT_ENV, deadline, timeout
 from ..common.schemes import get_scheme, stiff_rule
@@ -297,7 +298,8 @@ class Simulator(LinearPlanning):
             x0, start = self.dc_solution(plan.inputs(u, duration, align)[0], at)
             desc = "dc operating point for the first input sample"
         res = plan.run(u, duration, x0, progress, chunk, x0_desc=desc, align=align, start=start, controls=controls)
-        if self._gen is not None and not self._ready:       # compiled: auto may take it next time
+        if self._gen is not None and not self._ready and not interpret.enabled():
+            # compiled (not run as Python under PHSYM_JIT): auto may take it next time
             mark_ready(self.model, self.scheme, self.stiff, self._gen.key)
             self._ready = True
         return res
