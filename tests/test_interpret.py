@@ -151,3 +151,14 @@ def test_jit_setting(monkeypatch):
         assert interpret.enabled() is off and interpret.compiled_kernels() is (text == "loop"), text
     monkeypatch.delenv("PHSYM_JIT")
     assert not interpret.enabled()
+
+
+def test_an_interpreted_run_does_not_mark_its_loop_compiled(monkeypatch, tmp_path):
+    """``engine="auto"`` takes a generated loop recorded as compiled; an interpreted run compiled
+    nothing, so a later process without ``PHSYM_JIT`` must not take its loop for a ready one."""
+    from phsym.simulation.engines import choice
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
+    sim, res = _run(CLIPPER, "0", monkeypatch)
+    assert res.info["compiled"] == "interpreted"
+    assert choice.ready_module(choice.fingerprint(sim.model, sim.scheme, sim.stiff)) is None
+    assert not list(tmp_path.glob(choice.READY_PREFIX + "*"))
