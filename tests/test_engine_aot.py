@@ -67,6 +67,7 @@ def test_aot_engine_steps_as_the_jit_engine_bit_for_bit(built, monkeypatch):
         raise AssertionError(f"{name}: the arguments did not fit the compiled function")
     monkeypatch.setattr(engine, "jit", no_jit)
     res = _run(warmup.DECK, x0="dc")
+    assert ref.info["compiled"] == "numba cache" and res.info["compiled"] == "ahead of time"
     np.testing.assert_array_equal(res.x, ref.x)
     np.testing.assert_array_equal(res.H, ref.H)
     for k in ("v(a)", "v(c)"):

@@ -82,7 +82,7 @@ class NumericLoop:
         L = S.L
         c = S.circuit
         self.key = None
-        self.compiled = "numba cache"
+        self.compiled = "ahead of time" if engine.aot_ready() else "numba cache"
         self.compile_time = 0.0
         self.xs = np.ascontiguousarray(xs, dtype=float)
         self.tol, self.maxit, self.flag = float(tol), int(maxit), bool(flag)
