@@ -21,7 +21,9 @@ import sys
 import tempfile
 
 #: A circuit with the device kinds most netlists hold: its run compiles the engine and the law
-#: kernels of a diode with junction charge and of a BJT.
+#: kernels of a diode with junction charge, of a simple BJT and of a BJT with the parameters vendor
+#: models set (Early voltage, high injection, leakage, charges with FC), whose law forms a new
+#: transistor stage then finds in the package (a kernel is per form, not per parameter value).
 DECK = """numeric engine warm-up
 .model DW D(IS=2.52n N=1.752 RS=0.568 CJO=4p TT=5n)
 .model QW NPN(IS=1e-14 BF=100 CJE=2p CJC=1p TF=0.3n)
@@ -33,6 +35,11 @@ VCC vcc 0 5
 RC vcc c 2k
 RB a b 10k
 Q1 c b 0 QW
+.model QF NPN(IS=6.7f BF=416 BR=0.74 NF=1 NR=1 VAF=74 IKF=67m ISE=6.7f NE=1.26 RB=10 RC=1 CJE=4.5p MJE=0.26
++ VJE=0.75 CJC=3.6p MJC=0.31 VJC=0.75 TF=301p TR=240n FC=0.5)
+RC2 vcc c2 4.7k
+Q2 c2 b e2 QF
+RE2 e2 0 1k
 """
 
 
