@@ -19,7 +19,7 @@ SMALL = 64
 
 def _minimum_degree(n: int, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """Minimum degree on the pattern of ``A^T + A`` (the elimination graph kept exactly; ties to the
-    lowest index): the columns in the order they are eliminated."""
+    highest index, as SuperLU's ordering breaks them): the columns in the order they are eliminated."""
     adj = [set() for _ in range(n)]
     for c in range(n):
         for r in indices[indptr[c]:indptr[c + 1]].tolist():
