@@ -95,6 +95,25 @@ def test_numba_kernels_without_a_compiler(monkeypatch, tmp_path):
     assert np.isfinite(res.x).all()
 
 
+def test_a_hung_compiler_times_out_to_the_numba_kernel(monkeypatch, tmp_path):
+    """A compiler that never returns must not hang the run: past the timeout, numba's kernel."""
+    import time
+    hung = tmp_path / "hung-cc"
+    hung.write_text("#!/bin/sh\nsleep 30\n")
+    hung.chmod(0o755)
+    monkeypatch.setenv("CC", str(hung))
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(native, "COMPILE_TIMEOUT", 1)
+    monkeypatch.setattr(build, "_SPECS", {})
+    monkeypatch.setattr(build, "_LOADED", {})
+    monkeypatch.setattr(build.library, "fetch", lambda name: False)
+    t0 = time.monotonic()
+    res = Simulator(parse(DECK), 48000.0, engine="numeric").run(duration=4 / 48000.0)
+    assert build._LOADED and not any(isinstance(k.module, ctypes.CDLL) for k in build._LOADED.values())
+    assert np.isfinite(res.x).all() and time.monotonic() - t0 < 25 * len(build._LOADED)
+    assert not list(tmp_path.glob(native.NATIVE_PREFIX + "*" + native.SUFFIX))
+
+
 @pytest.mark.skipif(not HAVE_CC, reason="needs a C compiler")
 def test_damaged_c_kernel_is_rebuilt(monkeypatch, tmp_path):
     monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))

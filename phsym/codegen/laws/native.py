@@ -48,6 +48,9 @@ NATIVE_PREFIX = "phsym_law_c"
 SUFFIX = ".so"
 #: ``-ffp-contract=off``: no fused multiply-add where numba's code has none (the same floats).
 FLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno", "-march=native")
+#: Seconds a C compile may take (a kernel compiles in a fraction of a second; a hung compiler must
+#: not hang the run: numba's kernel is compiled instead).
+COMPILE_TIMEOUT = 120
 #: The translator's sources: a change compiles every library again.
 _SOURCES = ("c/translate.py", "c/emit.py", "c/subset.py", "laws/native.py")
 _FP: List[str] = []
@@ -170,14 +173,14 @@ def build(key: str, text: str) -> Optional[Path]:
     try:
         (tmp / "k.c").write_text(src)
         done = subprocess.run([cc, *FLAGS, "-o", str(tmp / "k.so"), str(tmp / "k.c"), "-lm"],
-                              stdin=subprocess.DEVNULL, capture_output=True)
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=COMPILE_TIMEOUT)
         if done.returncode != 0:
             return None
         atomic_write(_sidecar(lib), lambda fh: fh.write(digest(tmp / "k.so").encode()))
         os.replace(tmp / "k.so", lib)
         from ..cache import BUILD_LOG
         BUILD_LOG.append(key)
-    except OSError:
+    except (OSError, subprocess.TimeoutExpired):       # no compiler that works: numba's kernel
         return None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
