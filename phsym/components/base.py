@@ -15,6 +15,7 @@ from typing import Optional, Tuple
 
 import sympy as sp
 
+from ..common.lazy import lazy_field  # noqa: F401  (re-exported: the records' lazy fields)
 from ..common.symbolic import product
 
 __all__ = ["Branch", "EffortLaw", "Storage", "Dissipation", "Port", "TwoPort", "Coupling", "Contribution",
@@ -251,35 +252,6 @@ class Dissipation:
     reads: Tuple[Tuple[sp.Symbol, str], ...] = ()
     nullator: bool = False
     coefficient: Optional[sp.Expr] = None
-
-
-def lazy_field(name: str, build):
-    """A dataclass field read as a property: the value given, or ``build(self)`` (kept) when ``None`` was
-    given and the record can build it (the symbolic forms of a linear element, made on first read).
-
-    Set it on the class after the dataclass is made (its generated ``__init__`` assigns through it).
-
-    Parameters
-    ----------
-    name : str
-        The field's name (its value is kept as ``_name``).
-    build : callable
-        ``build(record)``: the value, or ``None`` when the record has nothing to build it from.
-    """
-    slot = "_" + name
-
-    def get(self):
-        v = getattr(self, slot)
-        if v is None:
-            v = build(self)
-            if v is not None:
-                setattr(self, slot, v)
-        return v
-
-    def put(self, value) -> None:
-        setattr(self, slot, value)
-
-    return property(get, put)
 
 
 def _storage_hessian(st: Storage):

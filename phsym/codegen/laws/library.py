@@ -28,12 +28,17 @@ from ...common.paths import cache_dir
 from ..cache import PREFIX
 from . import native
 
-__all__ = ["LIBRARY", "ENV", "fetch", "store", "numba_dir"]
+__all__ = ["LIBRARY", "ENV", "fetch", "store", "numba_dir", "writing"]
 
 #: Where the package keeps its compiled law kernels.
 LIBRARY = Path(__file__).resolve().parent / "_library"
 #: Environment variable: ``write`` makes the kernels a process compiles go into :data:`LIBRARY` too.
 ENV = "PHSYM_LAW_LIBRARY"
+
+
+def writing() -> bool:
+    """Whether this process fills the package's library (``PHSYM_LAW_LIBRARY=write``)."""
+    return os.environ.get(ENV, "").strip().lower() == "write"
 
 
 def numba_dir(py_file: Path) -> Optional[Path]:
@@ -112,7 +117,7 @@ def store(index_name: str, key: str) -> None:
     key : str
         Its module's cache key.
     """
-    if os.environ.get(ENV, "").strip().lower() != "write":
+    if not writing():
         return
     name = PREFIX + key
     d = cache_dir()
