@@ -100,8 +100,14 @@ def _compiled(key: str, n_var: int, n_const: int, n_out: int, derivatives: bool,
 _LOADED: Dict[str, Kernel] = {}
 
 
+def kernel_source(spec: KernelSpec, source: str = "") -> str:
+    """The module text of a kernel (:func:`.source.kernel_source`, imported on first use: it prints
+    with sympy, which a kernel loaded from the caches does not need)."""
+    from .source import kernel_source as text_of
+    return text_of(spec, source)
+
+
 def _load(spec: KernelSpec, source: str) -> Kernel:
-    from .source import kernel_source
     text = kernel_source(spec, source)
     key = cache_key(text.split('"""', 2)[2], "law")      # the header names the netlist: not part of the key
     hit = _LOADED.get(key)
