@@ -1,6 +1,7 @@
 """A circuit described by numbers (phsym.structure.circuit.numeric): its step system is built, and
 stepped, in a process that cannot import sympy, with the symbolic path's arrays and samples to the
-bit; the facts kept by a form's key (phsym.codegen.laws.facts) fall back when damaged or stale."""
+bit; the facts kept by a form's key (phsym.codegen.laws.facts) and the elements' descriptions
+(phsym.structure.circuit.kinds) give the symbolic build's circuit, and are not read when damaged or stale."""
 import json
 import os
 import pickle
@@ -18,7 +19,9 @@ from phsym.simulation.engines.numeric.groups import GROUP_FIELDS
 from phsym.simulation.engines.numeric.loop import net_arrays
 from phsym.simulation.simulator import Simulator
 from phsym.structure.circuit.form import Form
+from phsym.structure.circuit import kinds
 from phsym.structure.circuit.numeric import numeric_circuit
+from phsym.structure.circuit.values import linear_hessians
 
 ROOT = Path(__file__).resolve().parent.parent
 DECKS = ["diode_clipper.cir", "rlc.cir", "rc_nonlinear_c.cir", "bjt_common_emitter.cir", "transformer.cir"]
@@ -166,3 +169,102 @@ def test_encoded_trees_evaluate_as_sympy():
         facts.encode(sp.sin(p0), 3)
     with pytest.raises(ValueError):
         facts.encode(p0 * sp.Symbol("other"), 3)
+
+
+# ----------------------------------------------------------------------------- element descriptions
+def _elements(model):
+    """The netlist's elements given by numbers (their values at the defaults)."""
+    import sympy as sp
+    from phsym.components import REGISTRY
+    values = model.parameter_values(None)
+    return [kinds.Element(s.name, s.kind, tuple(s.nodes),
+                          {k: float(sp.sympify(v).xreplace(values)) for k, v in s.values.items()},
+                          {d.key: d.check for d in REGISTRY[s.kind].values if d.check is not None and d.key in s.values})
+            for s in model.netlist.elements]
+
+
+def _same_circuit(a, b):
+    assert (a.nodes, a.states, a.inputs, a.branches) == (b.nodes, b.states, b.inputs, b.branches)
+    for x, y in ((a.b_from, b.b_from), (a.b_to, b.b_to), (a.in_tree, b.in_tree)):
+        np.testing.assert_array_equal(x, y)
+    fields = ("record", "branch", "across", "linear", "coefficient", "form", "placeholders", "active", "nullator")
+    assert [[getattr(d, f) for f in fields] for d in a.dissipations] == \
+        [[getattr(d, f) for f in fields] for d in b.dissipations]
+    fields = ("record", "states", "branches", "effort_port", "linear", "form", "placeholders", "by_effort", "stiff")
+    assert [[getattr(s, f) for f in fields] for s in a.storages] == [[getattr(s, f) for f in fields] for s in b.storages]
+    for qa, qb in zip(linear_hessians(a.storages, {}), linear_hessians(b.storages, {})):
+        assert (qa is None and qb is None) or np.array_equal(qa, qb)
+    assert [(p.record, p.branch, p.across) for p in a.ports] == [(p.record, p.branch, p.across) for p in b.ports]
+
+
+@pytest.mark.parametrize("deck", ["diode_clipper.cir", "rlc.cir", "dc_network.cir", "c_parallel_v.cir"])
+def test_described_elements_assemble_into_the_symbolic_circuit(deck):
+    model = phsym.load(str(ROOT / "netlists" / deck))       # the symbolic build records the descriptions
+    c, _, _ = kinds.assemble(_elements(model))
+    _same_circuit(c, numeric_circuit(model.circuit, model.parameter_values(None)))
+
+
+ASSEMBLE = """
+import pickle, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "sympy" or name.startswith("sympy."):
+            raise ImportError("sympy is blocked in this process")
+sys.meta_path.insert(0, Block())
+from phsym.structure.circuit.kinds import assemble
+c, _, _ = assemble(pickle.load(open(sys.argv[1], "rb")))
+pickle.dump(c, open(sys.argv[2], "wb"))
+"""
+
+
+def test_described_elements_assemble_without_sympy(tmp_path):
+    model = phsym.load(str(ROOT / "netlists" / "diode_clipper.cir"))
+    (tmp_path / "els.pkl").write_bytes(pickle.dumps(_elements(model)))
+    out = subprocess.run([sys.executable, "-c", ASSEMBLE, str(tmp_path / "els.pkl"), str(tmp_path / "c.pkl")],
+                         capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr[-3000:]
+    _same_circuit(pickle.loads((tmp_path / "c.pkl").read_bytes()),
+                  numeric_circuit(model.circuit, model.parameter_values(None)))
+
+
+def test_an_element_of_another_signature_is_not_described():
+    phsym.load(str(ROOT / "netlists" / "diode_clipper.cir"))
+    m = phsym.parse("V1 a 0 1\nR1 a b 1k\nD1 b 0 IS=1n N=2 CJO=0\n")      # CJO given (zero): its own signature
+    d = next(e for e in _elements(m) if e.kind == "diode")
+    kinds.instantiate(d)        # recorded by that build
+    with pytest.raises(kinds.NotDescribed):
+        kinds.instantiate(kinds.Element(d.name, d.kind, d.nodes, {**d.values, "Cjo": 1e-12}, d.checks))
+    with pytest.raises(kinds.NotDescribed):     # a value its constraint refuses: the symbolic path says why
+        kinds.instantiate(kinds.Element(d.name, d.kind, d.nodes, {**d.values, "Is": -1.0}, d.checks))
+    with pytest.raises(kinds.NotDescribed):
+        kinds.instantiate(kinds.Element("B1", "magnet", ("a", "0"), {}, {}))
+
+
+@pytest.mark.parametrize("damage", ["garbage", "digest", "version", "tree"])
+def test_a_damaged_or_stale_description_is_not_read(damage, monkeypatch):
+    m = phsym.parse("V1 a 0 1\nR1 a b 1k\nD1 b 0 IS=3n N=1.5 RS=2\n")
+    d = next(e for e in _elements(m) if e.kind == "diode")
+    got = kinds.instantiate(d)
+    assert [b.name for b in got["branches"]] == ["D1", "D1.rs"]
+    path = kinds.cache_dir() / kinds._file(kinds.signature(d.kind, d.values, d.checks))
+    desc = json.loads(path.read_text())
+    if damage == "garbage":
+        text = path.read_text()[:50]
+    else:
+        if damage == "digest":
+            desc["dissipations"][0]["placeholders"][0] = ["n", 1.0]
+        elif damage == "version":
+            desc["version"] = "0.0.0"
+            desc["digest"] = kinds._digest(desc)
+        else:       # a tree with an operation no description writes, its digest matching
+            desc["dissipations"][0]["placeholders"][0] = ["system", ["n", 1.0]]
+            desc["digest"] = kinds._digest(desc)
+        text = json.dumps(desc)
+    monkeypatch.setattr(kinds.library, "LIBRARY", Path(os.devnull) / "none")
+    path.write_text(text)
+    with pytest.raises(kinds.NotDescribed):
+        kinds.instantiate(d)
+    monkeypatch.setattr(kinds, "_RECORDED", set())
+    phsym.parse("V1 a 0 1\nR1 a b 1k\nD1 b 0 IS=3n N=1.5 RS=2\n")       # a symbolic build writes it again
+    again = kinds.instantiate(d)
+    assert again["branches"] == got["branches"] and again["dissipations"] == got["dissipations"]

@@ -248,7 +248,7 @@ def record(spec, contribution, defaults) -> None:
     data = json.dumps(desc).encode()
     try:
         path = cache_dir() / _file(desc["signature"])
-        if not path.is_file():
+        if _read(path, desc["kind"], desc["signature"]) != desc:     # missing, damaged or stale: (re)written
             atomic_write(path, lambda fh: fh.write(data))
         if library.writing():
             library.LIBRARY.mkdir(parents=True, exist_ok=True)
