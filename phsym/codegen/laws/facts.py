@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, Optional
 
 from ...common.paths import atomic_write, cache_dir
+from ...common.trees import encode, evaluate, valid
 from ...version import __version__
 from . import library
 
@@ -32,105 +32,6 @@ __all__ = ["encode", "evaluate", "junction_terms", "fact_file"]
 
 #: File-name prefix of a form's junction terms.
 PREFIX = "phsym_junction_"
-
-_UNARY = {"exp": math.exp, "log": math.log, "abs": abs, "sqrt": math.sqrt}
-
-
-def encode(expr, n_params: int) -> list:
-    """A sympy expression of the placeholders ``_p0 ...`` as a tree of lists (JSON).
-
-    Nodes: ``["n", x]`` a number, ``["p", i]`` placeholder ``i``, ``["+", ...]``,
-    ``["*", ...]``, ``["^", base, exp]`` and ``[f, arg]`` for ``f`` in ``exp``,
-    ``log``, ``abs``, ``sqrt``.
-
-    Parameters
-    ----------
-    expr : sympy.Expr
-        The expression.
-    n_params : int
-        The form's number of placeholders.
-
-    Raises
-    ------
-    ValueError
-        For anything else (the fact is then not kept).
-    """
-    import sympy as sp
-    from ...structure.circuit.form import PAR
-    e = sp.sympify(expr)
-    if e.is_Number:
-        if not e.is_real:
-            raise ValueError(f"not a real number: {e}")
-        return ["n", float(e)]
-    if e.is_Symbol:
-        name = e.name
-        if name.startswith(PAR) and name[len(PAR):].isdigit() and int(name[len(PAR):]) < n_params:
-            return ["p", int(name[len(PAR):])]
-        raise ValueError(f"not a placeholder: {name}")
-    if e.is_Add or e.is_Mul:
-        return ["+" if e.is_Add else "*"] + [encode(a, n_params) for a in e.args]
-    if e.is_Pow:
-        return ["^", encode(e.base, n_params), encode(e.exp, n_params)]
-    for name, cls in (("exp", sp.exp), ("log", sp.log), ("abs", sp.Abs)):
-        if isinstance(e, cls) and len(e.args) == 1:
-            return [name, encode(e.args[0], n_params)]
-    raise ValueError(f"cannot encode {type(e).__name__}")
-
-
-def evaluate(tree: list, P: Sequence[float]) -> float:
-    """The value of an encoded tree (:func:`encode`) at the placeholder values ``P``.
-
-    Non-finite and non-real results are ``nan`` or ``inf``, as the caller's
-    tests of finiteness expect.
-    """
-    op = tree[0]
-    if op == "n":
-        return float(tree[1])
-    if op == "p":
-        return float(P[tree[1]])
-    args = [evaluate(a, P) for a in tree[1:]]
-    try:
-        if op == "+":
-            return _sum(args)
-        if op == "*":
-            out = 1.0
-            for a in args:
-                out *= a
-            return out
-        if op == "^":
-            r = args[0] ** args[1]
-            return float("nan") if isinstance(r, complex) else float(r)
-        return float(_UNARY[op](args[0]))
-    except OverflowError:
-        return float("inf")
-    except (ValueError, ZeroDivisionError):
-        return float("nan")
-
-
-def _sum(args: List[float]) -> float:
-    out = 0.0       # left to right, as the trees are written
-    for a in args:
-        out += a
-    return out
-
-
-def _valid(tree, n_params: int) -> bool:
-    """Whether a tree read from a file is one :func:`encode` writes (no other operation, no index
-    outside the placeholders)."""
-    if not isinstance(tree, list) or not tree:
-        return False
-    op, args = tree[0], tree[1:]
-    if op == "n":
-        return len(args) == 1 and isinstance(args[0], (int, float)) and not isinstance(args[0], bool)
-    if op == "p":
-        return len(args) == 1 and isinstance(args[0], int) and not isinstance(args[0], bool) \
-            and 0 <= args[0] < n_params
-    if op in ("+", "*"):
-        return len(args) >= 1 and all(_valid(a, n_params) for a in args)
-    if op == "^":
-        return len(args) == 2 and all(_valid(a, n_params) for a in args)
-    return op in _UNARY and len(args) == 1 and _valid(args[0], n_params)
-
 
 def fact_file(form_key: str, j: int, forward_only: bool) -> str:
     """File name of the junction terms of variable ``j`` of a form."""
@@ -148,7 +49,7 @@ def _read(path: Path, form_key: str, n_params: int, j: int, forward_only: bool) 
         ok = (meta["version"] == __version__ and meta["form"] == form_key and meta["j"] == j
               and meta["forward_only"] == bool(forward_only) and meta["digest"] == _digest(terms)
               and isinstance(terms, list)
-              and all(isinstance(t, list) and len(t) == 3 and all(_valid(x, n_params) for x in t) for t in terms))
+              and all(isinstance(t, list) and len(t) == 3 and all(valid(x, n_params) for x in t) for t in terms))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return terms if ok else None

@@ -24,21 +24,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import List, Optional
 
+from ...common.library import ENV, LIBRARY, writing
 from ...common.paths import cache_dir
 from ..cache import PREFIX
 from . import native
 
 __all__ = ["LIBRARY", "ENV", "fetch", "store", "numba_dir", "writing"]
-
-#: Where the package keeps its compiled law kernels.
-LIBRARY = Path(__file__).resolve().parent / "_library"
-#: Environment variable: ``write`` makes the kernels a process compiles go into :data:`LIBRARY` too.
-ENV = "PHSYM_LAW_LIBRARY"
-
-
-def writing() -> bool:
-    """Whether this process fills the package's library (``PHSYM_LAW_LIBRARY=write``)."""
-    return os.environ.get(ENV, "").strip().lower() == "write"
 
 
 def numba_dir(py_file: Path) -> Optional[Path]:

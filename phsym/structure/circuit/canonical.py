@@ -38,21 +38,10 @@ from typing import Dict, List, Sequence, Tuple
 import sympy as sp
 
 from ...version import __version__
-from .form import PAR, VAR, Form
+from .form import PAR, VAR, Form, placeholder, variable
 from .values import linear_hessians, placeholder_values
 
 __all__ = ["Form", "canonical", "placeholder_values", "linear_hessians", "VAR", "PAR"]
-
-_V = [sp.Symbol(f"{VAR}{i}", real=True) for i in range(64)]
-_P = [sp.Symbol(f"{PAR}{i}", real=True) for i in range(256)]
-
-
-def _var(i: int) -> sp.Symbol:
-    return _V[i] if i < len(_V) else sp.Symbol(f"{VAR}{i}", real=True)
-
-
-def _par(i: int) -> sp.Symbol:
-    return _P[i] if i < len(_P) else sp.Symbol(f"{PAR}{i}", real=True)
 
 
 def _valued(e: sp.Basic) -> bool:
@@ -65,7 +54,7 @@ class _Walker:
     """One pass of :func:`canonical` over a set of expressions (shared placeholders)."""
 
     def __init__(self, variables: Sequence[sp.Symbol]):
-        self.varmap = {s: _var(i) for i, s in enumerate(variables)}
+        self.varmap = {s: variable(i) for i, s in enumerate(variables)}
         self.varset = frozenset(variables)
         self.found: Dict[sp.Basic, sp.Symbol] = {}
         self.temps: List[sp.Symbol] = []
@@ -180,7 +169,7 @@ def canonical(exprs: Sequence[sp.Expr], variables: Sequence[sp.Symbol],
     temps = list(w.temps)
     values = dict(zip(temps, w.order))
     ordered = _order(out, temps)      # a placeholder sympy folded away (0*p) is simply gone
-    new = [_par(i) for i in range(len(ordered))]
+    new = [placeholder(i) for i in range(len(ordered))]
     out = [o.xreplace(dict(zip(ordered, new))) for o in out]
     values = [values[t] for t in ordered]
     temps = new

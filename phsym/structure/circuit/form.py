@@ -12,13 +12,38 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
+from ...common.trees import PAR
+
 if TYPE_CHECKING:
     import sympy as sp
 
-__all__ = ["Form", "VAR", "PAR"]
+__all__ = ["Form", "VAR", "PAR", "variable", "placeholder"]
 
-#: Names of the positional variables and placeholders of a form.
-VAR, PAR = "_v", "_p"
+#: Name prefix of the positional variables of a form (its placeholders': :data:`PAR`).
+VAR = "_v"
+
+_MADE: dict = {}
+
+
+def _symbol(prefix: str, i: int) -> "sp.Symbol":
+    """The real symbol ``{prefix}{i}`` (the first ones made once per process, on first use)."""
+    got = _MADE.get((prefix, i))
+    if got is None:
+        import sympy as sp
+        got = sp.Symbol(f"{prefix}{i}", real=True)
+        if i < 256:
+            _MADE[(prefix, i)] = got
+    return got
+
+
+def variable(i: int) -> "sp.Symbol":
+    """A form's positional variable ``_v{i}``."""
+    return _symbol(VAR, i)
+
+
+def placeholder(i: int) -> "sp.Symbol":
+    """A form's placeholder ``_p{i}``."""
+    return _symbol(PAR, i)
 
 
 @dataclass(frozen=True)
@@ -44,14 +69,12 @@ class Form:
     @property
     def variables(self) -> List["sp.Symbol"]:
         """The positional variables ``_v0, ...`` (sympy symbols)."""
-        from .canonical import _var
-        return [_var(i) for i in range(self.n_vars)]
+        return [variable(i) for i in range(self.n_vars)]
 
     @property
     def params(self) -> List["sp.Symbol"]:
         """The placeholders ``_p0, ...`` (sympy symbols)."""
-        from .canonical import _par
-        return [_par(i) for i in range(self.n_params)]
+        return [placeholder(i) for i in range(self.n_params)]
 
     @property
     def derivable(self) -> bool:
