@@ -26,14 +26,18 @@ from phsym.structure.circuit.values import linear_hessians
 ROOT = Path(__file__).resolve().parent.parent
 DECKS = ["diode_clipper.cir", "rlc.cir", "rc_nonlinear_c.cir", "bjt_common_emitter.cir", "transformer.cir"]
 
-# the child: sympy's import raises; it builds the step system of the pickled circuit and runs it
-CHILD = """
+# a child's first lines: sympy's import raises
+NO_SYMPY = """
 import pickle, sys
 class Block:
     def find_spec(self, name, path=None, target=None):
         if name == "sympy" or name.startswith("sympy."):
             raise ImportError("sympy is blocked in this process")
 sys.meta_path.insert(0, Block())
+"""
+
+# the child builds the step system of the pickled circuit and runs it
+CHILD = NO_SYMPY + """
 from phsym.simulation.engines.numeric.loop import NumericLoop, net_arrays
 from phsym.simulation.engines.numeric.step import StepSystem
 job = pickle.load(open(sys.argv[1], "rb"))
@@ -204,13 +208,7 @@ def test_described_elements_assemble_into_the_symbolic_circuit(deck):
     _same_circuit(c, numeric_circuit(model.circuit, model.parameter_values(None)))
 
 
-ASSEMBLE = """
-import pickle, sys
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name == "sympy" or name.startswith("sympy."):
-            raise ImportError("sympy is blocked in this process")
-sys.meta_path.insert(0, Block())
+ASSEMBLE = NO_SYMPY + """
 from phsym.structure.circuit.kinds import assemble
 c, _, _ = assemble(pickle.load(open(sys.argv[1], "rb")))
 pickle.dump(c, open(sys.argv[2], "wb"))

@@ -15,6 +15,7 @@ from typing import Optional, Tuple
 
 import sympy as sp
 
+from ..common.branch import Branch  # noqa: F401  (re-exported: the graph's edge)
 from ..common.lazy import lazy_field  # noqa: F401  (re-exported: the records' lazy fields)
 from ..common.symbolic import product
 
@@ -31,42 +32,6 @@ P_SOURCE_ACROSS, P_STORE_EFFORT, P_CCR, P_LINEAR, P_TWOPORT, P_VCR, P_STORE_FLOW
 EFFORT = "effort"
 #: Storage port whose *through* variable is the gradient of H (inductor-like).
 FLOW = "flow"
-
-
-@dataclass(frozen=True)
-class Branch:
-    """One graph edge with receiver convention.
-
-    Attributes
-    ----------
-    name : str
-        Branch name: the element name, or ``NAME.p`` / ``NAME.s`` for two-ports.
-    element : str
-        Owning element.
-    kind : str
-        Element kind.
-    node_from, node_to : str
-        Across variable is ``e(node_from) - e(node_to)``; through variable flows
-        from ``node_from`` to ``node_to`` inside the element.
-    domain : str
-        Physical domain of the branch's nodes (``"any"`` for two-port branches,
-        whose domain follows their nodes).
-    role : str
-        ``"storage"``, ``"dissipation"``, ``"source_effort"`` (voltage-like:
-        fixes the across variable), ``"source_flow"`` (current-like: fixes the
-        through variable) or ``"twoport"``.
-    priority : int
-        Tree-selection priority (lower goes into the spanning tree first).
-    """
-
-    name: str
-    element: str
-    kind: str
-    node_from: str
-    node_to: str
-    domain: str
-    role: str
-    priority: int
 
 
 class EffortLaw:

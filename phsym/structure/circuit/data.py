@@ -301,18 +301,8 @@ class CircuitData:
             The components' records (coupled inductors merged).
         """
         import sympy as sp
-
-        from ...components.element import DATUM
         bidx = {b.name: k for k, b in enumerate(branches)}
-        nodes: List[str] = []
-        nidx: Dict[str, int] = {}
-        for b in branches:
-            for n in (b.node_from, b.node_to):
-                if n != DATUM and n not in nidx:
-                    nidx[n] = len(nodes)
-                    nodes.append(n)
-        b_from = np.array([nidx.get(b.node_from, -1) for b in branches], dtype=np.int64)
-        b_to = np.array([nidx.get(b.node_to, -1) for b in branches], dtype=np.int64)
+        nodes, b_from, b_to = incidence(branches)
         states: List[str] = []
         out = cls(nodes, list(branches), b_from, b_to, np.asarray(in_tree, dtype=bool), states,
                   [p.element for p in ports])
@@ -332,6 +322,22 @@ class CircuitData:
         out.twoports = [TwoPortItem(t, bidx[t.branch_p], bidx[t.branch_s], t.kind == "gyrator", sp.sympify(t.ratio))
                         for t in twoports]
         return out
+
+
+def incidence(branches: Sequence[Branch]) -> Tuple[List[str], np.ndarray, np.ndarray]:
+    """``(nodes, b_from, b_to)``: the nodes but the datum in order of first appearance, and each
+    branch's end nodes as their indices (``-1``: the datum)."""
+    from ...common.names import DATUM
+    nodes: List[str] = []
+    nidx: Dict[str, int] = {}
+    for b in branches:
+        for n in (b.node_from, b.node_to):
+            if n != DATUM and n not in nidx:
+                nidx[n] = len(nodes)
+                nodes.append(n)
+    b_from = np.array([nidx.get(b.node_from, -1) for b in branches], dtype=np.int64)
+    b_to = np.array([nidx.get(b.node_to, -1) for b in branches], dtype=np.int64)
+    return nodes, b_from, b_to
 
 
 def _storage(st: Storage, idx: Tuple[int, ...], branches: Tuple[int, ...]) -> StorageItem:

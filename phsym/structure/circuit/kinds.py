@@ -33,14 +33,15 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ...common import library
+from ...common.branch import Branch
 from ...common.constraints import problem
 from ...common.names import DATUM
 from ...common.paths import atomic_write, cache_dir
 from ...errors import PhsymError
 from ...version import __version__
-from .data import CircuitData, DissipationItem, PortItem, StorageItem
+from .data import CircuitData, DissipationItem, PortItem, StorageItem, incidence
 from .form import Form
-from .numeric import NumericBranch, Record
+from .numeric import Record
 
 __all__ = ["Element", "NotDescribed", "signature", "record", "describe", "instantiate", "assemble", "PREFIX"]
 
@@ -307,7 +308,7 @@ def _number(tree, values, element: str) -> float:
 
 
 def instantiate(e: Element) -> dict:
-    """The parts of an element from its description: ``branches`` (:class:`~.numeric.NumericBranch`),
+    """The parts of an element from its description: ``branches`` (:class:`~phsym.common.branch.Branch`),
     ``storages``, ``dissipations`` and ``ports`` (item fields, branches by the element's own index).
 
     Raises
@@ -330,7 +331,7 @@ def instantiate(e: Element) -> dict:
             if n[0] == "i":
                 return e.name + n[1]
             raise KeyError(n[0])
-        branches = [NumericBranch(e.name + b["suffix"], e.name + b["element"], b["kind"], node(b["nodes"][0]),
+        branches = [Branch(e.name + b["suffix"], e.name + b["element"], b["kind"], node(b["nodes"][0]),
                                   node(b["nodes"][1]), b["domain"], b["role"], int(b["priority"]))
                     for b in desc["branches"]]
         v = e.values
@@ -365,14 +366,14 @@ def instantiate(e: Element) -> dict:
     return dict(branches=branches, storages=storages, dissipations=dissipations, ports=ports)
 
 
-def assemble(elements: Sequence[Element]) -> Tuple[CircuitData, List[NumericBranch], np.ndarray]:
+def assemble(elements: Sequence[Element]) -> Tuple[CircuitData, List[Branch], np.ndarray]:
     """The circuit of elements given by numbers (see the module docstring).
 
     Returns
     -------
     circuit : CircuitData
         As :func:`~.numeric.numeric_circuit` of the symbolic build.
-    branches : list of NumericBranch
+    branches : list of Branch
         Every branch, in the model's order.
     in_tree : ndarray of bool
         The graph's normal tree.
@@ -396,15 +397,7 @@ def assemble(elements: Sequence[Element]) -> Tuple[CircuitData, List[NumericBran
             fixes = "across" if q["across"] else "through"
             port_records.append(_PortView(q["record"].element, p["branches"][q["branch"]].name, fixes))
     check_sources(topology, branches, in_tree, port_records)
-    nodes: List[str] = []
-    nidx: Dict[str, int] = {}
-    for b in branches:
-        for n in (b.node_from, b.node_to):
-            if n != DATUM and n not in nidx:
-                nidx[n] = len(nodes)
-                nodes.append(n)
-    b_from = np.array([nidx.get(b.node_from, -1) for b in branches], dtype=np.int64)
-    b_to = np.array([nidx.get(b.node_to, -1) for b in branches], dtype=np.int64)
+    nodes, b_from, b_to = incidence(branches)
     states: List[str] = []
     storages, dissipations, ports = [], [], []
     for p in parts:

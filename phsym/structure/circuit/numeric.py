@@ -8,7 +8,7 @@ by its number (:func:`~.values.placeholder_values`: the numbers the
 engine would compute), every form known by its key alone (its kernels and
 junction terms are loaded, not derived: :mod:`phsym.codegen.laws.build`,
 :mod:`phsym.codegen.laws.facts`) and the components' records by
-:class:`Record` and :class:`NumericBranch`.  Such a circuit pickles and
+:class:`Record` (branches are plain data already).  Such a circuit pickles and
 builds its step system in a process that never imports sympy; a form
 whose kernels are nowhere to be loaded raises
 :class:`~phsym.codegen.laws.build.UnknownForm`.
@@ -29,7 +29,7 @@ from .values import linear_hessians, placeholder_values
 if TYPE_CHECKING:
     import sympy as sp
 
-__all__ = ["Record", "NumericBranch", "numeric_circuit"]
+__all__ = ["Record", "numeric_circuit"]
 
 
 @dataclass(frozen=True)
@@ -56,20 +56,6 @@ class Record:
     nullator: bool = False
     initial: Tuple[Optional[float], ...] = ()
     waveform: None = None
-
-
-@dataclass(frozen=True)
-class NumericBranch:
-    """A branch (:class:`phsym.components.base.Branch`, the same fields) as plain data."""
-
-    name: str
-    element: str
-    kind: str
-    node_from: str
-    node_to: str
-    domain: str
-    role: str
-    priority: int
 
 
 def _form(f: Optional[Form]) -> Optional[Form]:
@@ -132,7 +118,5 @@ def numeric_circuit(c: CircuitData, values: Mapping["sp.Symbol", float]) -> Circ
     ports = [PortItem(Record(p.record.element, (p.record.element,)), p.branch, p.across) for p in c.ports]
     twoports = [TwoPortItem(Record(t.record.element, (t.record.element,)), t.branch_p, t.branch_s, t.gyrator,
                             _row([t.ratio], values, t.record.element)[0]) for t in c.twoports]
-    branches = [NumericBranch(b.name, b.element, b.kind, b.node_from, b.node_to, b.domain, b.role, int(b.priority))
-                for b in c.branches]
-    return CircuitData(list(c.nodes), branches, c.b_from.copy(), c.b_to.copy(), c.in_tree.copy(), list(c.states),
+    return CircuitData(list(c.nodes), list(c.branches), c.b_from.copy(), c.b_to.copy(), c.in_tree.copy(), list(c.states),
                        list(c.inputs), storages, dissipations, ports, twoports)
