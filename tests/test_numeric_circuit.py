@@ -143,17 +143,14 @@ def test_damaged_or_stale_junction_terms_fall_back(damage, monkeypatch):
             meta["digest"] = facts._digest(meta["terms"])
         text = json.dumps(meta)
     monkeypatch.setattr(facts.library, "LIBRARY", Path(os.devnull) / "none")      # the package's copy neither
-    try:
-        path.write_text(text)
-        monkeypatch.setattr(facts, "_MEMO", {})
-        keyed = Form(None, form.n_vars, form.n_params, form.key)
-        with pytest.raises(UnknownForm):        # never a wrong term: without expressions, no terms
-            facts.junction_terms(keyed, 0, False, lambda: None)
-        monkeypatch.setattr(facts, "_MEMO", {})
-        assert facts.junction_terms(form, 0, False, lambda: _derive(form)) == good     # derived again
-        assert json.loads(path.read_text())["terms"] == good
-    finally:
-        path.unlink(missing_ok=True)
+    path.write_text(text)
+    monkeypatch.setattr(facts, "_MEMO", {})
+    keyed = Form(None, form.n_vars, form.n_params, form.key)
+    with pytest.raises(UnknownForm):        # never a wrong term: without expressions, no terms
+        facts.junction_terms(keyed, 0, False, lambda: None)
+    monkeypatch.setattr(facts, "_MEMO", {})
+    assert facts.junction_terms(form, 0, False, lambda: _derive(form)) == good     # derived again
+    assert json.loads(path.read_text())["terms"] == good        # and written again
 
 
 def _derive(form):
@@ -266,3 +263,56 @@ def test_a_damaged_or_stale_description_is_not_read(damage, monkeypatch):
     phsym.parse("V1 a 0 1\nR1 a b 1k\nD1 b 0 IS=3n N=1.5 RS=2\n")       # a symbolic build writes it again
     again = kinds.instantiate(d)
     assert again["branches"] == got["branches"] and again["dissipations"] == got["dissipations"]
+
+
+PLAN = NO_SYMPY + """
+from phsym.simulation.engines.numeric.planner import NumericPlanner
+from phsym.simulation.summary import ModelSummary
+job = pickle.load(open(sys.argv[1], "rb"))
+planner = NumericPlanner(None, *job["args"], circuit=job["circuit"], summary=ModelSummary(*job["summary"]))
+plan = planner.plan(values={}, by_name=job["by_name"])
+res = plan.run(duration=job["duration"])
+meta, arrays = plan.to_arrays()
+pickle.dump(dict(meta=meta, arrays=arrays, y=res.y, x=res.x, sympy="sympy" in sys.modules), open(sys.argv[2], "wb"))
+"""
+
+
+def _comparable(meta, arrays):
+    """A plan's description less the kernels' addresses (this process's) and its compiled flags."""
+    meta = json.loads(json.dumps(meta, default=str))
+    arrays = {k: np.array(v) for k, v in arrays.items()}
+    for k, table in arrays.items():        # the group tables (kernels, energies)
+        if k.endswith("table") and table.ndim == 2 and table.shape[1] == len(GROUP_FIELDS):
+            table[:, [GROUP_FIELDS.index("address"), GROUP_FIELDS.index("prepare")]] = 0
+    return meta, arrays
+
+
+@pytest.mark.parametrize("deck", ["diode_clipper.cir", "bjt_common_emitter.cir"])
+def test_a_numeric_circuit_plans_and_runs_without_sympy_as_the_symbolic_plan(deck, tmp_path, monkeypatch):
+    from phsym.simulation.plancache import FixedParts
+    monkeypatch.setattr(facts, "_MEMO", {})     # this build writes its forms' facts (the child reads them)
+    model = phsym.load(str(ROOT / "netlists" / deck))
+    sim = Simulator(model, 48000.0, engine="numeric")
+    plan = sim.plan()
+    ref = plan.run(duration=2e-3)
+    values = model.parameter_values(None)
+    waves = [None if p.record.waveform is None else FixedParts.wave(p.record.waveform, values)
+             for p in model.circuit.ports]
+    s = plan.summary
+    job = dict(circuit=numeric_circuit(model.circuit, values, waves), duration=2e-3, by_name=plan.values,
+               args=(plan.fs, plan.scheme, sim.stiff, sim.tol, sim.maxit, sim.on_error == "flag", sim.record_efforts),
+               summary=(s.name, s.states, s.inputs, s.outputs, [p.label for p in s.probes], s.path, s.active,
+                        s.controls, s.positive, s.saved))
+    (tmp_path / "job.pkl").write_bytes(pickle.dumps(job))
+    out = subprocess.run([sys.executable, "-c", PLAN, str(tmp_path / "job.pkl"), str(tmp_path / "out.pkl")],
+                         capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = pickle.loads((tmp_path / "out.pkl").read_bytes())
+    assert got["sympy"] is False
+    np.testing.assert_array_equal(got["x"], ref.x)
+    np.testing.assert_array_equal(got["y"], ref.y)
+    mine, theirs = _comparable(got["meta"], got["arrays"]), _comparable(*plan.to_arrays())
+    assert mine[0] == theirs[0]
+    assert sorted(mine[1]) == sorted(theirs[1])
+    for k in mine[1]:
+        np.testing.assert_array_equal(mine[1][k], theirs[1][k], err_msg=k)

@@ -20,7 +20,7 @@ descriptions) still needs.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Tuple
 
 from .data import CircuitData, PortItem, TwoPortItem
 from .form import Form
@@ -46,8 +46,9 @@ class Record:
         A controlled source's output; an ideal op-amp's input.
     initial : tuple of float or None
         Per state, the netlist's ``IC=`` value (a gradient), ``None`` where there is none.
-    waveform : None
-        A source's waveform is not described (a run gives the inputs).
+    waveform : tuple, optional
+        A source's waveform as ``(shape, numeric arguments)``
+        (:meth:`phsym.simulation.plancache.FixedParts.wave`).
     """
 
     element: str
@@ -55,7 +56,7 @@ class Record:
     active: bool = False
     nullator: bool = False
     initial: Tuple[Optional[float], ...] = ()
-    waveform: None = None
+    waveform: Optional[tuple] = None
 
 
 def _form(f: Optional[Form]) -> Optional[Form]:
@@ -68,7 +69,7 @@ def _row(exprs, values, element: str) -> Tuple[float, ...]:
     return tuple(float(v) for v in placeholder_values([list(exprs)], values, [element])[0])
 
 
-def numeric_circuit(c: CircuitData, values: Mapping["sp.Symbol", float]) -> CircuitData:
+def numeric_circuit(c: CircuitData, values: Mapping["sp.Symbol", float], waveforms: Sequence = ()) -> CircuitData:
     """The circuit ``c`` at ``values``, described by numbers (see the module docstring).
 
     Parameters
@@ -77,6 +78,8 @@ def numeric_circuit(c: CircuitData, values: Mapping["sp.Symbol", float]) -> Circ
         A circuit built from component records (:meth:`CircuitData.build`).
     values : mapping of sympy.Symbol to float
         Parameter values.
+    waveforms : sequence, optional
+        Per source, its waveform's ``(shape, numeric arguments)`` or ``None`` (default: none).
 
     Returns
     -------
@@ -90,7 +93,7 @@ def numeric_circuit(c: CircuitData, values: Mapping["sp.Symbol", float]) -> Circ
 
     Notes
     -----
-    The sources' waveforms are not part of it: a run gives its inputs.
+    The sources' waveforms are given as numbers (the symbolic ones need sympy to evaluate).
     """
     if c.controls:
         raise ValueError("a circuit with control parameters has no numeric description")
@@ -115,7 +118,10 @@ def numeric_circuit(c: CircuitData, values: Mapping["sp.Symbol", float]) -> Circ
         else:
             dissipations.append(replace(d, record=rec, form=_form(d.form),
                                         placeholders=_row(d.placeholders, values, d.element)))
-    ports = [PortItem(Record(p.record.element, (p.record.element,)), p.branch, p.across) for p in c.ports]
+    waves = list(waveforms) + [None] * (len(c.ports) - len(waveforms))
+    ports = [PortItem(Record(p.record.element, (p.record.element,),
+                             waveform=None if w is None else (str(w[0]), tuple(float(a) for a in w[1]))),
+                      p.branch, p.across) for p, w in zip(c.ports, waves)]
     twoports = [TwoPortItem(Record(t.record.element, (t.record.element,)), t.branch_p, t.branch_s, t.gyrator,
                             _row([t.ratio], values, t.record.element)[0]) for t in c.twoports]
     return CircuitData(list(c.nodes), list(c.branches), c.b_from.copy(), c.b_to.copy(), c.in_tree.copy(), list(c.states),
