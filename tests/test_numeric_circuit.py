@@ -51,6 +51,15 @@ pickle.dump(out, open(sys.argv[2], "wb"))
 """
 
 
+def _in_child(script: str, job, tmp_path):
+    """What ``script`` (sympy blocked) pickles from the pickled ``job``; it must not have sympy."""
+    (tmp_path / "job.pkl").write_bytes(pickle.dumps(job))
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "job.pkl"), str(tmp_path / "out.pkl")],
+                         capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr[-3000:]
+    return pickle.loads((tmp_path / "out.pkl").read_bytes())
+
+
 def _no_addresses(net):
     """``net_arrays`` less the kernels' addresses (this process's) in the group table."""
     table = np.array(net[9])
@@ -81,11 +90,7 @@ def test_numeric_circuit_steps_without_sympy_as_the_symbolic_circuit(deck, tmp_p
     nc = numeric_circuit(model.circuit, model.parameter_values(None))
     job = dict(circuit=nc, scheme=S.scheme, stiff="backward_euler" if S.end_rule else "scheme", xs=loop.xs,
                tol=loop.tol, maxit=loop.maxit, stiff_rule=loop.stiff, x=x, U=U, h=plan.h, start=start)
-    (tmp_path / "job.pkl").write_bytes(pickle.dumps(job))
-    out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path / "job.pkl"), str(tmp_path / "out.pkl")],
-                         capture_output=True, text=True, timeout=300, env=dict(os.environ))
-    assert out.returncode == 0, out.stderr[-3000:]
-    got = pickle.loads((tmp_path / "out.pkl").read_bytes())
+    got = _in_child(CHILD, job, tmp_path)
     assert got["sympy"] is False
     sl = S.slots
     ref = dict(net=net_arrays(S, plan.h), slots=(sl.terms, sl.c, sl.c0, sl.vt, sl.kabs, sl.per_h, sl.readers))
@@ -125,6 +130,7 @@ def test_junction_terms_are_kept_by_the_form_key_and_read_back(monkeypatch):
 @pytest.mark.parametrize("damage", ["garbage", "digest", "version", "other_form", "index", "operation"])
 def test_damaged_or_stale_junction_terms_fall_back(damage, monkeypatch):
     form = _diode_form()
+    monkeypatch.setattr(facts.library, "LIBRARY", Path(os.devnull) / "none")      # the user's cache alone
     monkeypatch.setattr(facts, "_MEMO", {})
     good = facts.junction_terms(form, 0, False, lambda: _derive(form))
     path = facts.cache_dir() / facts.fact_file(form.key, 0, False)
@@ -142,7 +148,6 @@ def test_damaged_or_stale_junction_terms_fall_back(damage, monkeypatch):
             meta["terms"][0][0] = ["p", 999] if damage == "index" else ["system", ["n", 1.0]]
             meta["digest"] = facts._digest(meta["terms"])
         text = json.dumps(meta)
-    monkeypatch.setattr(facts.library, "LIBRARY", Path(os.devnull) / "none")      # the package's copy neither
     path.write_text(text)
     monkeypatch.setattr(facts, "_MEMO", {})
     keyed = Form(None, form.n_vars, form.n_params, form.key)
@@ -208,22 +213,21 @@ def test_described_elements_assemble_into_the_symbolic_circuit(deck):
 ASSEMBLE = NO_SYMPY + """
 from phsym.structure.circuit.kinds import assemble
 c, _, _ = assemble(pickle.load(open(sys.argv[1], "rb")))
-pickle.dump(c, open(sys.argv[2], "wb"))
+pickle.dump(dict(circuit=c, sympy="sympy" in sys.modules), open(sys.argv[2], "wb"))
 """
 
 
 def test_described_elements_assemble_without_sympy(tmp_path):
     model = phsym.load(str(ROOT / "netlists" / "diode_clipper.cir"))
-    (tmp_path / "els.pkl").write_bytes(pickle.dumps(_elements(model)))
-    out = subprocess.run([sys.executable, "-c", ASSEMBLE, str(tmp_path / "els.pkl"), str(tmp_path / "c.pkl")],
-                         capture_output=True, text=True, timeout=300, env=dict(os.environ))
-    assert out.returncode == 0, out.stderr[-3000:]
-    _same_circuit(pickle.loads((tmp_path / "c.pkl").read_bytes()),
-                  numeric_circuit(model.circuit, model.parameter_values(None)))
+    got = _in_child(ASSEMBLE, _elements(model), tmp_path)
+    assert got["sympy"] is False
+    _same_circuit(got["circuit"], numeric_circuit(model.circuit, model.parameter_values(None)))
 
 
-def test_an_element_of_another_signature_is_not_described():
-    phsym.load(str(ROOT / "netlists" / "diode_clipper.cir"))
+def test_an_element_of_another_signature_is_not_described(monkeypatch, tmp_path):
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path))       # only this test's builds are recorded
+    monkeypatch.setattr(kinds.library, "LIBRARY", tmp_path / "no-library")
+    monkeypatch.setattr(kinds, "_RECORDED", set())
     m = phsym.parse("V1 a 0 1\nR1 a b 1k\nD1 b 0 IS=1n N=2 CJO=0\n")      # CJO given (zero): its own signature
     d = next(e for e in _elements(m) if e.kind == "diode")
     kinds.instantiate(d)        # recorded by that build
@@ -303,11 +307,7 @@ def test_a_numeric_circuit_plans_and_runs_without_sympy_as_the_symbolic_plan(dec
                args=(plan.fs, plan.scheme, sim.stiff, sim.tol, sim.maxit, sim.on_error == "flag", sim.record_efforts),
                summary=(s.name, s.states, s.inputs, s.outputs, [p.label for p in s.probes], s.path, s.active,
                         s.controls, s.positive, s.saved))
-    (tmp_path / "job.pkl").write_bytes(pickle.dumps(job))
-    out = subprocess.run([sys.executable, "-c", PLAN, str(tmp_path / "job.pkl"), str(tmp_path / "out.pkl")],
-                         capture_output=True, text=True, timeout=300, env=dict(os.environ))
-    assert out.returncode == 0, out.stderr[-3000:]
-    got = pickle.loads((tmp_path / "out.pkl").read_bytes())
+    got = _in_child(PLAN, job, tmp_path)
     assert got["sympy"] is False
     np.testing.assert_array_equal(got["x"], ref.x)
     np.testing.assert_array_equal(got["y"], ref.y)
