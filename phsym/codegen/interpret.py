@@ -1,7 +1,8 @@
 """Generated loops run as Python, not compiled: ``PHSYM_JIT=0``.
 
-A generated Newton-loop or sensitivity module (:mod:`phsym.codegen.newton`)
-is plain Python, ``math`` and numpy under numba's ``@njit``.  With the
+A generated Newton-loop or sensitivity module (:mod:`phsym.codegen.newton`),
+or an unrolled linear loop (:mod:`phsym.codegen.linear_gen`), is plain
+Python, ``math`` and numpy under numba's ``@njit``.  With the
 environment variable ``PHSYM_JIT`` set to ``0`` (or ``off``, ``no``,
 ``false``, ``interpret``) :func:`load` executes the same file with the
 decorators dropped and every compiled helper it calls
