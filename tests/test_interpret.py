@@ -182,3 +182,16 @@ def test_interpreted_unrolled_linear_loop_takes_the_compiled_steps(monkeypatch, 
     assert np.abs(comp.x).max() > 0.1
     for name in ("x", "y", "H", "P_diss", "P_supplied", "balance"):
         assert np.array_equal(getattr(comp, name), getattr(intr, name)), name
+
+
+def test_interpreted_division_by_zero_gives_numpys_bits():
+    """Python numbers divided by zero (signed zeros, ints, infinities, nans): the bits of numpy's
+    float64 quotient, which is numba's with error_model='numpy' (the edge cases compiled above)."""
+    import itertools
+    import struct
+    bits = lambda v: struct.pack("<d", float(v)).hex()      # noqa: E731
+    nums = [0.0, -0.0, 1.0, -2.5, math.inf, -math.inf, math.nan, -math.nan, 3, 0, -4, 1e308]
+    for a, b in itertools.product(nums, [0.0, -0.0, 0]):
+        with np.errstate(all="ignore"):
+            ref = (np.int64(a) if type(a) is int else np.float64(a)) / (np.int64(b) if type(b) is int else np.float64(b))
+        assert bits(interpret._div(a, b)) == bits(ref), (a, b)

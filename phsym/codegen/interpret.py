@@ -81,6 +81,15 @@ def _div(a, b):
     try:
         return a / b
     except ZeroDivisionError:
+        # Python numbers: the IEEE quotient without a numpy scalar (a junction loop divides by zero
+        # often enough for numpy's error state to cost a tenth of its interpreted run)
+        if type(b) in (float, int) and type(a) in (float, int):
+            a = float(a)
+            if a != a:
+                return a                        # nan: the hardware propagates the dividend's
+            if a == 0.0:
+                return math.inf - math.inf      # 0/0: the hardware's default nan, numba's bits
+            return math.copysign(math.inf, a) * math.copysign(1.0, b)
         return _numpy(operator.truediv, a, b)
 
 
