@@ -1,4 +1,4 @@
-"""A deck's settings without the card readers: :func:`phsym.simulation.run.settings_of` equals
+"""A deck's settings without the card readers: :func:`phsym.netlist.deckfile.settings_of` equals
 :func:`phsym.netlist.cards.deck_settings` on every deck we ship or test, and on the edge cases of how a
 card is spelled; a deck without control cards is known to have none from its text alone."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from phsym.errors import NetlistError
 from phsym.netlist.cards import deck_settings
 from phsym.netlist.settings import DeckSettings, has_control_cards
-from phsym.simulation.run import settings_of
+from phsym.netlist.deckfile import settings_of
 
 ROOT = Path(__file__).resolve().parent.parent
 DECKS = sorted([*ROOT.glob("netlists/*.cir"), *ROOT.glob("tests/decks/*.cir"), *ROOT.glob("tests/decks/wild/*.cir"),

@@ -11,13 +11,13 @@ import numpy as np
 
 from ..codegen import aot
 from ..errors import BuildError, SimulationError, SimulationInputError
-from ..netlist.settings import DeckSettings, has_control_cards
+from ..netlist.deckfile import settings_of
 from .result import SimulationResult
 from .signals import sample_rate
 from .warm import (UPGRADE_PREFIX, load_plan, outdated, request_upgrade, save_plan, snapshot_key,
                    upgrade_request)
 
-__all__ = ["simulate", "upgrade_snapshots", "settings_of"]
+__all__ = ["simulate", "upgrade_snapshots"]
 
 _INCLUDES = re.compile(rb"^[ \t]*\.(inc|lib)", re.IGNORECASE | re.MULTILINE)
 _MEASURES = re.compile(rb"^[ \t]*\.(meas|four)", re.IGNORECASE | re.MULTILINE)
@@ -30,33 +30,6 @@ def _with_includes(path, text: bytes) -> bytes:
     from ..netlist.include import read_deck_lines
     deck = read_deck_lines(text.decode("utf-8-sig"), str(path))
     return b"\0".join([text] + [Path(f).read_bytes() for f in deck.files])
-
-
-def settings_of(path) -> DeckSettings:
-    """The control cards of a deck file, as :func:`phsym.netlist.cards.deck_settings` reads them.
-
-    A deck without any (:func:`~phsym.netlist.settings.has_control_cards`)
-    has the default settings, known without importing the card readers: a
-    warm start of such a deck imports no parser.
-
-    Parameters
-    ----------
-    path : str or pathlib.Path
-        The deck.
-
-    Raises
-    ------
-    NetlistError
-        For an unreadable file or a malformed control card.
-    """
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        text = None         # deck_settings says what is wrong with it
-    if text is not None and not has_control_cards(text):
-        return DeckSettings()
-    from ..netlist.cards import deck_settings
-    return deck_settings(path)
 
 
 def _measured(res: SimulationResult, source) -> SimulationResult:

@@ -219,7 +219,8 @@ def _stepped(args: argparse.Namespace, deck, fs: float, duration, x0) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym simulate``; returns the exit status."""
-    from ..run import settings_of, simulate
+    from ..run import simulate
+    from ...netlist.deckfile import settings_of
     from ...netlist.settings import DeckSettings
     _check_outputs(args)        # before the run: a typo must not cost the simulation
     deck = settings_of(args.file) if Path(args.file).suffix.lower() != ".json" else DeckSettings()
