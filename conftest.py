@@ -5,6 +5,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 
 # No detached ahead-of-time compilers during tests (they would compete for the
 # CI's two cores); tests/test_sim_warm.py builds one synchronously.
@@ -56,6 +57,8 @@ def pytest_configure(config):
     child (which would find the cache without it)."""
     worker = getattr(config, "workerinput", None)
     if worker is None:
+        if hasattr(config.option, "loadscopereorder"):
+            config.option.loadscopereorder = False      # the workers' order (pytest_collection_modifyitems)
         return
     path = _lock_path(config)
     if os.environ.get("PYTEST_XDIST_WORKER") == COMPILER:
@@ -85,6 +88,28 @@ def pytest_configure(config):
     dispatcher.Dispatcher._compile_for_args = _compile_for_args
     NumericLoop.ready = staticmethod(_ready)
     subprocess.Popen.__init__ = _popen
+
+
+#: Files that simulate nothing, run first under xdist: one worker runs them while gw0 compiles the
+#: numeric engine (its first files were engine tests, which waited for that compile: 35 s idle).
+ENGINE_FREE = ("tests/test_structure_netlists.py", "tests/test_structure_fuzz.py", "tests/test_netlist_fuzz.py",
+               "tests/test_netlist_expressions.py", "tests/test_netlist_malformed.py",
+               "tests/test_netlist_numbers.py", "tests/test_netlist_parser.py", "tests/test_docstrings.py",
+               "tests/test_docs_site.py", "tests/test_diode_charge.py", "tests/test_spice_wild_syntax.py",
+               "tests/test_netlist_waveforms.py", "tests/test_switch_hysteresis.py", "tests/test_common_symbolic.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under xdist (``--dist loadfile``), :data:`ENGINE_FREE` first, then the other files as
+    pytest-xdist orders them (most tests first), whose own reordering the controller turns off
+    (:func:`pytest_configure`) so that this order is the schedule's."""
+    if getattr(config, "workerinput", None) is None:
+        return
+    files = [item.nodeid.split("::")[0] for item in items]
+    count = Counter(files)
+    rank = {name: i for i, name in enumerate(ENGINE_FREE)}
+    order = {id(item): (rank.get(f, len(rank)), 0 if f in rank else -count[f]) for item, f in zip(items, files)}
+    items.sort(key=lambda item: order[id(item)])       # stable: each file's tests stay together, in order
 
 
 def pytest_collection_finish(session):

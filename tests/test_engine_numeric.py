@@ -58,6 +58,11 @@ def test_numeric_engine_steps_like_the_generated_loop(name):
     if res.info["scheme"] != "backward_euler":      # (backward Euler dissipates numerically)
         assert res.max_balance_error <= 1e-10       # relative to the run's power scale (stored energy / h)
     np.testing.assert_allclose(res.H, ref["H"], rtol=1e-8, atol=1e-10 * max(np.abs(ref["H"]).max(), 1e-300))
+    # the ports' outputs too, through the power the sources supply (an op-amp's output is its input
+    # difference times 1e5: states that agree do not by themselves show that the outputs do)
+    for power in ("P_supplied", "P_diss"):
+        np.testing.assert_allclose(getattr(res, power), ref[power], rtol=1e-6,
+                                   atol=1e-8 * max(np.abs(ref[power]).max(), res.power_scale), err_msg=power)
 
 
 def test_a_stream_turning_a_pot_steps_like_the_generated_loop():

@@ -220,8 +220,8 @@ def test_unidentifiability_warning_with_only_generator_current(dc):
     n = 401   # a 2 s record
     y = dc["y"]["y(VG)"][:n]
     y = y + rng.standard_normal(n) * 0.01 * np.std(y)
-    # (the warning is the covariance's, not an engine's: the numeric engine's sensitivities, no compile)
-    est = ParameterEstimator(m, list(DC_TRUE), ["y(VG)"], x0=dc["x0"], engine="numeric")
+    # (the warning is the covariance's, not an engine's)
+    est = ParameterEstimator(m, list(DC_TRUE), ["y(VG)"], x0=dc["x0"])
     with pytest.warns(UnidentifiableParameterWarning) as rec:
         est.fit(dc["t"][:n], {"VG": dc["u"][:n]}, {"y(VG)": y})
     w = rec[0].message
@@ -233,7 +233,7 @@ def test_unidentifiability_warning_with_only_generator_current(dc):
     noisy = {k: v[:n] + rng.standard_normal(n) * 0.01 * np.std(v[:n]) for k, v in dc["y"].items()}
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnidentifiableParameterWarning)
-        est3 = ParameterEstimator(m, list(DC_TRUE), DC_OUT, x0=dc["x0"], engine="numeric").fit(
+        est3 = ParameterEstimator(m, list(DC_TRUE), DC_OUT, x0=dc["x0"]).fit(
             dc["t"][:n], {"VG": dc["u"][:n]}, noisy)
     assert not est3.unidentifiable_
 
@@ -326,9 +326,8 @@ def test_round_trip_on_a_raw_simulation_result(dc):
     the estimator stores its arguments unchanged (a path stays a path)."""
     path = str(NET / "dc_network.cir")
     res = dc["result"]
-    # (about the arguments, not an engine: the numeric engine's sensitivities, no compile)
-    est = ParameterEstimator(path, ["R_G", "C1"], DC_OUT, initial={"R_G": 4.0, "C1": 0.02}, x0=dc["x0"],
-                             engine="numeric")
+    # (about the arguments, not an engine)
+    est = ParameterEstimator(path, ["R_G", "C1"], DC_OUT, initial={"R_G": 4.0, "C1": 0.02}, x0=dc["x0"])
     est.fit(res)
     assert est.model == path and isinstance(est.model_, phsym.Model)
     assert abs(est.params_["R_G"] / 6.0 - 1) < 1e-6 and abs(est.params_["C1"] / 0.01 - 1) < 1e-6
@@ -337,7 +336,7 @@ def test_round_trip_on_a_raw_simulation_result(dc):
     # grid samples (N + 1 rows) are accepted too: backward Euler compares the step ends
     grid = {k: np.concatenate([[0.0], v]) for k, v in dc["y"].items()}
     est2 = ParameterEstimator(path, ["R_G", "C1"], DC_OUT, initial={"R_G": 4.0, "C1": 0.02},
-                              x0=dc["x0"], engine="numeric").fit(res.t, res.u, grid)
+                              x0=dc["x0"]).fit(res.t, res.u, grid)
     assert abs(est2.params_["R_G"] / 6.0 - 1) < 1e-6
 
 
@@ -348,10 +347,9 @@ def test_fitting_a_simulation_with_another_scheme_warns_and_biases():
     res = phsym.Simulator(phsym.load(path), 48000.0, "midpoint").run(duration=0.01)
     with pytest.warns(phsym.SchemeMismatchWarning, match="simulated with midpoint and are fitted with backward_euler"):
         biased = ParameterEstimator(path, ["R"], ["y(V1)"], initial={"R": 20.0},
-                                    method="backward_euler", engine="numeric").fit(res)
+                                    method="backward_euler").fit(res)
     assert abs(biased.params_["R"] / 10.0 - 1) > 1e-3
     with warnings.catch_warnings():
         warnings.simplefilter("error", phsym.SchemeMismatchWarning)
-        exact = ParameterEstimator(path, ["R"], ["y(V1)"], initial={"R": 20.0}, method="midpoint",
-                                   engine="numeric").fit(res)     # (the warning is not an engine's: no compile)
+        exact = ParameterEstimator(path, ["R"], ["y(V1)"], initial={"R": 20.0}, method="midpoint").fit(res)
     assert abs(exact.params_["R"] / 10.0 - 1) < 1e-9

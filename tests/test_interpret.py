@@ -162,3 +162,36 @@ def test_an_interpreted_run_does_not_mark_its_loop_compiled(monkeypatch, tmp_pat
     assert res.info["compiled"] == "interpreted"
     assert choice.ready_module(choice.fingerprint(sim.model, sim.scheme, sim.stiff)) is None
     assert not list(tmp_path.glob(choice.READY_PREFIX + "*"))
+
+
+@pytest.mark.compiled
+@pytest.mark.parametrize("scheme", ["midpoint", "backward_euler"])
+def test_interpreted_unrolled_linear_loop_takes_the_compiled_steps(monkeypatch, scheme):
+    """The unrolled linear loop (phsym.codegen.linear_gen, shared by every model of one size), run as
+    Python and compiled: the same states, outputs, energy and powers, bit for bit."""
+    from pathlib import Path
+    m = phsym.load(Path(__file__).resolve().parent.parent / "netlists" / "dc_network.cir")
+    u = {"VG": np.sin(np.arange(201) * 0.3)}
+    got = {}
+    for jit in ("1", "loop"):
+        monkeypatch.setenv("PHSYM_JIT", jit)
+        sim = phsym.Simulator(m, 1000.0, scheme, engine="linear")
+        got[jit] = sim.run(u=u, x0=[0.01, 0.2, -0.01])
+        assert got[jit].info["compiled"] == ("numba cache" if jit == "1" else "interpreted")
+    comp, intr = got["1"], got["loop"]
+    assert np.abs(comp.x).max() > 0.1
+    for name in ("x", "y", "H", "P_diss", "P_supplied", "balance"):
+        assert np.array_equal(getattr(comp, name), getattr(intr, name)), name
+
+
+def test_interpreted_division_by_zero_gives_numpys_bits():
+    """Python numbers divided by zero (signed zeros, ints, infinities, nans): the bits of numpy's
+    float64 quotient, which is numba's with error_model='numpy' (the edge cases compiled above)."""
+    import itertools
+    import struct
+    bits = lambda v: struct.pack("<d", float(v)).hex()      # noqa: E731
+    nums = [0.0, -0.0, 1.0, -2.5, math.inf, -math.inf, math.nan, -math.nan, 3, 0, -4, 1e308]
+    for a, b in itertools.product(nums, [0.0, -0.0, 0]):
+        with np.errstate(all="ignore"):
+            ref = (np.int64(a) if type(a) is int else np.float64(a)) / (np.int64(b) if type(b) is int else np.float64(b))
+        assert bits(interpret._div(a, b)) == bits(ref), (a, b)

@@ -48,8 +48,10 @@ def test_carried_start_voltages_and_constants_are_those_recomputed(monkeypatch):
 
 
 def test_junction_charges_stepped_to_the_end_settle_instead_of_ringing():
+    # five clipped cycles of the 1 kHz input (ten before: measured on the first five, the ring
+    # ratios 0.013 and 0.039, the iteration ratio 0.52, the RMS ratio 1.024 and dg's 3.1 %)
     m = phsym.load(CLIPPER)
-    end, dg = _run(m, "backward_euler", 0.01), _run(m, "scheme", 0.01)
+    end, dg = _run(m, "backward_euler", 0.005), _run(m, "scheme", 0.005)
     assert end.max_balance_error < 1e-10 and dg.max_balance_error < 1e-10
     assert np.all(dg.P_num == 0) and np.all(end.P_num >= 0)
     # the junction charges' second difference from step to step: the Nyquist ringing of the
@@ -61,7 +63,7 @@ def test_junction_charges_stepped_to_the_end_settle_instead_of_ringing():
     assert end.iterations.mean() < 0.75 * dg.iterations.mean() and end.iterations.max() <= 10
     # and the output is as accurate: against the scheme at 16x the rate (the clipping knees
     # dominate both errors at 48 kHz, about 3 % of the swing)
-    ref = _run(m, "scheme", 0.01, fs=16 * 48000)
+    ref = _run(m, "scheme", 0.005, fs=16 * 48000)
     yr = np.interp(end.t_step, ref.t_step, ref["v(out)"])
     rms = lambda r: np.sqrt(np.mean((r["v(out)"] - yr) ** 2))     # noqa: E731
     assert rms(end) <= 1.05 * rms(dg) and rms(dg) < 0.05 * np.ptp(yr)

@@ -28,7 +28,7 @@ def _closed_form(t):
     A = np.array([[-G12 / C1, G12 / C1], [G12 / C2, -(G12 + G2A) / C2]])
     b = np.array([0.0, G2A * TAMB / C2])
     Teq = np.linalg.solve(A, -b)
-    return np.array([Teq + sl.expm(A * tk) @ (T_INIT - Teq) for tk in t])
+    return Teq + sl.expm(A * np.asarray(t)[:, None, None]) @ (T_INIT - Teq)      # one batched call
 
 
 def _temperatures(r):

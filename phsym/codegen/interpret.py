@@ -1,7 +1,8 @@
 """Generated loops run as Python, not compiled: ``PHSYM_JIT=0``.
 
-A generated Newton-loop or sensitivity module (:mod:`phsym.codegen.newton`)
-is plain Python, ``math`` and numpy under numba's ``@njit``.  With the
+A generated Newton-loop or sensitivity module (:mod:`phsym.codegen.newton`),
+or an unrolled linear loop (:mod:`phsym.codegen.linear_gen`), is plain
+Python, ``math`` and numpy under numba's ``@njit``.  With the
 environment variable ``PHSYM_JIT`` set to ``0`` (or ``off``, ``no``,
 ``false``, ``interpret``) :func:`load` executes the same file with the
 decorators dropped and every compiled helper it calls
@@ -80,6 +81,15 @@ def _div(a, b):
     try:
         return a / b
     except ZeroDivisionError:
+        # Python numbers: the IEEE quotient without a numpy scalar (a junction loop divides by zero
+        # often enough for numpy's error state to cost a tenth of its interpreted run)
+        if type(b) in (float, int) and type(a) in (float, int):
+            a = float(a)
+            if a != a:
+                return a                        # nan: the hardware propagates the dividend's
+            if a == 0.0:
+                return math.inf - math.inf      # 0/0: the hardware's default nan, numba's bits
+            return math.copysign(math.inf, a) * math.copysign(1.0, b)
         return _numpy(operator.truediv, a, b)
 
 
@@ -121,7 +131,14 @@ def _pow(a, b):
 
 
 _OPS = {ast.Div: "_phsym_div", ast.FloorDiv: "_phsym_floordiv", ast.Mod: "_phsym_mod", ast.Pow: "_phsym_pow"}
-_HELPERS = {"_phsym_div": _div, "_phsym_floordiv": _floordiv, "_phsym_mod": _mod, "_phsym_pow": _pow}
+def _float(v):
+    """An element read from a float64 array as a Python float (the same double; its arithmetic is
+    several times faster than a numpy scalar's); other elements unchanged."""
+    return float(v) if type(v) is np.float64 else v
+
+
+_HELPERS = {"_phsym_div": _div, "_phsym_floordiv": _floordiv, "_phsym_mod": _mod, "_phsym_pow": _pow,
+            "_phsym_float": _float}
 
 
 def _math_pow(a, b):
@@ -196,6 +213,12 @@ class _Arithmetic(ast.NodeTransformer):
         call = ast.copy_location(ast.Call(ast.Name(name, ast.Load()), [load, node.value], []), node)
         return ast.copy_location(ast.Assign([node.target], call), node)
 
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and _constant_index(node.slice):
+            return ast.copy_location(ast.Call(ast.Name("_phsym_float", ast.Load()), [node], []), node)
+        return node
+
     def visit_FunctionDef(self, node):
         self.generic_visit(node)
         kept = [d for d in node.decorator_list if not _is_njit(d)]
@@ -205,6 +228,12 @@ class _Arithmetic(ast.NodeTransformer):
             self.public.append(node.name)
         node.decorator_list = kept
         return node
+
+
+def _constant_index(index) -> bool:
+    """``a[3]`` or ``a[1, 2]``: a read of one element at a literal index (read once into a local)."""
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(isinstance(i, ast.Constant) and type(i.value) is int for i in items)
 
 
 def _squarings(base: ast.Name, n: int) -> ast.expr:

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import List
 
 from .batch_driver import driver_source
+from . import interpret
 from .cache import cache_key, load_module
 
 __all__ = ["unrolled_linear", "unrolled_source", "MAX_UNROLLED"]
@@ -38,10 +39,11 @@ def unrolled_linear(nx: int, nu: int, nw: int, ne: int, inputs: int):
     inputs : int
         Input of a step: 0 start, 1 midpoint, 2 end (see :func:`phsym.codegen.kernels.generic.step_input`).
     """
-    key_t = (nx, nu, nw, ne, int(inputs))
+    # with PHSYM_JIT=0 (or loop) run as Python like the Newton loops: the mode is part of the memo key
+    key_t = (nx, nu, nw, ne, int(inputs), interpret.enabled(), interpret.compiled_kernels())
     if key_t not in _MODS:
         body, key = unrolled_source(nx, nu, nw, ne, inputs)
-        _MODS[key_t] = load_module(body, key)
+        _MODS[key_t] = load_module(body, key, loop=True)
     return _MODS[key_t]
 
 

@@ -4,7 +4,9 @@ Where no size bound predicts the cost of a symbolic operation
 (simplification, integration, structure checks; see
 :mod:`phsym.common.bounded`), :func:`deadline` interrupts it after
 ``PHSYM_SYMBOLIC_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`).  In
-the main thread of a POSIX process it uses ``SIGALRM``; in any other thread
+the main thread of a POSIX process it uses ``SIGALRM`` (with the watchdog
+below :data:`BACKUP_GRACE` seconds later, should the signal be blocked or its
+exception swallowed); in any other thread
 (a web server's worker, a thread pool), or where another handler holds
 ``SIGALRM`` (pytest-timeout), a watchdog thread raises the interruption in
 the guarded thread through CPython's ``PyThreadState_SetAsyncExc``.  Both
@@ -23,7 +25,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
-__all__ = ["TIMEOUT_ENV", "DEFAULT_TIMEOUT", "CODEGEN_TIMES", "timeout", "deadline"]
+__all__ = ["TIMEOUT_ENV", "DEFAULT_TIMEOUT", "CODEGEN_TIMES", "BACKUP_GRACE", "REFIRE", "timeout", "deadline"]
 
 #: Environment variable: seconds one symbolic operation on a user expression may take.
 TIMEOUT_ENV = "PHSYM_SYMBOLIC_TIMEOUT"
@@ -31,6 +33,10 @@ TIMEOUT_ENV = "PHSYM_SYMBOLIC_TIMEOUT"
 DEFAULT_TIMEOUT = 30.0
 #: Generating a simulator's code (all laws at once, discrete gradients) gets this many budgets.
 CODEGEN_TIMES = 4
+#: Seconds after a main-thread deadline at which the watchdog interrupts the block if ``SIGALRM`` has not.
+BACKUP_GRACE = 1.0
+#: Seconds between the watchdog's interruptions of a block that is still running past its deadline.
+REFIRE = 0.5
 
 
 def timeout() -> float:
@@ -58,11 +64,13 @@ class _Watchdog:
         self._thread: Optional[threading.Thread] = None
 
     def arm(self, seconds: float) -> int:
-        """Interrupt the calling thread with :class:`_Expired` in ``seconds``; returns a token."""
+        """Interrupt the calling thread with :class:`_Expired` in ``seconds``, and again every
+        :data:`REFIRE` seconds until :meth:`disarm` (an interruption can be swallowed where it lands:
+        in a finaliser, a bare ``except``); returns a token."""
         with self._cond:
             self._count += 1
             token = self._count
-            self._live[token] = (threading.get_ident(), time.monotonic() + seconds)
+            self._live[token] = (threading.get_ident(), time.monotonic() + seconds, False)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="phsym-deadline", daemon=True)
                 self._thread.start()
@@ -72,19 +80,19 @@ class _Watchdog:
     def disarm(self, token: int) -> None:
         """Cancel ``token``; an interruption sent but not yet raised is withdrawn."""
         with self._cond:
-            fired = self._live.pop(token, None) is None
-        if fired:
+            entry = self._live.pop(token, None)
+        if entry is None or entry[2]:
             _async_raise(threading.get_ident(), None)
 
     def _loop(self) -> None:
         with self._cond:
             while True:
                 now = time.monotonic()
-                for token, (tid, due) in list(self._live.items()):
+                for token, (tid, due, _) in list(self._live.items()):
                     if due <= now:
-                        del self._live[token]
+                        self._live[token] = (tid, now + REFIRE, True)
                         _async_raise(tid, _Expired)
-                wait = min((due for _, due in self._live.values()), default=now + 60.0) - now
+                wait = min((due for _, due, _ in self._live.values()), default=now + 60.0) - now
                 self._cond.wait(max(wait, 1e-3))
 
 
@@ -136,15 +144,21 @@ def deadline(error: Callable[[float], Exception], seconds: Optional[float] = Non
     start = time.monotonic()
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
+    # a SIGALRM that never lands (blocked in this thread, or its exception swallowed by a bare except
+    # in the guarded code) must not leave the block unbounded: the watchdog follows it up
+    backup = _WATCHDOG.arm(seconds + BACKUP_GRACE) if _SET_ASYNC is not None else None
     try:
-        yield
-    except _Expired:
+        try:
+            yield
+        finally:
+            if backup is not None:
+                _WATCHDOG.disarm(backup)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            if previous is _alarm and outer > 0:    # give the enclosing deadline the rest of its time
+                signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))
+    except _Expired:        # raised in the block, or by the watchdog in the lines above before disarm
         raise error(seconds) from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if previous is _alarm and outer > 0:    # give the enclosing deadline the rest of its time
-            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))
 
 
 @contextmanager

@@ -17,21 +17,19 @@ vectors, ``.step [LIN|DEC|OCT] PARAM NAME ...`` / ``.step PARAM NAME LIST
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Optional, Tuple
 
 import numpy as np
 
 from ..errors import Location, NetlistError
 from .numbers import looks_numeric, parse_number
+from .settings import ANALYSIS_CARDS, Analyses
 from .source import Call, LogicalLine, Statement, Word
 
-__all__ = ["Ac", "Sweep", "Tf", "Four", "Measure", "Step", "Analyses", "read_card", "ANALYSIS_CARDS",
+__all__ = ["Ac", "Sweep", "Tf", "Four", "Measure", "Analyses", "read_card", "ANALYSIS_CARDS",
            "output_label"]
 
-#: cards read here (lower case)
-ANALYSIS_CARDS = (".op", ".ac", ".dc", ".tf", ".four", ".fourier", ".meas", ".measure", ".save", ".print",
-                  ".step")
 
 
 @dataclass(frozen=True)
@@ -92,41 +90,6 @@ class Measure:
     text: str
     location: Optional[Location] = None
 
-
-@dataclass
-class Analyses:
-    """The analysis and output cards of a deck (see the module docstring).
-
-    Attributes
-    ----------
-    op : bool
-        ``.op`` is present.
-    ac : Ac or None
-    dc : list of Sweep
-        The ``.dc`` sweeps, inner first (empty: no ``.dc``).
-    tf : Tf or None
-    four : list of Four
-    measures : list of Measure
-    saves : list of str
-        ``.save`` vectors (``all`` included when written).
-    prints : dict of str to list of str
-        ``.print`` / ``.probe`` vectors by analysis (``tran``, ``ac``, ``dc``, ``op``).
-    steps : list of Sweep
-        ``.step`` sweeps, outer first.
-    temps : list of float
-        A ``.temp`` card's temperatures when it lists several.
-    """
-
-    op: bool = False
-    ac: Optional[Ac] = None
-    dc: List[Sweep] = field(default_factory=list)
-    tf: Optional[Tf] = None
-    four: List[Four] = field(default_factory=list)
-    measures: List[Measure] = field(default_factory=list)
-    saves: List[str] = field(default_factory=list)
-    prints: dict = field(default_factory=dict)
-    steps: List[Sweep] = field(default_factory=list)
-    temps: List[float] = field(default_factory=list)
 
 
 def _num(item, stmt: Statement, what: str, usage: str) -> float:

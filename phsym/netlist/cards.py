@@ -19,21 +19,19 @@ Mapping to phsym (see ``docs/spice-compatibility.md``):
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from ..common.physics import BOLTZMANN_OVER_Q, KELVIN as _KELVIN, thermal_voltage
-from ..errors import NetlistError, NetlistWarning, SimulationInputError
+from ..common.physics import BOLTZMANN_OVER_Q, KELVIN as _KELVIN
+from ..errors import NetlistError, NetlistWarning
 from .numbers import looks_numeric, parse_number
-from .analyses import ANALYSIS_CARDS, Analyses, raw_card, read_card
+from .analyses import raw_card, read_card
+from .settings import ANALYSIS_CARDS, OPTION_CARDS, Analyses, DeckSettings, Tran
 from .source import Assign, Statement, Word, raw_statement
 
 __all__ = ["Tran", "DeckSettings", "OPTION_CARDS", "USED_OPTIONS", "BOLTZMANN_OVER_Q", "tran_card",
            "options_card", "temp_card", "deck_settings", "warn_ignored"]
 
-#: Spellings of the options card.
-OPTION_CARDS = (".options", ".option", ".opt", ".opts")
 #: Options phsym uses (lower case) and what for.
 USED_OPTIONS = {"reltol": "Newton tolerance", "abstol": "Newton tolerance", "vntol": "Newton tolerance",
                 "itl4": "Newton iterations per step", "itl1": "stored (DC iterations)",
@@ -41,112 +39,6 @@ USED_OPTIONS = {"reltol": "Newton tolerance", "abstol": "Newton tolerance", "vnt
                 "tnom": "nominal temperature of .model cards"}
 
 
-@dataclass(frozen=True)
-class Tran:
-    """A ``.tran TSTEP TSTOP [TSTART [TMAX]] [UIC]`` card.
-
-    Attributes
-    ----------
-    step : float
-        TSTEP [s]; phsym runs at the fixed rate ``1 / step``.
-    stop : float
-        TSTOP [s], the simulated duration.
-    start : float
-        TSTART [s] (the run still starts at 0).
-    tmax : float or None
-        TMAX [s] (no effect: the step is fixed).
-    uic : bool
-        ``UIC``: start from the initial conditions, not the DC operating point.
-    """
-
-    step: float
-    stop: float
-    start: float = 0.0
-    tmax: Optional[float] = None
-    uic: bool = False
-
-    @property
-    def fs(self) -> float:
-        """Sample rate ``1 / step`` [Hz]."""
-        return 1.0 / self.step
-
-
-@dataclass(frozen=True)
-class DeckSettings:
-    """How a deck asks to be run (its control cards).
-
-    Attributes
-    ----------
-    tran : Tran or None
-        The ``.tran`` card.
-    options : dict of str to float
-        Options phsym uses, by lower-case name (``reltol``, ``gmin``, ``temp``...).
-    held : tuple of str
-        Storage elements whose initial condition comes from ``.ic``: held
-        at it while the DC operating point is solved (as SPICE does).
-    analyses : Analyses
-        The other analysis and output cards (``.op``, ``.ac``, ``.dc``,
-        ``.tf``, ``.four``, ``.meas``, ``.save``, ``.print``, ``.step``, a
-        list of ``.temp`` values).
-    """
-
-    tran: Optional[Tran] = None
-    options: Dict[str, float] = field(default_factory=dict)
-    held: tuple = ()
-    analyses: Analyses = field(default_factory=Analyses)
-
-    @property
-    def x0(self) -> Optional[str]:
-        """``"dc"`` when a ``.tran`` card without ``UIC`` asks for the operating point, else None."""
-        return "dc" if self.tran is not None and not self.tran.uic else None
-
-    @property
-    def thermal_voltage(self) -> Optional[float]:
-        """``k T / q`` [V] at ``TEMP`` (None when the deck sets no temperature)."""
-        temp = self.options.get("temp")
-        return None if temp is None else thermal_voltage(temp)
-
-    def run_defaults(self, source: str, fs: Optional[float], duration: Optional[float], x0) -> tuple:
-        """``(fs, duration, x0)`` of a run of this deck: given values win over the ``.tran`` card.
-
-        ``x0`` defaults to ``"dc"`` (a ``.tran`` card without ``UIC``); ``"ic"``
-        means the netlist's initial conditions (``None``).
-
-        Parameters
-        ----------
-        source : str
-            The deck's name, for the error message.
-        fs, duration : float or None
-            Sample rate and duration as given (None: from the card).
-        x0 : array_like, dict, str or None
-            Initial state as given.
-
-        Raises
-        ------
-        SimulationInputError
-            When ``fs`` is not given and the deck has no ``.tran`` card.
-        """
-        if fs is None:
-            if self.tran is None:
-                raise SimulationInputError(f"{source} has no .tran card: give the sample rate (fs, --fs)")
-            fs = self.tran.fs
-        if duration is None and self.tran is not None:
-            duration = self.tran.stop
-        if x0 is None:
-            x0 = self.x0
-        if isinstance(x0, str) and x0.strip().lower() == "ic":
-            x0 = None
-        return fs, duration, x0
-
-    def simulator_options(self) -> Dict[str, float]:
-        """Simulator keyword arguments from the options (``tol``, ``maxit``)."""
-        out: Dict[str, float] = {}
-        tols = [self.options[k] for k in ("reltol", "abstol", "vntol") if k in self.options]
-        if tols:
-            out["tol"] = min(tols)
-        if "itl4" in self.options:
-            out["maxit"] = int(self.options["itl4"])
-        return out
 
 
 def _number(word, stmt: Statement, what: str) -> float:

@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 from ..errors import NetlistError
+from .settings import INCLUDE_CARDS
 from .source import LogicalLine, split_logical_lines
 
 __all__ = ["DeckLines", "read_deck_lines", "SKIPPED_CARDS", "INCLUDE_CARDS"]
 
 #: Cards ignored with one warning: output requests and analyses phsym has no use for.
 SKIPPED_CARDS = (".plot", ".noise", ".sens", ".disto", ".pz", ".nodeset", ".width", ".backanno")
-#: Cards that read another file.
-INCLUDE_CARDS = (".include", ".inc", ".lib")
 
 
 @dataclass

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..codegen import aot
 from ..errors import BuildError, SimulationError, SimulationInputError
+from ..netlist.deckfile import settings_of
 from .result import SimulationResult
 from .signals import sample_rate
 from .warm import (UPGRADE_PREFIX, load_plan, outdated, request_upgrade, save_plan, snapshot_key,
@@ -100,8 +101,7 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
     if fs is None:
         if not is_file or Path(model).suffix.lower() == ".json":
             raise SimulationInputError("fs is required (only a netlist file's .tran card can give it)")
-        from ..netlist.cards import deck_settings
-        deck = deck_settings(model)
+        deck = settings_of(model)
         fs, duration, x0 = deck.run_defaults(str(model), None, duration, x0)
         options = {**deck.simulator_options(), **options}
     fs = sample_rate(fs)

@@ -49,6 +49,8 @@ __all__ = ["snapshot_key", "save_plan", "load_plan", "snapshot_file", "SNAPSHOT_
 SNAPSHOT_PREFIX = "phsym_run_"
 UPGRADE_PREFIX = "phsym_upgrade_"
 _FINGERPRINT: Optional[str] = None
+# folders of built files inside the package (bytecode, the kernel library): not the code a snapshot ran
+_NOT_SOURCE = {"__pycache__", "_library"}
 
 
 def _code_fingerprint() -> str:
@@ -58,7 +60,8 @@ def _code_fingerprint() -> str:
         root = str(Path(__file__).resolve().parent.parent)
         found = {".py": [], ".lark": []}
         # one os.walk rather than two pathlib globs: a third of a warm run's own time went to them
-        for top, _, files in os.walk(root):
+        for top, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in _NOT_SOURCE]
             rel = os.path.relpath(top, root)
             parts = () if rel == "." else tuple(rel.split(os.sep))
             for f in files:

@@ -220,9 +220,10 @@ def _stepped(args: argparse.Namespace, deck, fs: float, duration, x0) -> int:
 def run(args: argparse.Namespace) -> int:
     """Execute ``phsym simulate``; returns the exit status."""
     from ..run import simulate
-    from ...netlist.cards import DeckSettings, deck_settings
+    from ...netlist.deckfile import settings_of
+    from ...netlist.settings import DeckSettings
     _check_outputs(args)        # before the run: a typo must not cost the simulation
-    deck = deck_settings(args.file) if Path(args.file).suffix.lower() != ".json" else DeckSettings()
+    deck = settings_of(args.file) if Path(args.file).suffix.lower() != ".json" else DeckSettings()
     fs_given = _number(args.fs) if args.fs is not None else None
     u, wav_rate, sampled = input_sources(_pairs(args.input, "input"), fs_given)
     fs, duration, x0 = deck.run_defaults(args.file, fs_given if fs_given is not None else wav_rate,

@@ -206,7 +206,7 @@ class DenseLinearLoop:
                 call, self.compiled = aot.checked, "ahead of time"
             else:
                 mod = unrolled_linear(self.G.shape[0], U.shape[1], self.Wc.shape[0], self.n_e, self.inputs)
-                self.compiled = "numba cache"
+                self.compiled = "interpreted" if getattr(mod, "INTERPRETED", False) else "numba cache"
                 if self.prefer_aot:
                     aot.start_background(self.key)
             call(mod.run, aot.LINEAR_TYPES, x, U, 0, 0, *args)      # compile or load first
