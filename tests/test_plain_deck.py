@@ -1,0 +1,226 @@
+"""The cold path (phsym.netlist.plain, phsym.simulation.cold): a deck of plain parts is read without sympy
+as the symbolic reader reads it, runs on the numeric engine with the symbolic path's file to the byte,
+and every deck the cold path cannot take gives the symbolic path's result or error."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import phsym
+from phsym.errors import PhsymError
+from phsym.netlist import plain_kinds
+from phsym.netlist.plain import NotPlain, read_plain
+from phsym.simulation import cold
+from phsym.simulation.engines.choice import fingerprint, plain_fingerprint
+from phsym.simulation.plancache import FixedParts
+from phsym.simulation.run import simulate
+from phsym.structure.circuit import kinds
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAIN = ["diode_clipper.cir", "rlc.cir", "dc_network.cir", "c_parallel_v.cir"]
+
+# inline decks: literal values, values on a diode's line, DC and PULSE sources, node spellings, no .probe
+DECKS = {
+    "literal.cir": ".title literal values\nV1 IN 0 DC 2\nR1 in Out 1k\nC1 out 0 10n\nD1 out 0 IS=1n N=2\n",
+    "pulse.cir": "* a pulse\n.param r=1k\n.model dm d(is=1e-12 cj0=1p m=0.4)\nI1 0 a PULSE(0 1m 1u 0 0 5u 10u)\n"
+                 "R1 a 0 r\nDX a 0 dm RS=2\n.probe v(a) i(DX) v(a,0)\n",
+}
+
+
+def _write(tmp_path, name):
+    if name in DECKS:
+        path = tmp_path / name
+        path.write_text(DECKS[name])
+        return path
+    return ROOT / "netlists" / name
+
+
+def test_the_kinds_declarations_equal_the_registry():
+    from phsym.components import REGISTRY
+    assert set(plain_kinds.PLAIN_KINDS) == set(kinds.KINDS)
+    for name, decl in plain_kinds.PLAIN_KINDS.items():
+        cls = REGISTRY[name]
+        assert decl == plain_kinds.PlainKind(
+            cls.kind, len(cls.terminals),
+            tuple(plain_kinds.PlainValue(v.key, v.default, v.check, v.main, v.optional, v.model_key, tuple(v.aliases))
+                  for v in cls.values), cls.model, tuple(f.key for f in cls.laws), bool(cls.ic), bool(cls.source))
+        # what a plain line never has: structural values, choices, references, extra terminals, behavioural forms
+        assert not any(v.structural for v in cls.values) and not cls.choices and not cls.refs
+        assert not cls.optional_terminals and not getattr(cls, "behavioral", ()) and not cls.grounded
+    assert plain_kinds.LETTERS == {k: c.kind for k, c in REGISTRY._letters.items()}
+    assert plain_kinds.KEYWORDS == {k.lower() for k in REGISTRY.all_keywords()}
+    for t, kind in plain_kinds.MODEL_TYPES.items():
+        assert [c.kind for c in REGISTRY.by_model(t)] == [kind]
+
+
+@pytest.mark.parametrize("name", PLAIN + list(DECKS))
+def test_a_plain_deck_reads_as_the_symbolic_reader_reads_it(name, tmp_path):
+    path = _write(tmp_path, name)
+    deck = read_plain(path)
+    model = phsym.load(str(path))
+    nl = model.netlist
+    values = model.parameter_values(None)
+    assert deck.name == model.name and deck.file == nl.file
+    assert deck.parameters == {n: p.default for n, p in nl.parameters.items()}
+    assert list(deck.parameters) == list(nl.parameters)
+    assert deck.probes == [p.label for p in model.probes] and deck.saved == nl.outputs()
+    want = []
+    for s in nl.elements:
+        wave = None if s.waveform is None else FixedParts.wave(s.waveform, values)
+        want.append((s.name, s.kind, s.nodes, {k: float(v.xreplace(values)) for k, v in s.values.items()},
+                     {k: str(v) for k, v in s.values.items()},
+                     None if wave is None else (wave[0], tuple(wave[1].tolist()))))
+    assert [(e.name, e.kind, e.nodes, e.values, e.params, e.waveform) for e in deck.elements] == want
+    for scheme in ("discrete_gradient", "midpoint"):
+        assert plain_fingerprint(deck, scheme, "scheme") == fingerprint(model, scheme, "scheme")
+
+
+@pytest.mark.parametrize("text", [
+    ".param a=1k b={2*a}\nV1 x 0 1\nR1 x 0 b\n",         # an expression
+    ".param a=1k\nV1 x 0 1\nR1 x 0 {a}\n",              # braces
+    "V1 x 0 1\nR1 x 0 1k\nC1 x 0 H={q^2}\n",            # a law
+    "V1 x 0 1\nR1 x 0 1k\nC1 x 0 1u IC=1\n",            # an initial condition
+    "V1 x 0 1\nR1 x 0 1k\nM1 x 0 mass m=1\n",           # another kind
+    "V1 x 0 1\nR1 x 0 mass\n",                          # a kind keyword
+    "V1 x 0 1\nR1 x 0 1k\n.tran 1u 1m\n",               # a control card
+    "V1 x 0 1\nR1 x 0 1k\nR2 x x 1k\n",                 # both terminals on one node (a warning)
+    "V1 x 0 SIN(0 1 1k) AC 1\nR1 x 0 1k\n",             # AC next to a waveform
+    "V1 x 0 1\nR1 x 0 1k\n.model dm d(is=1n tnom=50)\nD1 x 0 dm\n",      # a thermal .model value
+    "V1 x 0 1\nR1 x 0 1M\n",                            # a warning (M is milli)
+    "Title line\nV1 x 0 1\nR1 x 0 1k\n",                # line 1: the symbolic reader decides
+])
+def test_other_decks_are_not_plain(text, tmp_path):
+    path = tmp_path / "deck.cir"
+    path.write_text("* deck\n" + text if not text.startswith("Title") else text)
+    with pytest.raises(NotPlain):
+        read_plain(path)
+
+
+@pytest.fixture
+def own_cache(monkeypatch, tmp_path):
+    """A cache of this test's own, no package library: only what this test's symbolic builds record."""
+    monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(kinds.library, "LIBRARY", tmp_path / "no-library")
+    monkeypatch.setattr(kinds, "_RECORDED", set())
+    monkeypatch.delenv("PHSYM_ENGINE", raising=False)
+    return tmp_path / "cache"
+
+
+def _symbolic(monkeypatch, path, **kw):
+    monkeypatch.setenv(cold.PLAIN_ENV, "0")
+    try:
+        return simulate(str(path), 48000.0, duration=5e-3, warm_start=False, **kw)
+    finally:
+        monkeypatch.delenv(cold.PLAIN_ENV)
+
+
+def _csv(res, path) -> bytes:
+    res.save(path)
+    return Path(path).read_bytes()
+
+
+@pytest.mark.parametrize("name,engine", [("diode_clipper.cir", "auto")] + [(d, "numeric") for d in PLAIN[1:]]
+                         + [(d, "numeric") for d in DECKS])
+def test_the_cold_path_writes_the_symbolic_paths_file(name, engine, own_cache, monkeypatch, tmp_path):
+    path = _write(tmp_path, name)
+    options = {} if engine == "auto" else {"engine": engine}
+    ref = _symbolic(monkeypatch, path, **options)       # records the elements' descriptions
+    got = cold.cold_run(str(path), 48000.0, "auto", options, None, 5e-3, None, None, "grid")
+    assert got is not None
+    assert got[0].summary().split(" in ")[0] == ref.summary().split(" in ")[0]      # steps, scheme, engine
+    assert _csv(got[0], tmp_path / "cold.csv") == _csv(ref, tmp_path / "ref.csv")
+    again = simulate(str(path), 48000.0, duration=5e-3, warm_start=False, **options)     # phsym.simulate takes it
+    assert _csv(again, tmp_path / "again.csv") == _csv(ref, tmp_path / "ref.csv")
+
+
+CHILD = """
+import json, sys
+from phsym.cli import main
+rc = main(["simulate", sys.argv[1], "--fs", "48k", "--duration", "5m", "--out", sys.argv[2], "--quiet"])
+print(json.dumps({"rc": rc, "sympy": "sympy" in sys.modules}))
+"""
+
+
+def test_a_cold_cli_run_imports_no_sympy(own_cache, monkeypatch, tmp_path):
+    path = ROOT / "netlists" / "diode_clipper.cir"
+    ref = _symbolic(monkeypatch, path)      # fills this test's cache: descriptions, kernels, junction terms
+    assert not list(own_cache.glob("phsym_snap*"))      # no warm start for the child
+    env = dict(os.environ, PHSYM_CACHE_DIR=str(own_cache), PHSYM_AOT="0")
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(tmp_path / "x.csv")], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"rc": 0, "sympy": False}
+    assert (tmp_path / "x.csv").read_bytes() == _csv(ref, tmp_path / "ref.csv")
+
+
+def _same_as_symbolic(monkeypatch, path, tmp_path, **options):
+    """The deck does not take the cold path, and phsym.simulate gives the symbolic path's file."""
+    assert cold.cold_run(str(path), 48000.0, "auto", options, None, 5e-3, None, None, "grid") is None
+    got = simulate(str(path), 48000.0, duration=5e-3, warm_start=False, **options)
+    ref = _symbolic(monkeypatch, path, **options)
+    assert _csv(got, tmp_path / "got.csv") == _csv(ref, tmp_path / "ref.csv")
+
+
+BASE = "* fallback\nV1 in 0 SIN(0 1 1k)\nR1 in out 1k\n"
+
+
+def test_a_param_expression_takes_the_symbolic_path(own_cache, monkeypatch, tmp_path):
+    path = tmp_path / "d.cir"
+    path.write_text(BASE + ".param c0=5n c1={2*c0}\nC1 out 0 c1\nD1 out 0 IS=1n\n")
+    _same_as_symbolic(monkeypatch, path, tmp_path)
+
+
+def test_a_user_law_takes_the_symbolic_path(own_cache, monkeypatch, tmp_path):
+    path = tmp_path / "d.cir"
+    path.write_text(BASE + "C1 out 0 H={q^2/(2*10n) + q^4}\nD1 out 0 IS=1n\n")
+    _same_as_symbolic(monkeypatch, path, tmp_path, engine="generated")     # its loop runs as Python here
+
+
+def test_an_unknown_signature_takes_the_symbolic_path(own_cache, monkeypatch, tmp_path):
+    path = tmp_path / "d.cir"
+    path.write_text(BASE + "C1 out 0 10n\nD1 out 0 IS=1n CJO=2p\n")     # never built in this cache
+    _same_as_symbolic(monkeypatch, path, tmp_path, engine="numeric")
+    assert cold.cold_run(str(path), 48000.0, "auto", {"engine": "numeric"}, None, 5e-3, None, None, "grid")
+
+
+def test_a_damaged_description_takes_the_symbolic_path(own_cache, monkeypatch, tmp_path):
+    path = tmp_path / "d.cir"
+    path.write_text(BASE + "C1 out 0 10n\nD1 out 0 IS=1n\n")
+    _symbolic(monkeypatch, path)
+    for f in own_cache.glob(f"{kinds.PREFIX}*.json"):
+        desc = json.loads(f.read_text())
+        if desc["kind"] == "diode":
+            f.write_text(f.read_text()[:60])
+    monkeypatch.setattr(kinds, "_RECORDED", set())
+    _same_as_symbolic(monkeypatch, path, tmp_path)
+
+
+def test_a_singular_circuit_gives_the_symbolic_paths_error(own_cache, monkeypatch, tmp_path):
+    path = tmp_path / "d.cir"
+    path.write_text(BASE + "C1 out 0 10n\n")
+    _symbolic(monkeypatch, path, engine="numeric")       # records V, R and C
+    path.write_text(BASE + "C1 out 0 10n\nV2 in 0 1\n")      # a loop of two voltage sources
+    assert cold.cold_run(str(path), 48000.0, "auto", {"engine": "numeric"}, None, 5e-3, None, None, "grid") is None
+    errors = []
+    for mode in ("1", "0"):
+        monkeypatch.setenv(cold.PLAIN_ENV, mode)
+        with pytest.raises(PhsymError) as exc:
+            simulate(str(path), 48000.0, duration=5e-3, warm_start=False, engine="numeric")
+        errors.append((type(exc.value), str(exc.value)))
+    assert errors[0] == errors[1]
+
+
+def test_a_failed_run_takes_the_symbolic_path(own_cache, monkeypatch, tmp_path):
+    path = ROOT / "netlists" / "diode_clipper.cir"
+    ref = _symbolic(monkeypatch, path)
+
+    def fails(*a, **k):
+        raise np.linalg.LinAlgError("singular step")
+    monkeypatch.setattr(cold, "_plan", fails)
+    assert cold.cold_run(str(path), 48000.0, "auto", {}, None, 5e-3, None, None, "grid") is None
+    got = simulate(str(path), 48000.0, duration=5e-3, warm_start=False)
+    assert _csv(got, tmp_path / "got.csv") == _csv(ref, tmp_path / "ref.csv")
