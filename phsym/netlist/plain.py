@@ -25,7 +25,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ..common.names import DATUM
 from ..common.quantities import SYMBOLS
-from ..errors import NetlistError, PhsymError
+from ..errors import NetlistError, NetlistWarning, PhsymError
 from .include import read_deck_lines
 from .numbers import looks_numeric, parse_number
 from .plain_kinds import KEYWORDS, LETTERS, MODEL_TYPES, PLAIN_KINDS, PlainKind
@@ -303,11 +303,18 @@ def read_plain(path) -> PlainDeck:
     """
     file = str(path)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")      # a warning is the symbolic reader's to give
-            return _read(Path(path).read_text(encoding="utf-8-sig"), file)
-    except (NetlistError, Warning, OSError, UnicodeDecodeError) as exc:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            deck = _read(Path(path).read_text(encoding="utf-8-sig"), file)
+    except (NetlistError, OSError, UnicodeDecodeError) as exc:
         raise NotPlain(f"not a plain deck: {exc}") from None
+    finally:
+        for w in seen:      # a cache's warning is given once, here; the deck's are the symbolic reader's
+            if not issubclass(w.category, NetlistWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if any(issubclass(w.category, NetlistWarning) for w in seen):
+        raise NotPlain("not a plain deck: the symbolic reader warns about it")
+    return deck
 
 
 def _read(text: str, file: str) -> PlainDeck:

@@ -96,7 +96,11 @@ def cold_run(path: str, fs: float, method: str, options, u, duration, x0, progre
         As :meth:`~.simulator.Simulator.run` (``x0`` not ``"dc"``).
     """
     from ..netlist.plain import NotPlain, read_plain
-    if set(options) - set(_OPTIONS) or isinstance(x0, str) \
+    from .engines.choice import ENGINE_ENV
+    engine = str(options.get("engine", "auto")).strip().lower()
+    if engine == "auto":
+        engine = os.environ.get(ENGINE_ENV, "").strip().lower() or "auto"
+    if set(options) - set(_OPTIONS) or isinstance(x0, str) or engine not in ("auto", "numeric") \
             or os.environ.get(PLAIN_ENV, "").strip().lower() in ("0", "off", "no", "false"):
         return None
     try:
