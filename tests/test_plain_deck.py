@@ -139,22 +139,33 @@ def test_the_cold_path_writes_the_symbolic_paths_file(name, engine, own_cache, m
 
 CHILD = """
 import json, sys
+from pathlib import Path
+from phsym.common import library
+from phsym.codegen.laws import library as kernels
+library.LIBRARY = kernels.LIBRARY = Path(sys.argv[3])     # stands for the package's library
 from phsym.cli import main
 rc = main(["simulate", sys.argv[1], "--fs", "48k", "--duration", "5m", "--out", sys.argv[2], "--quiet"])
 print(json.dumps({"rc": rc, "sympy": "sympy" in sys.modules}))
 """
 
 
-def test_a_cold_cli_run_imports_no_sympy(own_cache, monkeypatch, tmp_path):
-    path = ROOT / "netlists" / "diode_clipper.cir"
-    ref = _symbolic(monkeypatch, path)      # fills this test's cache: descriptions, kernels, junction terms
-    assert not list(own_cache.glob("phsym_snap*"))      # no warm start for the child
-    env = dict(os.environ, PHSYM_CACHE_DIR=str(own_cache), PHSYM_AOT="0")
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(tmp_path / "x.csv")], env=env,
+def _child(path, out, cache, lib, **env):
+    env = dict(os.environ, PHSYM_CACHE_DIR=str(cache), PHSYM_AOT="0", **env)
+    env.pop("PHSYM_ENGINE", None)
+    run = subprocess.run([sys.executable, "-c", CHILD, str(path), str(out), str(lib)], env=env,
                          capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"rc": 0, "sympy": False}
-    assert (tmp_path / "x.csv").read_bytes() == _csv(ref, tmp_path / "ref.csv")
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_a_cold_cli_run_with_empty_user_caches_imports_no_sympy(tmp_path):
+    path = ROOT / "netlists" / "diode_clipper.cir"
+    # a symbolic run without a library fills a cache that then stands for the package's library
+    seed = tmp_path / "seed"
+    assert _child(path, tmp_path / "ref.csv", seed, tmp_path / "none", PHSYM_PLAIN="0") == {"rc": 0, "sympy": True}
+    assert _child(path, tmp_path / "x.csv", tmp_path / "empty", seed) == {"rc": 0, "sympy": False}
+    assert (tmp_path / "x.csv").read_bytes() == (tmp_path / "ref.csv").read_bytes()
+    assert list((tmp_path / "empty").glob("phsym_run_*.npz"))       # its warm start for the next run
 
 
 def _same_as_symbolic(monkeypatch, path, tmp_path, **options):
@@ -224,3 +235,10 @@ def test_a_failed_run_takes_the_symbolic_path(own_cache, monkeypatch, tmp_path):
     assert cold.cold_run(str(path), 48000.0, "auto", {}, None, 5e-3, None, None, "grid") is None
     got = simulate(str(path), 48000.0, duration=5e-3, warm_start=False)
     assert _csv(got, tmp_path / "got.csv") == _csv(ref, tmp_path / "ref.csv")
+
+
+def test_the_package_warm_up_deck_describes_the_clippers_elements(own_cache):
+    from phsym.simulation.engines.numeric import warmup
+    phsym.parse(warmup.DECK)        # what `phsym cache build --package` records into the package's library
+    for e in read_plain(ROOT / "netlists" / "diode_clipper.cir").elements:
+        kinds.instantiate(kinds.Element(e.name, e.kind, e.nodes, e.values, e.checks))     # NotDescribed otherwise
