@@ -50,9 +50,10 @@ def _circuit(deck):
     return c
 
 
-def _choices(c, deck, fs: float, method: str, options) -> Optional[Tuple[str, str, Optional[str]]]:
-    """``(scheme, stiff rule, fingerprint of the generated loop to build or None)`` as the Simulator
-    chooses them on the numeric engine, or ``None`` when it would choose another engine."""
+def _choices(c, deck, fs: float, method: str, options) -> Optional[Tuple[str, str, Optional[str], bool]]:
+    """``(scheme, stiff rule, fingerprint of the generated loop to build or None, whether engine
+    "auto" chose)`` as the Simulator chooses them on the numeric engine, or ``None`` when it would
+    choose another engine."""
     from .engines.choice import ENGINE_ENV, GENERATED_LIMIT, LINEAR_LIMIT, numeric_ready, plain_fingerprint, \
         ready_module
     linear = all(s.linear for s in c.storages) and all(d.linear and not d.nullator for d in c.dissipations)
@@ -74,7 +75,7 @@ def _choices(c, deck, fs: float, method: str, options) -> Optional[Tuple[str, st
             return None     # the generated loop: the symbolic path builds or loads it
     elif engine != "numeric":
         return None
-    return scheme, stiff, fp if auto else None
+    return scheme, stiff, fp, auto
 
 
 def cold_run(path: str, fs: float, method: str, options, u, duration, x0, progress, align: str):
@@ -112,14 +113,14 @@ def cold_run(path: str, fs: float, method: str, options, u, duration, x0, progre
         chosen = _choices(c, deck, fs, method, options)
         if chosen is None:
             return None
-        scheme, stiff, fp = chosen
+        scheme, stiff, fp, auto = chosen
         plan = _plan(c, deck, fs, scheme, stiff, options)
         res = plan.run(u, duration, x0, progress, 0, x0_desc=None, align=align, start=None, controls=None)
     except Exception:       # noqa: BLE001 - not described, an unknown form, a structure error, a failed
         return None     # run: the symbolic path runs the deck again and reports what it finds
-    if fp is not None:
+    if fp is not None:      # as the Simulator: the next run gets the unrolled loop
         from .engines.choice import start_generated_build
-        if not start_generated_build(path, method, options.get("stiff", "auto"), fs):
+        if not (start_generated_build(path, scheme, options.get("stiff", "auto"), fs) and auto):
             fp = None
     return res, plan, fp
 
