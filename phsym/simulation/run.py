@@ -55,7 +55,8 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
 
     A netlist file simulated before (same text, rate, method and options, no
     parameter overrides) starts warm: from a cached plan, without building
-    the symbolic model (see :mod:`phsym.simulation.warm`).
+    the symbolic model (see :mod:`phsym.simulation.warm`); one run the first time
+    without sympy when it is a deck of plain parts (:mod:`phsym.simulation.cold`).
 
     Parameters
     ----------
