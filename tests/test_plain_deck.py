@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 
 import phsym
 from phsym.errors import PhsymError
-from phsym.netlist import plain_kinds
+from phsym.netlist import load_netlist, plain_kinds
 from phsym.netlist.plain import NotPlain, read_plain
 from phsym.simulation import cold
 from phsym.simulation.engines.choice import fingerprint, plain_fingerprint
@@ -59,7 +60,62 @@ def test_the_kinds_declarations_equal_the_registry():
 
 @pytest.mark.parametrize("name", PLAIN + list(DECKS))
 def test_a_plain_deck_reads_as_the_symbolic_reader_reads_it(name, tmp_path):
-    path = _write(tmp_path, name)
+    _compare(_write(tmp_path, name))
+
+
+def _random_deck(rng) -> str:
+    """A plain deck of a few random elements (names, node spellings, numbers, models, sources, probes)."""
+    nodes = ["0", "a", "B", "n1", "gnd", "Out"]
+    num = lambda: f"{rng.uniform(0.5, 9.9):.3g}{rng.choice(['', 'k', 'm', 'u', 'n', 'meg', 'p'])}"    # noqa: E731
+    lines = ["* random plain deck", ".param pa=" + num() + " PB=" + num()]
+    if rng.random() < 0.5:
+        lines.append(".model dm D(IS=" + num() + rng.choice(["", " N=1.5", " rs=3 CJ=1p", " bv=5 ibv=1m tt=1n"]) + ")")
+    lines.append("V1 a 0 " + rng.choice(["", "3", "DC pa", "SIN(0 1 1k)", "sin(pb 2 50 1m)",
+                                                                  "PULSE(0 1 0 0 0 1m 2m)", "pulse(-1 1)"]))
+    for k in range(int(rng.integers(2, 6))):
+        a, b = rng.choice(nodes, 2, replace=False)
+        if {a, b} == {"0", "gnd"}:     # shorted: the symbolic reader warns (tested above)
+            continue
+        kind = rng.choice(["R", "C", "L", "D", "I"])
+        if kind == "D":
+            value = rng.choice(["dm", "IS=" + num(), "is=1n N=2 RS=" + num()]) if any("dm" in ln for ln in lines) \
+                else "IS=" + num()
+        elif kind == "I":
+            value = rng.choice(["", num(), "SIN(0 1m 100)"])
+        else:
+            value = rng.choice([num(), "pa", "pb", "PA", f"{kind}={num()}"])
+        lines.append(f"{kind}{k} {a} {b} {value}")
+    lines.append(".probe " + " ".join(rng.choice(["v(a)", "v(A,0)", "i(V1)", "v(A)", "i(v1)"], 2)))
+    return "\n".join(lines) + "\n.end\n"
+
+
+def test_random_plain_decks_read_as_the_symbolic_reader_reads_them(tmp_path):
+    rng = np.random.default_rng(38)
+    read = 0
+    for i in range(30):
+        path = tmp_path / f"r{i}.cir"
+        path.write_text(_random_deck(rng))
+        try:
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                load_netlist(str(path))
+        except PhsymError:      # a deck the symbolic reader refuses is not plain either
+            seen = [True]
+        if any(w is True or issubclass(w.category, phsym.NetlistWarning) for w in seen):
+            with pytest.raises(NotPlain):       # nor one it warns about (shorted elements, M for milli)
+                read_plain(path)
+            continue
+        try:
+            phsym.load(str(path))
+        except PhsymError:      # the graph's error (kinds.assemble raises it on the cold path too)
+            continue
+        _compare(path)
+        read += 1
+    assert read >= 20
+
+
+def _compare(path):
+    """``read_plain`` gives what the symbolic reader gives of the deck at ``path``."""
     deck = read_plain(path)
     model = phsym.load(str(path))
     nl = model.netlist
