@@ -105,11 +105,13 @@ def test_random_plain_decks_read_as_the_symbolic_reader_reads_them(tmp_path):
             with pytest.raises(NotPlain):       # nor one it warns about (shorted elements, M for milli)
                 read_plain(path)
             continue
-        try:
-            phsym.load(str(path))
-        except PhsymError:      # the graph's error (kinds.assemble raises it on the cold path too)
-            continue
-        _compare(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # the graph's (dangling nodes): the cold path's graph gives them too
+            try:
+                phsym.load(str(path))
+            except PhsymError:      # the graph's error (kinds.assemble raises it on the cold path too)
+                continue
+            _compare(path)
         read += 1
     assert read >= 20
 
