@@ -300,3 +300,22 @@ def test_the_package_warm_up_deck_describes_the_clippers_elements(own_cache):
     phsym.parse(warmup.DECK)        # what `phsym cache build --package` records into the package's library
     for e in read_plain(ROOT / "netlists" / "diode_clipper.cir").elements:
         kinds.instantiate(kinds.Element(e.name, e.kind, e.nodes, e.values, e.checks))     # NotDescribed otherwise
+
+
+def test_a_cold_run_asks_the_generated_loops_build_to_move_its_snapshot(own_cache, monkeypatch, tmp_path):
+    from phsym.simulation.engines import choice
+    from phsym.simulation.warm import UPGRADE_PREFIX, upgrade_request
+    path = tmp_path / "clipper.cir"
+    path.write_text((ROOT / "netlists" / "diode_clipper.cir").read_text())
+    _symbolic(monkeypatch, path)        # records the descriptions (a run without warm start: no snapshot)
+    started = []
+    monkeypatch.setattr(choice, "start_generated_build", lambda *a: started.append(a) or True)
+    monkeypatch.setenv("PHSYM_AOT", "background")
+    res = simulate(str(path), 48000.0, duration=5e-3)
+    assert "numeric" in res.summary() and not res.info.get("warm_start")
+    assert started == [(str(path), "discrete_gradient", "auto", 48000.0)]
+    requests = list(own_cache.glob(f"{UPGRADE_PREFIX}*.json"))
+    assert len(requests) == 1
+    # the fingerprint the background build computes from the model (phsym.simulation.engines.build_generated)
+    assert upgrade_request(requests[0])["fp"] == fingerprint(phsym.load(str(path)), "discrete_gradient",
+                                                             "backward_euler")
