@@ -28,7 +28,7 @@ PLAIN = ["diode_clipper.cir", "rlc.cir", "dc_network.cir", "c_parallel_v.cir"]
 DECKS = {
     "literal.cir": ".title literal values\nV1 IN 0 DC 2\nR1 in Out 1k\nC1 out 0 10n\nD1 out 0 IS=1n N=2\n",
     "pulse.cir": "* a pulse\n.param r=1k\n.model dm d(is=1e-12 cj0=1p m=0.4)\nI1 0 a PULSE(0 1m 1u 0 0 5u 10u)\n"
-                 "R1 a 0 r\nDX a 0 dm RS=2\n.probe v(a) i(DX) v(a,0)\n",
+                 "R1 a 0 r\nDX a 0 dm RS=2\nV2 b 0 SIN(0 1 1K 1M)\nR2 b 0 1\n.probe v(a) i(DX) v(a,0)\n",
 }
 
 

@@ -128,19 +128,20 @@ class _Reader:
         self.params[name.lower()] = (name, value)
         return name
 
-    def number(self, word, stmt: Statement) -> float:
+    def number(self, word, stmt: Statement, warn: bool = True) -> float:
         if not (isinstance(word, Word) and word.kind == "word" and looks_numeric(word.text)):
             raise _no("a value that is not a number", stmt)
-        return parse_number(word.text, stmt.loc(word))
+        return parse_number(word.text, stmt.loc(word), warn)
 
-    def value(self, word, stmt: Statement) -> Tuple[Optional[str], float]:
-        """``(parameter name, value)`` of a parameter's name, ``(None, value)`` of a number."""
+    def value(self, word, stmt: Statement, warn: bool = True) -> Tuple[Optional[str], float]:
+        """``(parameter name, value)`` of a parameter's name, ``(None, value)`` of a number (``warn``:
+        about an upper-case ``M``, as :func:`~.params.word_expr`)."""
         if isinstance(word, Word) and word.kind == "word" and not looks_numeric(word.text):
             found = self.params.get(word.text.lower())
             if found is None:
                 raise _no(f"'{word.text}' is not a parameter", stmt)
             return found
-        return None, self.number(word, stmt)
+        return None, self.number(word, stmt, warn)
 
     def node(self, word, stmt: Statement) -> str:
         if not (isinstance(word, Word) and word.kind == "word"):
@@ -255,7 +256,7 @@ class _Reader:
                 or any(isinstance(a, Assign) for a in it.args):
             raise _no("a source that is not empty, a DC value, SIN(...) or PULSE(...)", stmt)
         shape = it.name.text.lower()
-        args = [self.value(a, stmt)[1] for a in it.args]
+        args = [self.value(a, stmt, warn=False)[1] for a in it.args]     # times: M is milli
         lo, hi = _SHAPES[shape]
         if not lo <= len(args) <= hi:
             raise _no(f"{shape.upper()} with {len(args)} arguments", stmt)
