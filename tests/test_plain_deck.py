@@ -319,3 +319,12 @@ def test_a_cold_run_asks_the_generated_loops_build_to_move_its_snapshot(own_cach
     # the fingerprint the background build computes from the model (phsym.simulation.engines.build_generated)
     assert upgrade_request(requests[0])["fp"] == fingerprint(phsym.load(str(path)), "discrete_gradient",
                                                              "backward_euler")
+
+
+@pytest.mark.parametrize("name", ["diode_clipper.cir", "pulse.cir"])
+def test_a_cold_run_from_the_dc_point_writes_the_symbolic_paths_file(name, own_cache, monkeypatch, tmp_path):
+    path = _write(tmp_path, name)
+    ref = _symbolic(monkeypatch, path, x0="dc", engine="numeric")
+    got = cold.cold_run(str(path), 48000.0, "auto", {"engine": "numeric"}, None, 5e-3, "dc", None, "grid")
+    assert got is not None and got[0].info["x0"] == ref.info["x0"]
+    assert _csv(got[0], tmp_path / "cold.csv") == _csv(ref, tmp_path / "ref.csv")

@@ -94,14 +94,15 @@ def cold_run(path: str, fs: float, method: str, options, u, duration, x0, progre
     options : mapping
         :class:`~.simulator.Simulator` options.
     u, duration, x0, progress, align
-        As :meth:`~.simulator.Simulator.run` (``x0`` not ``"dc"``).
+        As :meth:`~.simulator.Simulator.run`.
     """
     from ..netlist.plain import NotPlain, read_plain
     from .engines.choice import ENGINE_ENV
     engine = str(options.get("engine", "auto")).strip().lower()
     if engine == "auto":
         engine = os.environ.get(ENGINE_ENV, "").strip().lower() or "auto"
-    if set(options) - set(_OPTIONS) or isinstance(x0, str) or engine not in ("auto", "numeric") \
+    dc = isinstance(x0, str) and x0.strip().lower() == "dc"
+    if set(options) - set(_OPTIONS) or (isinstance(x0, str) and not dc) or engine not in ("auto", "numeric") \
             or os.environ.get(PLAIN_ENV, "").strip().lower() in ("0", "off", "no", "false"):
         return None
     try:
@@ -114,8 +115,12 @@ def cold_run(path: str, fs: float, method: str, options, u, duration, x0, progre
         if chosen is None:
             return None
         scheme, stiff, fp, auto = chosen
-        plan = _plan(c, deck, fs, scheme, stiff, options)
-        res = plan.run(u, duration, x0, progress, 0, x0_desc=None, align=align, start=None, controls=None)
+        plan, planner = _plan(c, deck, fs, scheme, stiff, options)
+        desc = start = None
+        if dc:      # as Simulator.run: the DC point for the first input sample, Newton's start there
+            p = planner.dc_point(plan.inputs(u, duration, align)[0], {}, True)
+            x0, start, desc = p.x, planner._start_of(p), "dc operating point for the first input sample"
+        res = plan.run(u, duration, x0, progress, 0, x0_desc=desc, align=align, start=start, controls=None)
     except Exception:       # noqa: BLE001 - not described, an unknown form, a structure error, a failed
         return None     # run: the symbolic path runs the deck again and reports what it finds
     if fp is not None:      # as the Simulator: the next run gets the unrolled loop
@@ -126,7 +131,8 @@ def cold_run(path: str, fs: float, method: str, options, u, duration, x0, progre
 
 
 def _plan(c, deck, fs: float, scheme: str, stiff: str, options):
-    """The numeric engine's plan of the circuit ``c`` of ``deck`` (the Simulator's checks of its options)."""
+    """The numeric engine's plan of the circuit ``c`` of ``deck``, and its planner (the Simulator's checks
+    of its options)."""
     from .engines.numeric.planner import NumericPlanner
     from .summary import ModelSummary
     tol, maxit = float(options.get("tol", 1e-12)), int(options.get("maxit", 200))
@@ -138,4 +144,4 @@ def _plan(c, deck, fs: float, scheme: str, stiff: str, options):
                            active, (), {}, deck.saved)
     planner = NumericPlanner(None, fs, scheme, stiff, tol, maxit, on_error == "flag", efforts, circuit=c,
                              summary=summary)
-    return planner.plan(values={}, by_name=deck.parameters)
+    return planner.plan(values={}, by_name=deck.parameters), planner

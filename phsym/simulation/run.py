@@ -125,13 +125,13 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
                                               info={"warm_start": True}, align=align), model)
                 except ImportError:     # its generated module left the cache: rebuild below
                     pass
-    if is_file and not params and not controls and not dc and Path(model).suffix.lower() != ".json":
+    if is_file and not params and not controls and Path(model).suffix.lower() != ".json":
         from .cold import cold_run      # a deck of plain parts: the numeric engine without sympy
         cold = cold_run(str(model), fs, method, options, u, duration, x0, progress, align)
         if cold is not None:
             res, plan, fp = cold
             if eligible and key is not None:
-                _save_snapshot(_first_plan(plan, res, False, x0), key, fp, str(model), fs, method, options, False)
+                _save_snapshot(_first_plan(plan, res, dc, x0), key, fp, str(model), fs, method, options, dc)
             return _measured(res, model)
     from ..model import load            # the symbolic path: sympy, scipy (a warm start needs neither)
     from .simulator import Simulator
