@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Sequence, Tupl
 
 import numpy as np
 
-from .components.base import Branch, Port
-from .errors import NetlistWarning, StructureError
-from .components.element import DATUM
+from .common.names import DATUM
 from .common.quantities import DOMAINS
+from .errors import NetlistWarning, StructureError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:       # the graph reads branches as data (a circuit described by numbers: no sympy)
+    from .components.base import Branch, Port
     import networkx as nx
     import scipy.sparse as sps
 

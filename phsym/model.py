@@ -21,6 +21,7 @@ from .netlist.spec import Netlist
 from .structure.checks import check_structure, latex_model
 from .structure.numeric_checks import complex_laws, numeric_checks
 from .structure.circuit.data import CircuitData
+from .structure.circuit.kinds import record as record_kind
 from .structure.dirac import Structure
 from .structure.forms import DescriptorForm, ExplicitForm, descriptor, explicit
 from .structure.linearize import linearize
@@ -88,7 +89,9 @@ class Model:
         self._check_values(defaults)
         contrib = Contribution()
         for spec in netlist.elements:
-            contrib.extend(contribute(spec, defaults))
+            part = contribute(spec, defaults)
+            record_kind(spec, part, defaults)      # a later process builds such elements without sympy
+            contrib.extend(part)
         storages = couple_inductors(contrib.storages, contrib.couplings, defaults)
         for st in storages:
             for ic in st.initial:

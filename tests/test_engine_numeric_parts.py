@@ -134,7 +134,9 @@ def test_a_new_circuit_compiles_nothing(tmp_path):
     # another circuit of the same kinds (other values, other topology): everything loads from the cache
     second = _child(tmp_path, B, A)
     assert second["compiled"] == [] and second["signatures"] == 1
-    assert _files(tmp_path / "phsym") == kernels
+    # (an element of a signature the first had not holds a new description: recorded, not compiled)
+    assert {k: v for k, v in _files(tmp_path / "phsym").items() if not k.startswith("phsym_kind_")} == \
+        {k: v for k, v in kernels.items() if not k.startswith("phsym_kind_")}
 
 
 def test_hard_step_is_subdivided_and_keeps_the_balance():

@@ -14,7 +14,7 @@ import importlib
 import sys
 from typing import Callable, Dict, Iterable, List, Mapping, Tuple
 
-__all__ = ["attach", "issparse"]
+__all__ = ["attach", "issparse", "lazy_field"]
 
 
 def attach(package: str, submodules: Iterable[str] = (),
@@ -71,3 +71,32 @@ def issparse(M) -> bool:
     """
     sps = sys.modules.get("scipy.sparse")
     return sps is not None and bool(sps.issparse(M))
+
+
+def lazy_field(name: str, build):
+    """A dataclass field read as a property: the value given, or ``build(self)`` (kept) when ``None`` was
+    given and the record can build it (the symbolic forms of a linear element, made on first read).
+
+    Set it on the class after the dataclass is made (its generated ``__init__`` assigns through it).
+
+    Parameters
+    ----------
+    name : str
+        The field's name (its value is kept as ``_name``).
+    build : callable
+        ``build(record)``: the value, or ``None`` when the record has nothing to build it from.
+    """
+    slot = "_" + name
+
+    def get(self):
+        v = getattr(self, slot)
+        if v is None:
+            v = build(self)
+            if v is not None:
+                setattr(self, slot, v)
+        return v
+
+    def put(self, value) -> None:
+        setattr(self, slot, value)
+
+    return property(get, put)

@@ -12,7 +12,10 @@ from typing import Dict, Generic, Iterable, Iterator, Mapping, Optional, Tuple, 
 
 from ..errors import PhsymError, UnknownNameError
 
-__all__ = ["NameTable"]
+__all__ = ["NameTable", "DATUM"]
+
+#: The datum (ground, reference) node's name.
+DATUM = "0"
 
 V = TypeVar("V")
 

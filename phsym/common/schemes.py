@@ -37,7 +37,13 @@ from typing import Dict, Iterable, Optional, Type
 
 from ..errors import PhsymError, SimulationInputError
 
-__all__ = ["Scheme", "SCHEMES", "ALIASES", "STIFF", "STIFF_STEP", "get_scheme", "step_inputs", "stiff_rule"]
+__all__ = ["Scheme", "SCHEMES", "ALIASES", "STIFF", "STIFF_STEP", "NEWTON_SCHEMES", "LINEAR_SCHEMES", "get_scheme",
+           "step_inputs", "stiff_rule"]
+
+#: Schemes of the Newton loops (generated and numeric; any model).
+NEWTON_SCHEMES = ("discrete_gradient", "midpoint", "backward_euler")
+#: Schemes of the linear engine (linear models); explicit Euler is not passive.
+LINEAR_SCHEMES = NEWTON_SCHEMES + ("explicit_euler",)
 
 #: How stiff storages step: by the step's length (default), to the end of the step, or as the scheme says.
 STIFF = ("auto", "backward_euler", "scheme")

@@ -15,6 +15,8 @@ from typing import Optional, Tuple
 
 import sympy as sp
 
+from ..common.branch import Branch  # noqa: F401  (re-exported: the graph's edge)
+from ..common.lazy import lazy_field  # noqa: F401  (re-exported: the records' lazy fields)
 from ..common.symbolic import product
 
 __all__ = ["Branch", "EffortLaw", "Storage", "Dissipation", "Port", "TwoPort", "Coupling", "Contribution",
@@ -30,42 +32,6 @@ P_SOURCE_ACROSS, P_STORE_EFFORT, P_CCR, P_LINEAR, P_TWOPORT, P_VCR, P_STORE_FLOW
 EFFORT = "effort"
 #: Storage port whose *through* variable is the gradient of H (inductor-like).
 FLOW = "flow"
-
-
-@dataclass(frozen=True)
-class Branch:
-    """One graph edge with receiver convention.
-
-    Attributes
-    ----------
-    name : str
-        Branch name: the element name, or ``NAME.p`` / ``NAME.s`` for two-ports.
-    element : str
-        Owning element.
-    kind : str
-        Element kind.
-    node_from, node_to : str
-        Across variable is ``e(node_from) - e(node_to)``; through variable flows
-        from ``node_from`` to ``node_to`` inside the element.
-    domain : str
-        Physical domain of the branch's nodes (``"any"`` for two-port branches,
-        whose domain follows their nodes).
-    role : str
-        ``"storage"``, ``"dissipation"``, ``"source_effort"`` (voltage-like:
-        fixes the across variable), ``"source_flow"`` (current-like: fixes the
-        through variable) or ``"twoport"``.
-    priority : int
-        Tree-selection priority (lower goes into the spanning tree first).
-    """
-
-    name: str
-    element: str
-    kind: str
-    node_from: str
-    node_to: str
-    domain: str
-    role: str
-    priority: int
 
 
 class EffortLaw:
@@ -251,35 +217,6 @@ class Dissipation:
     reads: Tuple[Tuple[sp.Symbol, str], ...] = ()
     nullator: bool = False
     coefficient: Optional[sp.Expr] = None
-
-
-def lazy_field(name: str, build):
-    """A dataclass field read as a property: the value given, or ``build(self)`` (kept) when ``None`` was
-    given and the record can build it (the symbolic forms of a linear element, made on first read).
-
-    Set it on the class after the dataclass is made (its generated ``__init__`` assigns through it).
-
-    Parameters
-    ----------
-    name : str
-        The field's name (its value is kept as ``_name``).
-    build : callable
-        ``build(record)``: the value, or ``None`` when the record has nothing to build it from.
-    """
-    slot = "_" + name
-
-    def get(self):
-        v = getattr(self, slot)
-        if v is None:
-            v = build(self)
-            if v is not None:
-                setattr(self, slot, v)
-        return v
-
-    def put(self, value) -> None:
-        setattr(self, slot, value)
-
-    return property(get, put)
 
 
 def _storage_hessian(st: Storage):

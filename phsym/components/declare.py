@@ -3,22 +3,12 @@
 constraints (:data:`CHECKS`).  Re-exported by :mod:`phsym.components.component`."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
 __all__ = ["Value", "LawForm", "Choice", "CHECKS"]
 
-
-#: Value constraints: name -> (test, wording for messages).
-CHECKS = {
-    "positive": (lambda v: v > 0, "positive"),
-    "nonzero": (lambda v: v != 0, "non-zero"),
-    "nonnegative": (lambda v: v >= 0, "non-negative"),
-    "unit": (lambda v: -1 < v < 1, "inside (-1, 1)"),
-    "fraction": (lambda v: 0 <= v < 1, "in [0, 1)"),
-    "closed_unit": (lambda v: 0 <= v <= 1, "in [0, 1]"),
-}
+from ..common.constraints import CHECKS, problem
 
 
 @dataclass(frozen=True)
@@ -75,13 +65,7 @@ class Value:
         value : float
             The numeric value.
         """
-        if not math.isfinite(value):
-            return f"must be a finite number, got {value:g}"
-        if self.check is not None:
-            test, wording = CHECKS[self.check]
-            if not test(value):
-                return f"must be {wording}, got {value:g}"
-        return None
+        return problem(self.check, value)
 
 
 @dataclass(frozen=True)

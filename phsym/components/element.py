@@ -12,12 +12,10 @@ from typing import Mapping, Optional, Tuple
 
 import sympy as sp
 
+from ..common.names import DATUM  # the datum node: ``0`` and ``gnd`` map to it
 from ..errors import Location
 
 __all__ = ["DATUM", "Law", "Waveform", "ElementSpec"]
-
-#: Canonical name of the datum (reference) node; ``0`` and ``gnd`` map to it.
-DATUM = "0"
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,8 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
 
     A netlist file simulated before (same text, rate, method and options, no
     parameter overrides) starts warm: from a cached plan, without building
-    the symbolic model (see :mod:`phsym.simulation.warm`).
+    the symbolic model (see :mod:`phsym.simulation.warm`); one run the first time
+    without sympy when it is a deck of plain parts (:mod:`phsym.simulation.cold`).
 
     Parameters
     ----------
@@ -124,6 +125,14 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
                                               info={"warm_start": True}, align=align), model)
                 except ImportError:     # its generated module left the cache: rebuild below
                     pass
+    if is_file and not params and not controls and Path(model).suffix.lower() != ".json":
+        from .cold import cold_run      # a deck of plain parts: the numeric engine without sympy
+        cold = cold_run(str(model), fs, method, options, u, duration, x0, progress, align)
+        if cold is not None:
+            res, plan, fp = cold
+            if eligible and key is not None:
+                _save_snapshot(_first_plan(plan, res, dc, x0), key, fp, str(model), fs, method, options, dc)
+            return _measured(res, model)
     from ..model import load            # the symbolic path: sympy, scipy (a warm start needs neither)
     from .simulator import Simulator
     source = model
@@ -132,18 +141,24 @@ def simulate(model, fs: Optional[float] = None, u=None, duration: Optional[float
     sim = Simulator(model, fs, method, **options)
     res = sim.run(u=u, duration=duration, x0=x0, params=params, progress=progress, align=align, controls=controls)
     if eligible and key is not None:
-        plan = _snapshot_plan(sim, res, dc, x0)
-        if plan.serialisable:
-            try:
-                save_plan(plan, key)
-            except (OSError, SimulationError):
-                pass     # a read-only cache only costs the next run its warm start
-            else:
-                if sim.upgrade:     # a first run on the numeric engine: moved onto the generated loop once built
-                    request_upgrade(key, sim.upgrade, str(source), fs, method, options, dc)
-                elif plan.loop.key:      # Newton loop or unrolled linear loop
-                    aot.start_background(plan.loop.key)
+        _save_snapshot(_snapshot_plan(sim, res, dc, x0), key, sim.upgrade, str(source), fs, method, options, dc)
     return _measured(res, source)
+
+
+def _save_snapshot(plan, key: str, upgrade: Optional[str], source: str, fs: float, method: str, options,
+                   dc: bool) -> None:
+    """Keep ``plan`` as the warm start ``key``; a first run on the numeric engine whose generated loop
+    ``upgrade`` is being built asks to be moved onto it, a generated loop gets its ahead-of-time build."""
+    if not plan.serialisable:
+        return
+    try:
+        save_plan(plan, key)
+    except (OSError, SimulationError):
+        return      # a read-only cache only costs the next run its warm start
+    if upgrade:
+        request_upgrade(key, upgrade, source, fs, method, options, dc)
+    elif plan.loop.key:      # Newton loop or unrolled linear loop
+        aot.start_background(plan.loop.key)
 
 
 def _starts_without_numba(key: Optional[str]) -> bool:
@@ -162,7 +177,11 @@ def _starts_without_numba(key: Optional[str]) -> bool:
 
 def _snapshot_plan(sim, res: SimulationResult, dc: bool, x0):
     """The plan a snapshot stores after ``sim`` ran ``res``."""
-    plan = sim.plan(None)
+    return _first_plan(sim.plan(None), res, dc, x0)
+
+
+def _first_plan(plan, res: SimulationResult, dc: bool, x0):
+    """``plan`` as a snapshot of its run ``res`` keeps it: from where the run started."""
     if dc:      # the snapshot starts where this run started
         plan = copy.copy(plan)
         plan.x_ic, plan.x_ic_desc = np.array(res.x[0], dtype=float), res.info["x0"]

@@ -15,7 +15,7 @@ import numpy as np
 from ..codegen import interpret
 from ..codegen.newton.module import generate
 from ..common.bounded import CODEGEN_TIMES, TIMEOUT_ENV, deadline, timeout
-from ..common.schemes import get_scheme, stiff_rule
+from ..common.schemes import LINEAR_SCHEMES, NEWTON_SCHEMES, get_scheme, stiff_rule
 from ..errors import PhsymError, SimulationError, SimulationInputError
 from ..netlist.params import expand_derived
 from ..structure.linear import LinearPHS
@@ -34,10 +34,6 @@ from .stream import Stream
 
 __all__ = ["Simulator", "NEWTON_SCHEMES", "LINEAR_SCHEMES"]
 
-#: Schemes of the generated Newton loop (any model).
-NEWTON_SCHEMES = ("discrete_gradient", "midpoint", "backward_euler")
-#: Schemes of the linear engine (linear models); explicit Euler is not passive.
-LINEAR_SCHEMES = NEWTON_SCHEMES + ("explicit_euler",)
 
 
 class Simulator(LinearPlanning):

@@ -18,19 +18,26 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Dict, Tuple
+from typing import TYPE_CHECKING, Dict, Tuple
 
-import sympy as sp
-
-from ...components.base import EffortLaw
-from ...structure.circuit.canonical import Form
 from ...common.paths import atomic_write, cache_dir
+from ...errors import BuildError
+from ...structure.circuit.form import Form
 from ..cache import cache_key, import_generated, load_module
-from ..gradients import effort_step, storage_gradients
 from . import library, native
-from .source import KernelSpec, kernel_source
 
-__all__ = ["Kernel", "law_kernel", "step_kernel", "energy_kernel", "gradient_kernel", "effort_state_kernel"]
+if TYPE_CHECKING:       # a kernel that is compiled already loads without the derivations (sympy)
+    import sympy as sp
+    from .source import KernelSpec
+
+__all__ = ["Kernel", "law_kernel", "step_kernel", "energy_kernel", "gradient_kernel", "effort_state_kernel",
+           "UnknownForm"]
+
+
+class UnknownForm(BuildError):
+    """A form known by its key alone (:attr:`~phsym.structure.circuit.form.Form.exprs` is ``None``)
+    whose kernel is neither in the caches nor in the package's library: only the symbolic path can
+    derive it."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,13 @@ def _compiled(key: str, n_var: int, n_const: int, n_out: int, derivatives: bool,
 _LOADED: Dict[str, Kernel] = {}
 
 
+def kernel_source(spec: KernelSpec, source: str = "") -> str:
+    """The module text of a kernel (:func:`.source.kernel_source`, imported on first use: it prints
+    with sympy, which a kernel loaded from the caches does not need)."""
+    from .source import kernel_source as text_of
+    return text_of(spec, source)
+
+
 def _load(spec: KernelSpec, source: str) -> Kernel:
     text = kernel_source(spec, source)
     key = cache_key(text.split('"""', 2)[2], "law")      # the header names the netlist: not part of the key
@@ -143,12 +157,15 @@ def _indexed(tag: tuple):
         return None
 
 
-def _memo(tag: tuple, make, source: str) -> Kernel:
+def _memo(tag: tuple, make, source: str, form: Form) -> Kernel:
     hit = _SPECS.get(tag)
     if hit is None:
         hit = _indexed(tag)
         if hit is None and library.fetch(_index_file(tag).name):      # compiled with the package
             hit = _indexed(tag)
+        if hit is None and not form.derivable:
+            raise UnknownForm(f"no compiled kernel of the law form {form.key} ({tag[0]}) here, and no "
+                              "expressions to derive it from: the model must be built symbolically")
         if hit is None:
             hit = _load(make(), source)
             meta = dict(key=hit.key, n_var=hit.n_var, n_const=hit.n_const, n_out=hit.n_out,
@@ -162,7 +179,8 @@ def _memo(tag: tuple, make, source: str) -> Kernel:
     return hit
 
 
-def _syms(prefix: str, n: int) -> Tuple[sp.Symbol, ...]:
+def _syms(prefix: str, n: int) -> Tuple["sp.Symbol", ...]:
+    import sympy as sp
     return tuple(sp.Symbol(f"_{prefix}{i}", real=True) for i in range(n))
 
 
@@ -177,13 +195,15 @@ def law_kernel(form: Form, source: str = "") -> Kernel:
         Element names, for the module header.
     """
     def make():
+        from .source import KernelSpec
         return KernelSpec(f"the law z = {form.exprs[0]}", tuple(form.variables), (), tuple(form.params),
                           (form.exprs[0],))
-    return _memo(("law", form.key), make, source)
+    return _memo(("law", form.key), make, source, form)
 
 
 def _storage(form: Form, n_states: int) -> SimpleNamespace:
     """A storage record in the form's symbols (what :mod:`phsym.codegen.gradients` reads)."""
+    from ...components.base import EffortLaw
     xs = tuple(form.variables[:n_states])
     law = None
     if len(form.exprs) == 3:
@@ -212,10 +232,14 @@ def step_kernel(form: Form, n_states: int, scheme: str, end: bool = False, sourc
     source : str
         Element names, for the module header.
     """
-    st = _storage(form, n_states)
-    effort = st.by_effort is not None and (scheme != "midpoint" or end)
+    # a form with three expressions is solved through its effort (``[H, x(e), H(x, e)]``)
+    effort = form.n_vars > n_states and (scheme != "midpoint" or end)
 
     def make():
+        import sympy as sp
+        from ..gradients import effort_step, storage_gradients
+        from .source import KernelSpec
+        st = _storage(form, n_states)
         V, X, XS = _syms("d", n_states), _syms("x", n_states), _syms("xs", n_states)
         if effort:
             s0 = sp.Symbol("_se0", real=True)
@@ -226,7 +250,7 @@ def step_kernel(form: Form, n_states: int, scheme: str, end: bool = False, sourc
         g = storage_gradients(st, scheme, X, V, XS, end)
         return KernelSpec(f"{scheme} step{' to the end' if end else ''} of H = {form.exprs[0]} (outputs: the "
                           f"discrete gradient of each state)", V, X + XS, tuple(form.params), tuple(g))
-    return _memo(("step", form.key, n_states, scheme, end, effort), make, source)
+    return _memo(("step", form.key, n_states, scheme, end, effort), make, source, form)
 
 
 def energy_kernel(form: Form, n_states: int, through_effort: bool, source: str = "") -> Kernel:
@@ -245,6 +269,8 @@ def energy_kernel(form: Form, n_states: int, through_effort: bool, source: str =
         Element names, for the module header.
     """
     def make():
+        import sympy as sp
+        from .source import KernelSpec
         X = _syms("x", n_states)
         sub = dict(zip(form.variables[:n_states], X))
         if through_effort:
@@ -254,7 +280,7 @@ def energy_kernel(form: Form, n_states: int, through_effort: bool, source: str =
                               (form.exprs[2].xreplace(sub),), derivatives=False)
         return KernelSpec(f"the energy H = {form.exprs[0]}", (), X, tuple(form.params),
                           (form.exprs[0].xreplace(sub),), derivatives=False)
-    return _memo(("energy", form.key, n_states, through_effort), make, source)
+    return _memo(("energy", form.key, n_states, through_effort), make, source, form)
 
 
 def gradient_kernel(form: Form, n_states: int, source: str = "") -> Kernel:
@@ -270,11 +296,13 @@ def gradient_kernel(form: Form, n_states: int, source: str = "") -> Kernel:
         Element names, for the module header.
     """
     def make():
+        import sympy as sp
+        from .source import KernelSpec
         X = _syms("x", n_states)
         H = form.exprs[0].xreplace(dict(zip(form.variables[:n_states], X)))
         return KernelSpec(f"the gradient of H = {form.exprs[0]}", X, (), tuple(form.params),
                           tuple(sp.diff(H, x) for x in X))
-    return _memo(("gradient", form.key, n_states), make, source)
+    return _memo(("gradient", form.key, n_states), make, source, form)
 
 
 def effort_state_kernel(form: Form, source: str = "") -> Kernel:
@@ -288,7 +316,9 @@ def effort_state_kernel(form: Form, source: str = "") -> Kernel:
         Element names, for the module header.
     """
     def make():
+        import sympy as sp
+        from .source import KernelSpec
         e = sp.Symbol("_e0", real=True)
         return KernelSpec(f"the state x(e) = {form.exprs[1]}", (e,), (), tuple(form.params),
                           (form.exprs[1].xreplace({form.variables[1]: e}),))
-    return _memo(("state", form.key), make, source)
+    return _memo(("state", form.key), make, source, form)

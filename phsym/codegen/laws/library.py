@@ -24,16 +24,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import List, Optional
 
+from ...common.library import ENV, LIBRARY, writing
 from ...common.paths import cache_dir
 from ..cache import PREFIX
 from . import native
 
-__all__ = ["LIBRARY", "ENV", "fetch", "store", "numba_dir"]
-
-#: Where the package keeps its compiled law kernels.
-LIBRARY = Path(__file__).resolve().parent / "_library"
-#: Environment variable: ``write`` makes the kernels a process compiles go into :data:`LIBRARY` too.
-ENV = "PHSYM_LAW_LIBRARY"
+__all__ = ["LIBRARY", "ENV", "fetch", "store", "numba_dir", "writing"]
 
 
 def numba_dir(py_file: Path) -> Optional[Path]:
@@ -112,7 +108,7 @@ def store(index_name: str, key: str) -> None:
     key : str
         Its module's cache key.
     """
-    if os.environ.get(ENV, "").strip().lower() != "write":
+    if not writing():
         return
     name = PREFIX + key
     d = cache_dir()

@@ -43,7 +43,7 @@ from ...common.paths import atomic_write, cache_dir
 from ...errors import SimulationInputError
 from ...version import __version__
 
-__all__ = ["ENGINES", "ENGINE_ENV", "numeric_ready", "start_numeric_warmup", "GENERATED_LIMIT", "LINEAR_LIMIT", "choose", "fingerprint", "generated_ready",
+__all__ = ["ENGINES", "ENGINE_ENV", "numeric_ready", "start_numeric_warmup", "GENERATED_LIMIT", "LINEAR_LIMIT", "choose", "fingerprint", "plain_fingerprint", "generated_ready",
            "ready_module", "mark_ready", "start_generated_build", "check_generated_budget"]
 
 #: Engine names (``"newton"`` is the generated loop's former name).
@@ -104,13 +104,33 @@ def fingerprint(model, scheme: str, stiff: str) -> str:
     stiff : str
         Resolved stiff rule.
     """
-    h = hashlib.sha256(f"{__version__}\0{scheme}\0{stiff}\0".encode())
     nl = model.netlist
-    for e in nl.elements:
-        h.update(repr((e.name, e.kind, tuple(e.nodes), sorted((k, str(v)) for k, v in e.values.items()),
-                       str(e.law), str(e.ic), tuple(e.refs), sorted(e.choices.items()))).encode())
-    for name, p in nl.parameters.items():
-        h.update(repr((name, str(p.expression), p.control)).encode())
+    return _fingerprint(((e.name, e.kind, tuple(e.nodes), sorted((k, str(v)) for k, v in e.values.items()),
+                          str(e.law), str(e.ic), tuple(e.refs), sorted(e.choices.items())) for e in nl.elements),
+                        ((name, str(p.expression), p.control) for name, p in nl.parameters.items()), scheme, stiff)
+
+
+def plain_fingerprint(deck, scheme: str, stiff: str) -> str:
+    """:func:`fingerprint` of the model of a plain deck (:mod:`phsym.netlist.plain`), without the model:
+    its values are parameters by name, with no law, IC, reference, option or expression.
+
+    Parameters
+    ----------
+    deck : PlainDeck
+        The deck.
+    scheme, stiff : str
+        Canonical scheme name and resolved stiff rule.
+    """
+    return _fingerprint(((e.name, e.kind, tuple(e.nodes), sorted(e.params.items()), "None", "None", (), [])
+                         for e in deck.elements), ((name, "None", False) for name in deck.parameters), scheme, stiff)
+
+
+def _fingerprint(elements, parameters, scheme: str, stiff: str) -> str:
+    h = hashlib.sha256(f"{__version__}\0{scheme}\0{stiff}\0".encode())
+    for row in elements:
+        h.update(repr(row).encode())
+    for row in parameters:
+        h.update(repr(row).encode())
     return h.hexdigest()[:24]
 
 

@@ -33,60 +33,15 @@ Examples
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
-import numpy as np
 import sympy as sp
 
-from ...errors import StructureError
 from ...version import __version__
+from .form import PAR, VAR, Form, placeholder, variable
+from .values import linear_hessians, placeholder_values
 
 __all__ = ["Form", "canonical", "placeholder_values", "linear_hessians", "VAR", "PAR"]
-
-#: Names of the positional variables and placeholders of a form.
-VAR, PAR = "_v", "_p"
-
-_V = [sp.Symbol(f"{VAR}{i}", real=True) for i in range(64)]
-_P = [sp.Symbol(f"{PAR}{i}", real=True) for i in range(256)]
-
-
-def _var(i: int) -> sp.Symbol:
-    return _V[i] if i < len(_V) else sp.Symbol(f"{VAR}{i}", real=True)
-
-
-def _par(i: int) -> sp.Symbol:
-    return _P[i] if i < len(_P) else sp.Symbol(f"{PAR}{i}", real=True)
-
-
-@dataclass(frozen=True)
-class Form:
-    """A law form (see the module docstring).
-
-    Attributes
-    ----------
-    exprs : tuple of sympy.Expr
-        The expressions in ``_v0 ... _v{n_vars-1}`` and ``_p0 ... _p{n_params-1}``.
-    n_vars, n_params : int
-        Number of variables and of placeholders.
-    key : str
-        Digest of the expressions (and phsym's version): equal keys, equal forms.
-    """
-
-    exprs: Tuple[sp.Expr, ...]
-    n_vars: int
-    n_params: int
-    key: str
-
-    @property
-    def variables(self) -> List[sp.Symbol]:
-        """The positional variables ``_v0, ...``."""
-        return [_var(i) for i in range(self.n_vars)]
-
-    @property
-    def params(self) -> List[sp.Symbol]:
-        """The placeholders ``_p0, ...``."""
-        return [_par(i) for i in range(self.n_params)]
 
 
 def _valued(e: sp.Basic) -> bool:
@@ -99,7 +54,7 @@ class _Walker:
     """One pass of :func:`canonical` over a set of expressions (shared placeholders)."""
 
     def __init__(self, variables: Sequence[sp.Symbol]):
-        self.varmap = {s: _var(i) for i, s in enumerate(variables)}
+        self.varmap = {s: variable(i) for i, s in enumerate(variables)}
         self.varset = frozenset(variables)
         self.found: Dict[sp.Basic, sp.Symbol] = {}
         self.temps: List[sp.Symbol] = []
@@ -214,7 +169,7 @@ def canonical(exprs: Sequence[sp.Expr], variables: Sequence[sp.Symbol],
     temps = list(w.temps)
     values = dict(zip(temps, w.order))
     ordered = _order(out, temps)      # a placeholder sympy folded away (0*p) is simply gone
-    new = [_par(i) for i in range(len(ordered))]
+    new = [placeholder(i) for i in range(len(ordered))]
     out = [o.xreplace(dict(zip(ordered, new))) for o in out]
     values = [values[t] for t in ordered]
     temps = new
@@ -226,116 +181,3 @@ def canonical(exprs: Sequence[sp.Expr], variables: Sequence[sp.Symbol],
         _MEMO.clear()
     _MEMO[mkey] = result
     return result
-
-
-_LAMBDAS: Dict[sp.Expr, Tuple[object, List[sp.Symbol]]] = {}
-
-
-def _arithmetic(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> Optional[float]:
-    """The value of a sum / product / power of numbers and symbols (``1/C1``: one per capacitor, too
-    many distinct expressions to compile each), or ``None`` for anything else."""
-    if expr.is_Rational or expr.is_Float:
-        return float(expr)
-    if expr.is_Symbol:
-        return float(values[expr])
-    if expr.is_Pow:
-        b, e = _arithmetic(expr.base, values), _arithmetic(expr.exp, values)
-        if b is None or e is None:
-            return None
-        r = b ** e
-        return float("nan") if isinstance(r, complex) else r
-    if expr.is_Mul or expr.is_Add:
-        out = 1.0 if expr.is_Mul else 0.0
-        for a in expr.args:
-            v = _arithmetic(a, values)
-            if v is None:
-                return None
-            out = out * v if expr.is_Mul else out + v
-        return out
-    return None
-
-
-def _value(expr: sp.Expr, values: Mapping[sp.Symbol, float]) -> float:
-    if len(expr.args) <= 4:
-        v = _arithmetic(expr, values)
-        if v is not None:
-            return v
-    hit = _LAMBDAS.get(expr)
-    if hit is None:
-        syms = sorted(expr.free_symbols, key=str)
-        hit = _LAMBDAS[expr] = (sp.lambdify(syms, expr, "math"), syms)
-    fn, syms = hit
-    return float(fn(*[float(values[s]) for s in syms]))
-
-
-def placeholder_values(rows: Sequence[Sequence[sp.Expr]], values: Mapping[sp.Symbol, float],
-                       elements: Sequence[str] = ()) -> np.ndarray:
-    """The numbers of the placeholders of many instances of one form.
-
-    Parameters
-    ----------
-    rows : sequence of sequence of sympy.Expr
-        Per instance, what its placeholders stand for (from :func:`canonical`).
-    values : mapping of sympy.Symbol to float
-        Parameter values.
-    elements : sequence of str
-        The instances' element names (for the error message).
-
-    Returns
-    -------
-    numpy.ndarray (n_instances, n_params)
-
-    Raises
-    ------
-    StructureError
-        For a placeholder that is not a finite real number at these values.
-    """
-    n = len(rows[0]) if rows else 0
-    out = np.empty((len(rows), n))
-    for i, row in enumerate(rows):
-        for j, ex in enumerate(row):
-            try:
-                v = _value(ex, values)
-            except (KeyError, TypeError, ValueError, ArithmeticError):
-                v = float("nan")
-            if not np.isfinite(v):
-                name = elements[i] if i < len(elements) else f"instance {i}"
-                raise StructureError(f"a value of {name} is not a finite real number: {ex}", [name] if elements else [],
-                                     hint="check the element's values and the parameters they use")
-            out[i, j] = v
-    return out
-
-
-def linear_hessians(storages: Sequence, values: Mapping[sp.Symbol, float]) -> List[Optional[np.ndarray]]:
-    """``Q`` (``n x n``) of each linear storage (``None`` for the others), in one pass.
-
-    The storages given by a compliance (a capacitor's ``C``: ``Q = 1 / C``)
-    are evaluated together as numbers, without a sympy ``1 / C`` each.
-
-    Parameters
-    ----------
-    storages : sequence of StorageItem
-        The circuit's storages (:attr:`~phsym.structure.circuit.data.CircuitData.storages`).
-    values : mapping of sympy.Symbol to float
-        Parameter values.
-
-    Raises
-    ------
-    StructureError
-        For an entry that is not a finite real number at these values.
-    """
-    out: List[Optional[np.ndarray]] = [None] * len(storages)
-    by_compliance = [k for k, s in enumerate(storages) if s.linear and s.compliance is not None]
-    if by_compliance:
-        C = placeholder_values([[storages[k].compliance] for k in by_compliance], values,
-                               [storages[k].element for k in by_compliance])[:, 0]
-        with np.errstate(divide="ignore"):
-            Q = 1.0 / C
-        for k, q in zip(by_compliance, Q):
-            # a zero compliance: the sympy entry's own evaluation and message
-            out[k] = np.array([[q]]) if np.isfinite(q) else None
-    for k, s in enumerate(storages):
-        if s.linear and out[k] is None:
-            Qk = placeholder_values([[e for row in s.hessian for e in row]], values, [s.element])[0]
-            out[k] = Qk.reshape(len(s.states), len(s.states))
-    return out

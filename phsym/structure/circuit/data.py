@@ -21,21 +21,31 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-import sympy as sp
 
-from ...components.base import EFFORT, Branch, Dissipation, Port, Storage, TwoPort, lazy_field
-from ...components.element import DATUM
+from ...common.lazy import lazy_field
 from ...errors import StructureError
-from .canonical import Form, canonical
+from .form import Form
+
+if TYPE_CHECKING:       # the data reads without sympy (a circuit described by numbers: :mod:`.numeric`)
+    import sympy as sp
+
+    from ...components.base import Branch, Dissipation, Port, Storage, TwoPort
 
 __all__ = ["CircuitData", "StorageItem", "DissipationItem", "PortItem", "TwoPortItem"]
 
-_S = [sp.Symbol(f"_state{i}", real=True) for i in range(16)]
-_E = sp.Symbol("_effort", real=True)
-_W = [sp.Symbol(f"_port{i}", real=True) for i in range(64)]
+_SYMBOLS: Dict[str, list] = {}
+
+
+def _symbols(prefix: str, n: int) -> list:
+    """``n`` real symbols ``{prefix}0 ...`` (the first ones made once per process)."""
+    import sympy as sp
+    have = _SYMBOLS.setdefault(prefix, [])
+    while len(have) < min(n, 64):
+        have.append(sp.Symbol(f"{prefix}{len(have)}", real=True))
+    return have[:n] if n <= len(have) else [sp.Symbol(f"{prefix}{i}", real=True) for i in range(n)]
 
 
 @dataclass
@@ -221,6 +231,7 @@ class CircuitData:
         """
         if not self.controls:
             return []
+        import sympy as sp
         free = sp.sympify(expr).xreplace(self.derived).free_symbols
         return [m for m, c in enumerate(self.controls) if c in free]
 
@@ -289,16 +300,9 @@ class CircuitData:
         storages, dissipations, ports, twoports : sequence
             The components' records (coupled inductors merged).
         """
+        import sympy as sp
         bidx = {b.name: k for k, b in enumerate(branches)}
-        nodes: List[str] = []
-        nidx: Dict[str, int] = {}
-        for b in branches:
-            for n in (b.node_from, b.node_to):
-                if n != DATUM and n not in nidx:
-                    nidx[n] = len(nodes)
-                    nodes.append(n)
-        b_from = np.array([nidx.get(b.node_from, -1) for b in branches], dtype=np.int64)
-        b_to = np.array([nidx.get(b.node_to, -1) for b in branches], dtype=np.int64)
+        nodes, b_from, b_to = incidence(branches)
         states: List[str] = []
         out = cls(nodes, list(branches), b_from, b_to, np.asarray(in_tree, dtype=bool), states,
                   [p.element for p in ports])
@@ -320,10 +324,29 @@ class CircuitData:
         return out
 
 
+def incidence(branches: Sequence[Branch]) -> Tuple[List[str], np.ndarray, np.ndarray]:
+    """``(nodes, b_from, b_to)``: the nodes but the datum in order of first appearance, and each
+    branch's end nodes as their indices (``-1``: the datum)."""
+    from ...common.names import DATUM
+    nodes: List[str] = []
+    nidx: Dict[str, int] = {}
+    for b in branches:
+        for n in (b.node_from, b.node_to):
+            if n != DATUM and n not in nidx:
+                nidx[n] = len(nodes)
+                nodes.append(n)
+    b_from = np.array([nidx.get(b.node_from, -1) for b in branches], dtype=np.int64)
+    b_to = np.array([nidx.get(b.node_to, -1) for b in branches], dtype=np.int64)
+    return nodes, b_from, b_to
+
+
 def _storage(st: Storage, idx: Tuple[int, ...], branches: Tuple[int, ...]) -> StorageItem:
+    import sympy as sp
+
+    from ...components.base import EFFORT
+    from .canonical import canonical
     ports = tuple(p == EFFORT for p in st.port_types)
-    xs = _S[:len(st.states)] if len(st.states) <= len(_S) else \
-        [sp.Symbol(f"_state{i}", real=True) for i in range(len(st.states))]
+    xs = _symbols("_state", len(st.states))
     sub = dict(zip(st.states, xs))
     if st.compliance is not None:
         return StorageItem(st, idx, branches, ports, True, None, stiff=st.stiff, compliance=st.compliance)
@@ -365,6 +388,7 @@ def _mark_lossless(items: List[DissipationItem]) -> None:
         seen |= group
         if any(items[k].active for k in group):
             continue
+        import sympy as sp
         power = sp.Add(*[items[k].record.variable * sp.sympify(items[k].record.law) for k in sorted(group)])
         if power == 0 or sp.expand(power) == 0:
             for k in group:
@@ -373,6 +397,9 @@ def _mark_lossless(items: List[DissipationItem]) -> None:
 
 def _dissipation(d: Dissipation, j: int, branch: int, port_index: Dict[str, int],
                  state_branch: Dict[str, int]) -> DissipationItem:
+    import sympy as sp
+
+    from .canonical import canonical
     across = d.control == "across"
     if d.linear and not d.couples and not d.reads and not d.nullator and d.coefficient is not None:
         return DissipationItem(d, branch, across, True, coefficient=d.coefficient)
@@ -398,7 +425,7 @@ def _dissipation(d: Dissipation, j: int, branch: int, port_index: Dict[str, int]
                                  "storage branch", [d.element])
         reads.append(i)
         var.append(sym)
-    fixed = _W[:len(var)] if len(var) <= len(_W) else [sp.Symbol(f"_port{i}", real=True) for i in range(len(var))]
+    fixed = _symbols("_port", len(var))
     form, ph = canonical([law.xreplace(dict(zip(var, fixed)))], list(fixed), tag="dissipation")
     return DissipationItem(d, branch, across, False, ports=tuple(ports), reads=tuple(reads), form=form,
                            placeholders=ph)

@@ -23,16 +23,19 @@ current-controlled one, as the symbolic DC solver does
 """
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
-import sympy as sp
 
 from ....codegen.laws.build import gradient_kernel
-from ....structure.circuit.canonical import linear_hessians, placeholder_values
-from ....structure.circuit.data import CircuitData
+from ....structure.circuit.values import linear_hessians, placeholder_values
 from .layout import branch_voltage
 from .system import System
+
+if TYPE_CHECKING:       # a circuit described by numbers is solved without sympy
+    import sympy as sp
+    from ....structure.circuit.data import CircuitData
+
 
 __all__ = ["DCSystem", "CONSERVE_LIMIT"]
 

@@ -9,14 +9,17 @@ addresses.
 from __future__ import annotations
 
 import ctypes
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
-import sympy as sp
 
 from ....codegen.laws.build import Kernel, effort_state_kernel, gradient_kernel
 from ....errors import SimulationError
-from ....structure.circuit.canonical import placeholder_values
+from ....structure.circuit.values import placeholder_values
+
+if TYPE_CHECKING:       # a circuit described by numbers is solved without sympy
+    import sympy as sp
+
 
 __all__ = ["call", "gradient_at", "effort_of_state"]
 

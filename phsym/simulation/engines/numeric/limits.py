@@ -76,6 +76,34 @@ def _terms(expr: sp.Expr, var: List[sp.Symbol], j: int, forward_only: bool) -> L
     return out
 
 
+def _form_terms(form, which: int, j: int, forward_only: bool) -> tuple:
+    """``(encoded, terms)``: the junction terms of variable ``j`` of expression ``which`` of a form,
+    encoded (:mod:`phsym.codegen.laws.facts`: a form known by its key alone reads them from there),
+    or as sympy expressions when they cannot be encoded."""
+    from ....codegen.laws.facts import junction_terms
+    derived = []
+
+    def derive():
+        # an effort law's state law x(e) reads the effort alone (its variable 1)
+        var = form.variables if which == 0 else [form.variables[1]]
+        derived.extend(_terms(form.exprs[which], var, j, forward_only))
+        return derived
+    encoded = junction_terms(form, j, forward_only, derive)
+    if encoded is not None:
+        return True, encoded
+    return False, derived or derive()
+
+
+def _term_values(terms: tuple, form, P: np.ndarray) -> List[tuple]:
+    """``(c, c0, |K|)`` of each term at the placeholder values ``P``."""
+    encoded, ts = terms
+    if encoded:
+        from ....codegen.laws.facts import evaluate
+        return [tuple(evaluate(x, P) for x in t) for t in ts]
+    sub = dict(zip(form.params, P))
+    return [tuple(float(e.xreplace(sub)) for e in t) for t in ts]
+
+
 def junction_slots(system, inst: Dict[tuple, object], values: Mapping[sp.Symbol, float]) -> Slots:
     """The limited junctions of a :class:`~.system.System`'s kernel instances.
 
@@ -88,7 +116,7 @@ def junction_slots(system, inst: Dict[tuple, object], values: Mapping[sp.Symbol,
     values : mapping of sympy.Symbol to float
         Parameter values.
     """
-    from ....structure.circuit.canonical import placeholder_values
+    from ....structure.circuit.values import placeholder_values
     c, G, L = system.circuit, system.groups, system.L
     memo: Dict[tuple, list] = {}
     found: Dict[tuple, List[tuple]] = {}        # junction key -> its terms
@@ -103,20 +131,19 @@ def junction_slots(system, inst: Dict[tuple, object], values: Mapping[sp.Symbol,
             k[idx] = k.get(idx, 0.0) + coef
         return (tuple(sorted(zent)), tuple(sorted((i, v) for i, v in k.items() if v != 0.0)))
 
-    def visit(h, form, expr, var, j, forward_only, var_input, koff, per_h, placeholders, label):
+    def visit(h, form, which, j, forward_only, var_input, koff, per_h, placeholders, label):
         key = key_of(var_input, koff)
         n_out, n_var = G.shape(h)
         readers.setdefault(key, []).append((G.inp(h, j), G.out(h, 0), n_out, n_var, j, koff))
         mk = (form.key, j, forward_only)
         if mk not in memo:
-            memo[mk] = _terms(expr, var, j, forward_only)
-        if not memo[mk]:
+            memo[mk] = _form_terms(form, which, j, forward_only)
+        if not memo[mk][1]:
             return
-        P = dict(zip(form.params, placeholder_values([placeholders], values, [label])[0]))
-        for cc, c0, K in memo[mk]:
-            cv, c0v, Kv = (float(e.xreplace(P)) for e in (cc, c0, K))
-            if np.isfinite(cv) and cv != 0.0 and np.isfinite(c0v) and np.isfinite(Kv):
-                term = (cv, c0v, 1.0 / abs(cv), Kv, 1.0 if per_h else 0.0)
+        P = placeholder_values([placeholders], values, [label])[0]
+        for cc, c0, K in _term_values(memo[mk], form, P):
+            if np.isfinite(cc) and cc != 0.0 and np.isfinite(c0) and np.isfinite(K):
+                term = (cc, c0, 1.0 / abs(cc), K, 1.0 if per_h else 0.0)
                 if term not in found.setdefault(key, []):
                     found[key].append(term)
     for (kind, i), h in inst.items():
@@ -124,17 +151,15 @@ def junction_slots(system, inst: Dict[tuple, object], values: Mapping[sp.Symbol,
             if i in system.moved:       # a conductance a control moves: no junction
                 continue
             d = c.dissipations[i]
-            var = d.form.variables
             ins = [system.port_variable(i)] + [system.port_variable(p) for p in d.ports] + \
                 [system.state_input(r) for r in d.reads]
-            for j in range(len(var)):
-                visit(h, d.form, d.form.exprs[0], var, j, False, ins[j], -1, False, d.placeholders, d.element)
+            for j in range(d.form.n_vars):
+                visit(h, d.form, 0, j, False, ins[j], -1, False, d.placeholders, d.element)
         else:
             s = c.storages[i]
             n_out, _ = G.shape(h)
             if s.by_effort and n_out > len(s.states):      # the effort's increment is the input
-                v = s.form.variables
-                visit(h, s.form, s.form.exprs[1], [v[1]], 0, True, system.effort_input(s.states[0]),
+                visit(h, s.form, 1, 0, True, system.effort_input(s.states[0]),
                       L.k_effort(s.states[0]), True, s.placeholders, s.element)
     terms, rd = [], []
     for jn, (key, tl) in enumerate(found.items()):

@@ -14,18 +14,21 @@ held it gives the potentials and currents a given state implies
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-import sympy as sp
 
 from ....errors import SimulationError
-from ....structure.circuit.data import CircuitData
 from .dc import DCSystem
 from .kernels_py import call
 from .layout import STATE
 from .engine import entry
 from .ordering import PIVOT_TOL, column_order
+
+if TYPE_CHECKING:       # a circuit described by numbers is solved without sympy
+    import sympy as sp
+    from ....structure.circuit.data import CircuitData
+
 
 __all__ = ["DCPoint", "dc_point", "frozen_start", "GMIN_START"]
 
@@ -337,7 +340,7 @@ def _efforts(S: DCSystem, z: np.ndarray) -> np.ndarray:
 def _states(S: DCSystem, z: np.ndarray, values) -> np.ndarray:
     """The states of a solution: the free ones from their slots, the efforts' through ``x(e)``."""
     from ....codegen.laws.build import effort_state_kernel
-    from ....structure.circuit.canonical import placeholder_values
+    from ....structure.circuit.values import placeholder_values
     c, L = S.circuit, S.L
     x = S.x_fix.copy()
     for s in c.storages:

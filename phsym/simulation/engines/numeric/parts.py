@@ -17,22 +17,34 @@ numbers from the circuit data, per element and without sympy matrices:
 """
 from __future__ import annotations
 
-from typing import List, Mapping, Tuple
+from typing import TYPE_CHECKING, List, Mapping, Tuple
 
 import numpy as np
-import sympy as sp
 
+from ....common.crossing import crossing
 from ....common.names import NameTable
 from ....errors import SignalError, SimulationError, StructureError
-from ....netlist.params import finite_value
-from ....structure.circuit.canonical import linear_hessians, placeholder_values
-from ....structure.circuit.data import CircuitData
-from ....structure.probes import names_node, node_domains, parse_probe, probe_domain, settle
-from ...initial import crossing
-from ...plancache import FixedParts
+from ....structure.circuit.values import linear_hessians, placeholder_values
+from ....structure.labels import names_node, node_domains, parse_probe, probe_domain, settle
 from .kernels_py import call
 
+if TYPE_CHECKING:       # a circuit described by numbers is planned without sympy
+    import sympy as sp
+
+    from ....structure.circuit.data import CircuitData
+
 __all__ = ["NumericParts"]
+
+
+def _ic_value(ic, values):
+    """An ``IC=`` value at ``values``: a number as it is (a circuit described by numbers), an
+    expression evaluated (``None`` when it is not a finite real number)."""
+    if isinstance(ic, (int, float)):
+        return float(ic) if np.isfinite(ic) else None
+    import sympy as sp
+
+    from ....netlist.params import finite_value
+    return finite_value(sp.sympify(ic), values)
 
 
 class NumericParts:
@@ -57,9 +69,15 @@ class NumericParts:
 
     # ---------------------------------------------------------------- waveforms
     def waveforms(self, values: Mapping[sp.Symbol, float]) -> list:
-        """Per source: ``None``, ``(shape, numeric arguments)`` or the error of an invalid waveform."""
-        return [None if p.record.waveform is None else FixedParts.wave(p.record.waveform, values)
-                for p in self.c.ports]
+        """Per source: ``None``, ``(shape, numeric arguments)`` or the error of an invalid waveform (a
+        circuit described by numbers holds the pair already)."""
+        def numbers(w):
+            return None if w is None else (w[0], np.asarray(w[1], dtype=float))
+        waves = [p.record.waveform for p in self.c.ports]
+        if all(w is None or isinstance(w, tuple) for w in waves):     # none, or numbers already
+            return [numbers(w) for w in waves]
+        from ...plancache import FixedParts
+        return [numbers(w) if w is None or isinstance(w, tuple) else FixedParts.wave(w, values) for w in waves]
 
     # ---------------------------------------------------------------- states
     def scales(self, values: Mapping[sp.Symbol, float]) -> np.ndarray:
@@ -109,7 +127,7 @@ class NumericParts:
             target = np.zeros(len(ics))
             for a, ic in enumerate(ics):
                 if ic is not None:
-                    v = finite_value(sp.sympify(ic), values)
+                    v = _ic_value(ic, values)
                     if v is None:
                         raise SimulationError(f"initial condition IC={ic} of {s.element} is not a finite real "
                                               "number with these parameter values", quantity=s.element)

@@ -33,8 +33,9 @@ class NumericPlanner:
 
     Parameters
     ----------
-    model : Model
-        The model.
+    model : Model or None
+        The model; ``None`` for a circuit described by numbers (``circuit`` and ``summary`` then
+        say everything, and :meth:`plan` takes the values by name).
     fs : float
         Sample rate.
     scheme : str
@@ -43,11 +44,16 @@ class NumericPlanner:
         ``"backward_euler"`` or ``"scheme"`` (the resolved stiff rule).
     tol, maxit, flag, record_efforts
         As :class:`~phsym.simulation.Simulator`.
+    circuit : CircuitData, optional
+        The circuit (default the model's; :func:`phsym.structure.circuit.numeric.numeric_circuit`).
+    summary : ModelSummary, optional
+        The names (default the model's).
     """
 
     def __init__(self, model, fs: float, scheme: str, stiff: str, tol: float, maxit: int, flag: bool,
-                 record_efforts):
-        obstacles = model.circuit.control_obstacles()
+                 record_efforts, circuit=None, summary: Optional[ModelSummary] = None):
+        self.circuit = model.circuit if circuit is None else circuit
+        obstacles = self.circuit.control_obstacles()
         if obstacles:
             raise SimulationInputError("the numeric engine does not drive these controls: " + "; ".join(obstacles)
                                        + " (use engine='generated')")
@@ -55,11 +61,11 @@ class NumericPlanner:
         self.fs, self.h = float(fs), 1.0 / float(fs)
         self.scheme, self.stiff = scheme, stiff
         self.tol, self.maxit, self.flag, self.record_efforts = tol, maxit, flag, record_efforts
-        self.circuit = model.circuit
         self.parts = NumericParts(self.circuit)
-        self._summary: Optional[ModelSummary] = None
+        self._summary: Optional[ModelSummary] = summary
 
-    def plan(self, params: Optional[Mapping[str, float]] = None, values=None) -> RunPlan:
+    def plan(self, params: Optional[Mapping[str, float]] = None, values=None,
+             by_name: Optional[Mapping[str, float]] = None) -> RunPlan:
         """The plan of a parameter set (see :meth:`phsym.simulation.Simulator.plan`).
 
         Parameters
@@ -67,12 +73,15 @@ class NumericPlanner:
         params : mapping of str to float, optional
             Parameter overrides by name.
         values : mapping of sympy.Symbol to float, optional
-            Their values, when already evaluated.
+            Their values, when already evaluated (empty for a circuit described by numbers).
+        by_name : mapping of str to float, optional
+            The values by parameter name (default: the model's).
         """
         model, c = self.model, self.circuit
         if values is None:
             values = model.parameter_values(params)
-        by_name = {name: float(values[sym]) for name, sym in model._symbol_items}
+        if by_name is None:
+            by_name = {name: float(values[sym]) for name, sym in model._symbol_items}
         x_ic, desc = self.initial(values)
         with paused_collection():       # a large circuit's system: many objects, little garbage
             S = StepSystem(c, values, self.scheme, self.stiff)
@@ -84,8 +93,9 @@ class NumericPlanner:
             self._summary = ModelSummary.of(model, active, [str(s) for s in model.circuit.controls])     # probes and the signals the netlist saves
         n_nodes = S.L.n_nodes
         resolver = lambda label: self.parts.probe(label, n_nodes)      # noqa: E731
-        return RunPlan(self._summary, self.fs, self.scheme, loop, self.parts.waveforms(values), x_ic, desc, by_name,
-                       self.record_efforts, {lab: resolver(lab) for lab in self._summary.labels()}, resolver, model)
+        return RunPlan(self._summary, self.fs, self.scheme, loop, self.parts.waveforms(values), x_ic, desc,
+                       dict(by_name), self.record_efforts,
+                       {lab: resolver(lab) for lab in self._summary.labels()}, resolver, model)
 
     def initial(self, values) -> Tuple[np.ndarray, str]:
         """``(x_ic, description)`` from the netlist's ICs."""
@@ -144,7 +154,7 @@ class NumericPlanner:
             there, on its equations.
         """
         x_ic, _ = self.initial(values)
-        deck = getattr(self.model.netlist, "deck", None)
+        deck = getattr(getattr(self.model, "netlist", None), "deck", None)
         held_names = set(deck.held) if deck is not None and hold_ic else set()
         held = [i for s in self.circuit.storages if held_names & set(s.record.elements) for i in s.states]
         with paused_collection():

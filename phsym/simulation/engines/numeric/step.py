@@ -13,19 +13,22 @@ storage under ``stiff="backward_euler"``.  The energy at the step's end is
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
-import sympy as sp
 
 from ....codegen.laws.build import energy_kernel, step_kernel
 from ....common.schemes import get_scheme
-from ....structure.circuit.canonical import linear_hessians, placeholder_values
-from ....structure.circuit.data import CircuitData
+from ....structure.circuit.values import linear_hessians, placeholder_values
 from .groups import GroupTable
 from .layout import branch_voltage
 from .sparse_build import Triplets
 from .system import System
+
+if TYPE_CHECKING:       # a circuit described by numbers steps without sympy
+    import sympy as sp
+
+    from ....structure.circuit.data import CircuitData
 
 __all__ = ["StepSystem"]
 

@@ -20,15 +20,13 @@ Entries that hold the step ``h`` are kept as ``a + b / h``
 """
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
-import sympy as sp
 
 from ....codegen.laws.build import law_kernel
 from ....errors import SimulationInputError
-from ....structure.circuit.canonical import canonical, placeholder_values
-from ....structure.circuit.data import CircuitData
+from ....structure.circuit.values import placeholder_values
 from .groups import GroupTable, Instance
 from .layout import Layout, branch_voltage
 from .limits import junction_slots
@@ -36,6 +34,11 @@ from .engine import entry
 from .sparse_build import Compressed, StepNumbers, Triplets
 
 __all__ = ["System"]
+
+if TYPE_CHECKING:       # a circuit described by numbers is stepped without sympy
+    import sympy as sp
+
+    from ....structure.circuit.data import CircuitData
 
 Entries = List[Tuple[int, float]]
 
@@ -168,6 +171,11 @@ class System(StepNumbers):
         ``i = v / c`` as a kernel of the branch voltage and the controls' step values, the
         coefficient's other parameters its placeholders (one kernel per coefficient form: every
         potentiometer of one taper shares it)."""
+        if not self.moved:
+            return
+        import sympy as sp
+
+        from ....structure.circuit.canonical import canonical
         c, L = self.circuit, self.L
         for j, ms in self.moved.items():
             d = c.dissipations[j]

@@ -24,12 +24,16 @@ import tempfile
 #: kernels of a diode with junction charge, of a simple BJT and of a BJT with the parameters vendor
 #: models set (Early voltage, high injection, leakage, charges with FC), whose law forms a new
 #: transistor stage then finds in the package (a kernel is per form, not per parameter value).
+#: Its symbolic build also records the descriptions of its elements' signatures
+#: (:mod:`phsym.structure.circuit.kinds`): a plain diode (IS, N) is one more, of the same law form.
 DECK = """numeric engine warm-up
 .model DW D(IS=2.52n N=1.752 RS=0.568 CJO=4p TT=5n)
+.model DP D(IS=1n N=1.5)
 .model QW NPN(IS=1e-14 BF=100 CJE=2p CJC=1p TF=0.3n)
 V1 in 0 SIN(0 1 1k)
 R1 in a 1k
 D1 a 0 DW
+D2 0 a DP
 C1 a 0 10n
 VCC vcc 0 5
 RC vcc c 2k
