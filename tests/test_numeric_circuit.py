@@ -127,7 +127,7 @@ def test_junction_terms_are_kept_by_the_form_key_and_read_back(monkeypatch):
     assert facts.junction_terms(keyed, 0, False, lambda: None) == derived
 
 
-@pytest.mark.parametrize("damage", ["garbage", "digest", "version", "other_form", "index", "operation"])
+@pytest.mark.parametrize("damage", ["garbage", "digest", "code", "other_form", "index", "operation"])
 def test_damaged_or_stale_junction_terms_fall_back(damage, monkeypatch):
     form = _diode_form()
     monkeypatch.setattr(facts.library, "LIBRARY", Path(os.devnull) / "none")      # the user's cache alone
@@ -140,8 +140,8 @@ def test_damaged_or_stale_junction_terms_fall_back(damage, monkeypatch):
     else:
         if damage == "digest":
             meta["terms"][0][0] = ["n", 123.0]
-        elif damage == "version":
-            meta["version"] = "0.0.0"
+        elif damage == "code":      # made by other code (another version, an edited install)
+            meta["code"] = "0" * 64
         elif damage == "other_form":
             meta["form"] = "0" * 20
         else:      # a tree that is not one encode writes, with a digest that matches it
@@ -239,7 +239,7 @@ def test_an_element_of_another_signature_is_not_described(monkeypatch, tmp_path)
         kinds.instantiate(kinds.Element("B1", "magnet", ("a", "0"), {}, {}))
 
 
-@pytest.mark.parametrize("damage", ["garbage", "digest", "version", "tree"])
+@pytest.mark.parametrize("damage", ["garbage", "digest", "code", "tree"])
 def test_a_damaged_or_stale_description_is_not_read(damage, monkeypatch):
     m = phsym.parse("V1 a 0 1\nR1 a b 1k\nD1 b 0 IS=3n N=1.5 RS=2\n")
     d = next(e for e in _elements(m) if e.kind == "diode")
@@ -252,8 +252,8 @@ def test_a_damaged_or_stale_description_is_not_read(damage, monkeypatch):
     else:
         if damage == "digest":
             desc["dissipations"][0]["placeholders"][0] = ["n", 1.0]
-        elif damage == "version":
-            desc["version"] = "0.0.0"
+        elif damage == "code":      # made by other code (another version, an edited install)
+            desc["code"] = "0" * 64
             desc["digest"] = kinds._digest(desc)
         else:       # a tree with an operation no description writes, its digest matching
             desc["dissipations"][0]["placeholders"][0] = ["system", ["n", 1.0]]

@@ -38,9 +38,9 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from ..common.fingerprint import code_fingerprint
 from ..common.guard import discard
 from ..common.paths import atomic_write, cache_dir
-from ..version import __version__
 from .plan import FORMAT, RunPlan
 
 __all__ = ["snapshot_key", "save_plan", "load_plan", "snapshot_file", "SNAPSHOT_PREFIX", "UPGRADE_PREFIX",
@@ -48,32 +48,6 @@ __all__ = ["snapshot_key", "save_plan", "load_plan", "snapshot_file", "SNAPSHOT_
 
 SNAPSHOT_PREFIX = "phsym_run_"
 UPGRADE_PREFIX = "phsym_upgrade_"
-_FINGERPRINT: Optional[str] = None
-# folders of built files inside the package (bytecode, the kernel library): not the code a snapshot ran
-_NOT_SOURCE = {"__pycache__", "_library"}
-
-
-def _code_fingerprint() -> str:
-    """Version plus size and mtime of phsym's source files (stat only: a few ms)."""
-    global _FINGERPRINT
-    if _FINGERPRINT is None:
-        root = str(Path(__file__).resolve().parent.parent)
-        found = {".py": [], ".lark": []}
-        # one os.walk rather than two pathlib globs: a third of a warm run's own time went to them
-        for top, dirs, files in os.walk(root):
-            dirs[:] = [d for d in dirs if d not in _NOT_SOURCE]
-            rel = os.path.relpath(top, root)
-            parts = () if rel == "." else tuple(rel.split(os.sep))
-            for f in files:
-                kind = found.get(os.path.splitext(f)[1])
-                if kind is not None:
-                    kind.append(parts + (f,))
-        h = hashlib.sha256(f"{__version__}\0{FORMAT}".encode())
-        for parts in sorted(found[".py"]) + sorted(found[".lark"]):
-            st = os.stat(os.path.join(root, *parts))
-            h.update(f"{'/'.join(parts)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-        _FINGERPRINT = h.hexdigest()
-    return _FINGERPRINT
 
 
 def snapshot_key(text: bytes, fs: float, method: str, options: Mapping[str, object]) -> str:
@@ -90,7 +64,7 @@ def snapshot_key(text: bytes, fs: float, method: str, options: Mapping[str, obje
     options : mapping
         Simulator options.
     """
-    h = hashlib.sha256(_code_fingerprint().encode())
+    h = hashlib.sha256(f"{code_fingerprint()}\0{FORMAT}".encode())
     for part in (text, repr(float(fs)).encode(), str(method).lower().encode(),
                  repr(sorted((str(k), repr(v)) for k, v in options.items())).encode()):
         h.update(part)

@@ -12,7 +12,8 @@ expressions.
 
 Facts live in the user's cache directory, and in the package's library
 (:mod:`.library`) when ``phsym cache build --package`` writes it.  A file
-that is damaged, of another version, another form or another variable, or
+that is damaged, made by other code (:func:`~phsym.common.fingerprint.code_fingerprint`:
+another version or an edited install), of another form or another variable, or
 whose trees do not read back is ignored: the caller derives the facts again
 (sympy) or, without expressions, raises :class:`~.build.UnknownForm`.
 """
@@ -23,9 +24,9 @@ import json
 from pathlib import Path
 from typing import Callable, Dict, Optional
 
+from ...common.fingerprint import code_fingerprint
 from ...common.paths import atomic_write, cache_dir
 from ...common.trees import encode, evaluate, valid
-from ...version import __version__
 from . import library
 
 __all__ = ["encode", "evaluate", "junction_terms", "fact_file"]
@@ -46,7 +47,7 @@ def _read(path: Path, form_key: str, n_params: int, j: int, forward_only: bool) 
     try:
         meta = json.loads(path.read_text())
         terms = meta["terms"]
-        ok = (meta["version"] == __version__ and meta["form"] == form_key and meta["j"] == j
+        ok = (meta["code"] == code_fingerprint() and meta["form"] == form_key and meta["j"] == j
               and meta["forward_only"] == bool(forward_only) and meta["digest"] == _digest(terms)
               and isinstance(terms, list)
               and all(isinstance(t, list) and len(t) == 3 and all(valid(x, n_params) for x in t) for t in terms))
@@ -115,7 +116,7 @@ def junction_terms(form, j: int, forward_only: bool, derive: Callable[[], list])
     except ValueError:
         terms = None
     if terms is not None:
-        _write(name, dict(version=__version__, form=form.key, j=j, forward_only=bool(forward_only),
+        _write(name, dict(code=code_fingerprint(), form=form.key, j=j, forward_only=bool(forward_only),
                           terms=terms, digest=_digest(terms)))
     _MEMO[mk] = terms
     return terms

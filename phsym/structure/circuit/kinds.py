@@ -35,6 +35,7 @@ import numpy as np
 from ...common import library
 from ...common.branch import Branch
 from ...common.constraints import problem
+from ...common.fingerprint import code_fingerprint
 from ...common.names import DATUM
 from ...common.paths import atomic_write, cache_dir
 from ...errors import PhsymError
@@ -210,7 +211,7 @@ def describe(spec, contribution, defaults) -> Optional[dict]:
                  for p in c.ports]
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
-    return dict(version=__version__, kind=spec.kind, signature=sig, checks=checks, branches=branches, storages=storages, dissipations=dissipations, ports=ports)
+    return dict(code=code_fingerprint(), kind=spec.kind, signature=sig, checks=checks, branches=branches, storages=storages, dissipations=dissipations, ports=ports)
 
 
 def _file(sig: str) -> str:
@@ -261,7 +262,7 @@ def record(spec, contribution, defaults) -> None:
 def _read(path: Path, kind: str, sig: str) -> Optional[dict]:
     try:
         desc = json.loads(path.read_text())
-        ok = (isinstance(desc, dict) and desc.get("version") == __version__ and desc.get("kind") == kind
+        ok = (isinstance(desc, dict) and desc.get("code") == code_fingerprint() and desc.get("kind") == kind
               and desc.get("signature") == sig and desc.get("digest") == _digest(desc))
     except (OSError, ValueError, TypeError):
         return None
