@@ -1,5 +1,6 @@
 """pytest set-up shared by the doctests in phsym/ and the tests in tests/."""
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -37,7 +38,13 @@ def _lock_path(config) -> str:
 
 def _wait_for_compiler(path: str) -> None:
     """Block until the compiling worker has released its lock (once per process; not while this
-    worker collects: the compiling worker's first test waits for every worker's collection)."""
+    worker collects: the compiling worker's first test waits for every worker's collection).
+    A test of a file listed in :data:`ENGINE_FREE` fails here: the list would be wrong."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").split("::")[0]
+    if test in ENGINE_FREE:
+        pytest.fail(f"{test} is listed in conftest.ENGINE_FREE (files that simulate nothing, run while "
+                    f"{COMPILER} compiles the numeric engine) but needs the engine or starts a Python "
+                    "child: take it off the list", pytrace=False)
     if _waited or not _collected:
         return
     _waited.append(path)
@@ -99,16 +106,34 @@ ENGINE_FREE = ("tests/test_structure_netlists.py", "tests/test_structure_fuzz.py
                "tests/test_netlist_waveforms.py", "tests/test_switch_hysteresis.py", "tests/test_common_symbolic.py")
 
 
+#: Measured seconds of each file's tests in a full run (``tests/file_seconds.json``, written by
+#: ``tests/file_seconds.py`` from a run's ``--durations=0`` report); a file it lacks counts
+#: :data:`SECONDS_PER_TEST` a test.
+FILE_SECONDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests", "file_seconds.json")
+SECONDS_PER_TEST = 0.5
+
+
+def file_costs(files) -> dict:
+    """Each file's expected seconds: :data:`FILE_SECONDS`'s measurement, else its number of tests
+    times :data:`SECONDS_PER_TEST`."""
+    with open(FILE_SECONDS) as f:
+        seconds = json.load(f)["seconds"]
+    count = Counter(files)
+    return {name: seconds.get(name, SECONDS_PER_TEST * n) for name, n in count.items()}
+
+
 def pytest_collection_modifyitems(config, items):
-    """Under xdist (``--dist loadfile``), :data:`ENGINE_FREE` first, then the other files as
-    pytest-xdist orders them (most tests first), whose own reordering the controller turns off
-    (:func:`pytest_configure`) so that this order is the schedule's."""
+    """Under xdist (``--dist loadfile``), :data:`ENGINE_FREE` first, then the other files longest
+    first (their measured seconds, :func:`file_costs`), so that the run ends on short files instead of
+    one worker idling while the other finishes a long one; the controller turns pytest-xdist's own
+    reordering (most tests first) off (:func:`pytest_configure`) so that this order is the schedule's."""
     if getattr(config, "workerinput", None) is None:
         return
     files = [item.nodeid.split("::")[0] for item in items]
-    count = Counter(files)
+    cost = file_costs(files)
     rank = {name: i for i, name in enumerate(ENGINE_FREE)}
-    order = {id(item): (rank.get(f, len(rank)), 0 if f in rank else -count[f]) for item, f in zip(items, files)}
+    order = {id(item): (rank.get(f, len(rank)), 0.0 if f in rank else -cost[f], f)
+             for item, f in zip(items, files)}
     items.sort(key=lambda item: order[id(item)])       # stable: each file's tests stay together, in order
 
 

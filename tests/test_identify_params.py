@@ -154,6 +154,7 @@ def test_dc_initial_state_sensitivity(dc):
 
 
 # ------------------------------------------------------------- recovery
+@pytest.mark.compiled      # two fits of 2,001 steps: their compiled sensitivity module costs less than Python
 def test_exact_recovery_dc_network_all_parameters(dc):
     start = {"L": 1.5, "C1": 0.02, "C2": 0.01, "R_L": 2.0, "R_G": 4.0, "R_R": 5.0}
     est = ParameterEstimator(dc["model"], list(DC_TRUE), DC_OUT, initial=start, x0="estimate")
@@ -184,6 +185,7 @@ def test_exact_recovery_clipper_is_and_n(clipper):
 
 
 # ------------------------------------------------------- uncertainty
+@pytest.mark.compiled      # eight fits of 2,001 steps (the module of the exact recovery's fits)
 def test_covariance_matches_monte_carlo_spread(dc):
     m = dc["model"]
     clean = {k: v for k, v in dc["y"].items()}

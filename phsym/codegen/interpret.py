@@ -138,7 +138,7 @@ def _float(v):
 
 
 _HELPERS = {"_phsym_div": _div, "_phsym_floordiv": _floordiv, "_phsym_mod": _mod, "_phsym_pow": _pow,
-            "_phsym_float": _float}
+            "_phsym_float": _float, "_phsym_f64": np.float64}
 
 
 def _math_pow(a, b):
@@ -190,6 +190,7 @@ class _Arithmetic(ast.NodeTransformer):
 
     def __init__(self):
         self.public = []
+        self._function = 0      # inside a function body (not a comprehension, lambda or class)
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -216,11 +217,24 @@ class _Arithmetic(ast.NodeTransformer):
     def visit_Subscript(self, node):
         self.generic_visit(node)
         if isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and _constant_index(node.slice):
+            if self._function:
+                return ast.copy_location(_as_float(node), node)
             return ast.copy_location(ast.Call(ast.Name("_phsym_float", ast.Load()), [node], []), node)
         return node
 
-    def visit_FunctionDef(self, node):
+    def _outside_function(self, node):
+        saved, self._function = self._function, 0
         self.generic_visit(node)
+        self._function = saved
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda = _outside_function
+    visit_ClassDef = _outside_function
+
+    def visit_FunctionDef(self, node):
+        self._function += 1
+        self.generic_visit(node)
+        self._function -= 1
         kept = [d for d in node.decorator_list if not _is_njit(d)]
         if len(kept) < len(node.decorator_list) and not any(
                 kw.arg == "no_cpython_wrapper" and getattr(kw.value, "value", False)
@@ -228,6 +242,16 @@ class _Arithmetic(ast.NodeTransformer):
             self.public.append(node.name)
         node.decorator_list = kept
         return node
+
+
+def _as_float(read: ast.Subscript) -> ast.expr:
+    """:func:`_float` of ``read`` written out in a function body, without a call (a fit's interpreted
+    loop reads millions of elements): ``(float(t) if type(t := read) is float64 else t)``."""
+    tmp = ast.NamedExpr(ast.Name("_phsym_t", ast.Store()), read)
+    test = ast.Compare(ast.Call(ast.Name("type", ast.Load()), [tmp], []), [ast.Is()],
+                       [ast.Name("_phsym_f64", ast.Load())])
+    return ast.IfExp(test, ast.Call(ast.Name("float", ast.Load()), [ast.Name("_phsym_t", ast.Load())], []),
+                     ast.Name("_phsym_t", ast.Load()))
 
 
 def _constant_index(index) -> bool:
