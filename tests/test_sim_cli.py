@@ -1,5 +1,6 @@
 """``phsym simulate`` and ``phsym cache`` subcommands."""
 import argparse
+import os
 from pathlib import Path
 
 import numpy as np
@@ -98,10 +99,13 @@ def test_simulate_twice_is_warm_and_identical(tmp_path, capsys, monkeypatch):
 def test_cache_build_compiles_ahead_of_time(tmp_path, capsys, monkeypatch):
     from phsym.simulation.examples import chain_netlist
     monkeypatch.setenv("PHSYM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PHSYM_AOT", "background")
     net = tmp_path / "rlc.cir"
     net.write_text((NET / "rlc.cir").read_text())
     assert _run(cli_cache, ["cache", "build", str(net), "--fs", "48k"]) == 0
     assert "compiled ahead of time" in capsys.readouterr().out
+    # it builds in this process, not in the background, and leaves the caller's setting as it was
+    assert os.environ["PHSYM_AOT"] == "background"
     chain = tmp_path / "chain.cir"
     chain.write_text(chain_netlist(20))          # sparse linear path: nothing to compile
     assert _run(cli_cache, ["cache", "build", str(chain), "--fs", "1k"]) == 0

@@ -50,9 +50,20 @@ def run(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     import os
+    before = os.environ.get("PHSYM_AOT")
+    os.environ["PHSYM_AOT"] = "0"       # build here, not in the background
+    try:
+        return _build_here(args)
+    finally:        # called in-process (tests, scripts): later runs start their background builds again
+        if before is None:
+            os.environ.pop("PHSYM_AOT", None)
+        else:
+            os.environ["PHSYM_AOT"] = before
+
+
+def _build_here(args: argparse.Namespace) -> int:
     from ...errors import PhsymError
     from ...netlist.numbers import parse_number
-    os.environ["PHSYM_AOT"] = "0"       # build here, not in the background
     if args.package:
         return _build_package()
     if not args.file:
