@@ -44,10 +44,11 @@ def _once(cmd, env) -> tuple:
 
 
 def _fill(cmd, env, limit: float = 300.0) -> None:
-    """Run ``cmd`` until its warm start is on the generated loop's extension (background builds done)."""
+    """Run ``cmd`` (which prints its summary) until its warm start is on the generated loop's extension
+    twice in a row (the background builds are done)."""
     end, done = time.monotonic() + limit, 0
     while time.monotonic() < end and done < 2:      # twice in a row: nothing left to move
-        out = subprocess.run(cmd[:-1], env=env, capture_output=True, text=True, check=True,
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True,
                              cwd=tempfile.gettempdir()).stdout     # not a tree on sys.path (``-m``)
         done = done + 1 if "generated" in out and "warm start (ahead of time)" in out else 0
         time.sleep(2.0 if done else 5.0)
@@ -72,7 +73,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as warm:
         wenv = dict(base, PHSYM_CACHE_DIR=os.path.join(warm, "phsym"), NUMBA_CACHE_DIR=os.path.join(warm, "numba"))
         wout = os.path.join(warm, "x.csv")
-        _fill(sim + ["--out", wout, "--quiet"], wenv)
+        _fill(sim + ["--out", wout], wenv)      # not --quiet: its summary says where it started
         for _ in range(args.rounds):
             for label, code in (("python -c pass", "pass"), ("import numpy", "import numpy"),
                                 ("import numpy, sympy", "import numpy, sympy")):

@@ -38,7 +38,7 @@ from typing import Dict, Iterable, Optional, Type
 from ..errors import PhsymError, SimulationInputError
 
 __all__ = ["Scheme", "SCHEMES", "ALIASES", "STIFF", "STIFF_STEP", "NEWTON_SCHEMES", "LINEAR_SCHEMES", "get_scheme",
-           "step_inputs", "stiff_rule"]
+           "auto_method", "step_inputs", "stiff_rule"]
 
 #: Schemes of the Newton loops (generated and numeric; any model).
 NEWTON_SCHEMES = ("discrete_gradient", "midpoint", "backward_euler")
@@ -130,6 +130,24 @@ def get_scheme(method: object, allowed: Optional[Iterable[str]] = None,
     if key not in SCHEMES or key not in names:
         raise error(f"unknown method {method!r}; choose one of {', '.join(names)}")
     return SCHEMES[key]
+
+
+def auto_method(index2: bool, linear: bool) -> str:
+    """The scheme of ``method="auto"``: backward Euler for an index-2 model (its midpoint rings), the
+    midpoint rule for a linear one (second order, the same as the discrete gradient there), the
+    discrete gradient otherwise.
+
+    Parameters
+    ----------
+    index2 : bool
+        Whether the model has index-2 constraints.
+    linear : bool
+        Whether every law is linear.
+
+    >>> auto_method(False, True), auto_method(False, False), auto_method(True, False)
+    ('midpoint', 'discrete_gradient', 'backward_euler')
+    """
+    return "backward_euler" if index2 else ("midpoint" if linear else "discrete_gradient")
 
 
 def step_inputs(U, scheme: Scheme):

@@ -47,7 +47,8 @@ class NotPlain(PhsymError):
 
 @dataclass(frozen=True)
 class PlainElement:
-    """An element of a plain deck.
+    """An element of a plain deck: an element given by numbers, which
+    :func:`phsym.structure.circuit.kinds.assemble` builds a circuit of (``kinds.Element``).
 
     Attributes
     ----------

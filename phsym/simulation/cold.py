@@ -30,7 +30,7 @@ import os
 from dataclasses import replace
 from typing import Optional, Tuple
 
-from ..common.schemes import NEWTON_SCHEMES, get_scheme, stiff_rule
+from ..common.schemes import NEWTON_SCHEMES, auto_method, get_scheme, stiff_rule
 
 __all__ = ["cold_run", "PLAIN_ENV"]
 
@@ -43,8 +43,8 @@ _OPTIONS = ("engine", "tol", "maxit", "on_error", "record_efforts", "stiff")
 
 def _circuit(deck):
     """The circuit of numbers of a plain deck, its sources' waveforms on their port records."""
-    from ..structure.circuit.kinds import Element, assemble
-    c, _, _ = assemble([Element(e.name, e.kind, e.nodes, e.values, e.checks) for e in deck.elements])
+    from ..structure.circuit.kinds import assemble
+    c, _, _ = assemble(deck.elements)
     waves = {e.name: e.waveform for e in deck.elements}
     c.ports = [replace(p, record=replace(p.record, waveform=waves.get(p.record.element))) for p in c.ports]
     return c
@@ -54,11 +54,10 @@ def _choices(c, deck, fs: float, method: str, options) -> Optional[Tuple[str, st
     """``(scheme, stiff rule, fingerprint of the generated loop to build or None, whether engine
     "auto" chose)`` as the Simulator chooses them on the numeric engine, or ``None`` when it would
     choose another engine."""
-    from .engines.choice import ENGINE_ENV, GENERATED_LIMIT, LINEAR_LIMIT, numeric_ready, plain_fingerprint, \
-        ready_module
+    from .engines.choice import ENGINE_ENV, GENERATED_LIMIT, auto_engine, plain_fingerprint, ready_module
     linear = all(s.linear for s in c.storages) and all(d.linear and not d.nullator for d in c.dissipations)
     if isinstance(method, str) and method.strip().lower() == "auto":
-        method = "backward_euler" if c.index2 else ("midpoint" if linear else "discrete_gradient")
+        method = auto_method(c.index2, linear)
     scheme = get_scheme(method, NEWTON_SCHEMES).name
     stiff = stiff_rule(options.get("stiff", "auto"), 1.0 / fs)
     engine = str(options.get("engine", "auto")).strip().lower()
@@ -66,13 +65,11 @@ def _choices(c, deck, fs: float, method: str, options) -> Optional[Tuple[str, st
     if engine == "auto":
         engine = os.environ.get(ENGINE_ENV, "").strip().lower() or "auto"
     n = len(c.branches)
-    small = not linear and n <= GENERATED_LIMIT
-    fp = plain_fingerprint(deck, scheme, stiff) if small else None
+    fp = plain_fingerprint(deck, scheme, stiff) if not linear and n <= GENERATED_LIMIT else None
     if engine == "auto":
-        if c.numeric_obstacles() or (linear and n <= LINEAR_LIMIT):
-            return None
-        if small and (ready_module(fp) is not None or not numeric_ready()):
-            return None     # the generated loop: the symbolic path builds or loads it
+        # the Simulator's rule; a circuit with obstacles is left to the symbolic path at any size
+        if c.numeric_obstacles() or auto_engine(n, linear, (), lambda: ready_module(fp) is not None) != "numeric":
+            return None     # the linear engine or the generated loop: the symbolic path builds or loads it
     elif engine != "numeric":
         return None
     return scheme, stiff, fp, auto

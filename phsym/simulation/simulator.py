@@ -15,7 +15,7 @@ import numpy as np
 from ..codegen import interpret
 from ..codegen.newton.module import generate
 from ..common.bounded import CODEGEN_TIMES, TIMEOUT_ENV, deadline, timeout
-from ..common.schemes import LINEAR_SCHEMES, NEWTON_SCHEMES, get_scheme, stiff_rule
+from ..common.schemes import LINEAR_SCHEMES, NEWTON_SCHEMES, auto_method, get_scheme, stiff_rule
 from ..errors import PhsymError, SimulationError, SimulationInputError
 from ..netlist.params import expand_derived
 from ..structure.linear import LinearPHS
@@ -96,8 +96,7 @@ class Simulator(LinearPlanning):
         linear = numeric or model.is_linear
         auto = False        # engine="auto" left to the rule (a forced engine never moves a snapshot)
         if isinstance(method, str) and method.strip().lower() == "auto":
-            index2 = not numeric and model.index2
-            method = "backward_euler" if index2 else ("midpoint" if linear else "discrete_gradient")
+            method = auto_method(not numeric and model.index2, linear)
         self.stiff = stiff_rule(stiff, self.h)      # "backward_euler" or "scheme" at this rate
         if numeric:
             if str(engine).lower() not in ("auto", "linear"):

@@ -36,14 +36,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from ...common import budget
 from ...common.paths import atomic_write, cache_dir
 from ...errors import SimulationInputError
 from ...version import __version__
 
-__all__ = ["ENGINES", "ENGINE_ENV", "numeric_ready", "start_numeric_warmup", "GENERATED_LIMIT", "LINEAR_LIMIT", "choose", "fingerprint", "plain_fingerprint", "generated_ready",
+__all__ = ["ENGINES", "ENGINE_ENV", "numeric_ready", "start_numeric_warmup", "GENERATED_LIMIT", "LINEAR_LIMIT", "choose", "auto_engine", "fingerprint", "plain_fingerprint", "generated_ready",
            "ready_module", "mark_ready", "start_generated_build", "check_generated_budget"]
 
 #: Engine names (``"newton"`` is the generated loop's former name).
@@ -267,16 +267,32 @@ def choose(model, engine: str, scheme: str, stiff: str) -> str:
         raise SimulationInputError(f"unknown engine {engine!r}: use auto, generated, numeric or linear")
     if e != "auto":
         return e
-    n = model.size["branches"]
     linear = model.is_linear and not model.controls     # the linear path does not drive controls
-    if n <= LINEAR_LIMIT and model.circuit.numeric_obstacles():
+    return auto_engine(model.size["branches"], linear, model.circuit.numeric_obstacles(),
+                       lambda: generated_ready(model, scheme, stiff))
+
+
+def auto_engine(n: int, linear: bool, obstacles, ready: Callable[[], bool]) -> str:
+    """The rule of ``engine="auto"`` (see the module docstring), from what it reads of a circuit.
+
+    Parameters
+    ----------
+    n : int
+        Number of branches.
+    linear : bool
+        Whether the linear engine can run it (linear laws, no controls).
+    obstacles : sequence
+        What the numeric engine cannot run (:meth:`~phsym.structure.circuit.data.CircuitData.numeric_obstacles`).
+    ready : callable
+        Whether the circuit's generated loop is compiled on this machine (asked only for a small
+        nonlinear circuit).
+    """
+    if n <= LINEAR_LIMIT and obstacles:
         return "linear" if linear else "generated"
     if linear:
         return "linear" if n <= LINEAR_LIMIT else "numeric"
-    if n <= GENERATED_LIMIT and generated_ready(model, scheme, stiff):
-        return "generated"
-    if n <= GENERATED_LIMIT and not numeric_ready():
-        # a first run on this machine: the circuit's own loop compiles in seconds where the
-        # engine takes about a minute once (started in the background by the Simulator)
+    if n <= GENERATED_LIMIT and (ready() or not numeric_ready()):
+        # not ready: a first run on this machine, where the circuit's own loop compiles in seconds
+        # and the engine takes about a minute once (started in the background by the Simulator)
         return "generated"
     return "numeric"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Mapping, Optional, Sequence, Tuple
 
@@ -39,6 +39,7 @@ from ...common.fingerprint import code_fingerprint
 from ...common.names import DATUM
 from ...common.paths import atomic_write, cache_dir
 from ...errors import PhsymError
+from ...netlist.plain import PlainElement
 from ...version import __version__
 from .data import CircuitData, DissipationItem, PortItem, StorageItem, incidence
 from .form import Form
@@ -58,27 +59,9 @@ class NotDescribed(PhsymError):
     """An element (or a circuit) that has no description to be built from: take the symbolic path."""
 
 
-@dataclass(frozen=True)
-class Element:
-    """An element given by numbers.
-
-    Attributes
-    ----------
-    name, kind : str
-        Element name and kind (:attr:`phsym.components.Component.kind`).
-    nodes : tuple of str
-        Its terminals' nodes (the datum is ``"0"``).
-    values : dict of str to float
-        Its values by key (:attr:`phsym.components.ElementSpec.values`): given, or defaults.
-    checks : dict of str to str
-        The constraint of each checked key (:data:`phsym.common.constraints.CHECKS`).
-    """
-
-    name: str
-    kind: str
-    nodes: Tuple[str, ...]
-    values: Mapping[str, float] = field(default_factory=dict)
-    checks: Mapping[str, str] = field(default_factory=dict)
+#: An element given by numbers (name, kind, nodes, values by key, their constraints; a source's
+#: waveform): the record the cold path's netlist reader makes, read here as it is.
+Element = PlainElement
 
 
 def signature(kind: str, values: Mapping[str, float], checks: Mapping[str, str]) -> str:
