@@ -70,3 +70,26 @@ def test_from_netlist():
     assert evaluate_waveform(nl.element("V3").waveform, t, vals)[0] == 2.0
     assert nl.element("V4").waveform.shape == "pulse"
     assert nl.element("V5").waveform is None
+
+
+def test_shapes_are_the_c_librarys_floats():
+    """SIN (damped, delayed), EXP and SFFM sampled with the C library's sin, exp and expm1 (Python's
+    math), as the exported C code samples them: numpy's vectorised versions differ from it by an ulp on
+    AVX-512 machines.  Overflows give numpy's inf, not an exception."""
+    import math
+    from phsym.netlist.shapes import evaluate_shape
+    t = np.arange(4001) / 48000.0
+    sin = evaluate_shape("sin", np.array([0.1, 0.7, 440.0, 1e-3, 30.0, 12.0]), t)
+    tau = t - 1e-3
+    ref = [0.1 + 0.7 * math.sin(2 * math.pi * 440.0 * s + math.radians(12.0)) * math.exp(-30.0 * max(s, 0.0))
+           if s >= 0 else 0.1 + 0.7 * math.sin(math.radians(12.0)) for s in tau]
+    assert sin.tolist() == ref
+    exp = evaluate_shape("exp", np.array([0.0, 1.0, 1e-3, 2e-3, 5e-2, 1e-3]), t)
+    ref = [0.0 + (1.0 * -math.expm1(-(s - 1e-3) / 2e-3) if s > 1e-3 else 0.0)
+           + (-1.0 * -math.expm1(-(s - 5e-2) / 1e-3) if s > 5e-2 else 0.0) for s in t]
+    assert exp.tolist() == ref
+    sffm = evaluate_shape("sffm", np.array([0.0, 1.0, 1e3, 2.5, 50.0]), t)
+    assert sffm.tolist() == [math.sin(2 * math.pi * 1e3 * s + 2.5 * math.sin(2 * math.pi * 50.0 * s)) for s in t]
+    with np.errstate(all="raise"):
+        far = evaluate_shape("exp", np.array([0.0, 1.0, 1.0, 1e-9, 2.0, 1e-9]), np.array([0.0, 1.5, 3.0]))
+    assert far.tolist() == [0.0, 1.0, 0.0]

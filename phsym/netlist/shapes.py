@@ -9,6 +9,8 @@ array([1., 2.])
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import NetlistError
@@ -17,6 +19,21 @@ __all__ = ["evaluate_shape", "PULSE_EDGE"]
 
 #: Rise/fall time used when a PULSE gives none (or zero), in seconds.
 PULSE_EDGE = 1e-12
+
+
+def _libm(f, x) -> np.ndarray:
+    """``f`` of each element of ``x`` by the C library (Python's :mod:`math`): numpy's vectorised
+    ``exp``/``sin`` on AVX-512 machines differ from it by an ulp, and exported C code
+    (:mod:`phsym.codegen.c.waveforms`) samples the same waveforms with the C library's functions."""
+    def one(v: float) -> float:
+        try:
+            return f(v)
+        except OverflowError:       # numpy's inf (exp, expm1), dropped by the callers' where
+            return math.inf
+        except ValueError:          # sin(inf): numpy's nan
+            return math.nan
+    x = np.asarray(x, dtype=np.float64)
+    return np.fromiter(map(one, x.ravel().tolist()), np.float64, x.size).reshape(x.shape)
 
 
 def _pulse(a: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -64,16 +81,17 @@ def evaluate_shape(shape: str, a: np.ndarray, t) -> np.ndarray:
         freq, delay, damp, phase = (list(a[2:]) + [0.0, 0.0, 0.0, 0.0])[:4]
         phi = np.radians(phase)
         tau = t - delay
-        wave = off + amp * np.sin(2 * np.pi * freq * tau + phi) * np.exp(-damp * np.maximum(tau, 0.0))
-        return np.where(tau >= 0, wave, off + amp * np.sin(phi)).astype(np.float64)
+        decay = _libm(math.exp, -damp * np.maximum(tau, 0.0)) if damp else 1.0      # exp(-0.0) == 1.0
+        wave = off + amp * _libm(math.sin, 2 * np.pi * freq * tau + phi) * decay
+        return np.where(tau >= 0, wave, off + amp * math.sin(phi)).astype(np.float64)
     if shape == "exp":
         v1, v2, td1, tau1, td2, tau2 = (list(a) + [0.0] * 4)[:6]
-        rise = np.where(t > td1, (v2 - v1) * -np.expm1(-(t - td1) / tau1), 0.0)
-        fall = np.where(t > td2, (v1 - v2) * -np.expm1(-(t - td2) / tau2), 0.0)
+        rise = np.where(t > td1, (v2 - v1) * -_libm(math.expm1, -(t - td1) / tau1), 0.0)
+        fall = np.where(t > td2, (v1 - v2) * -_libm(math.expm1, -(t - td2) / tau2), 0.0)
         return (v1 + rise + fall).astype(np.float64)
     if shape == "sffm":
         off, amp, fc, mdi, fsig = (list(a) + [0.0] * 3)[:5]
-        return (off + amp * np.sin(2 * np.pi * fc * t + mdi * np.sin(2 * np.pi * fsig * t))).astype(np.float64)
+        return (off + amp * _libm(math.sin, 2 * np.pi * fc * t + mdi * _libm(math.sin, 2 * np.pi * fsig * t))).astype(np.float64)
     if shape == "pulse":
         return _pulse(a, t.ravel()).reshape(t.shape)
     if shape == "pwl":
