@@ -133,3 +133,17 @@ def test_damaged_c_kernel_is_rebuilt(monkeypatch, tmp_path):
     _call(k, P, IN, OUT, W)
     np.testing.assert_array_equal(OUT, [2 * np.exp(0.5) - 0.25, 2 * np.exp(0.5) - 1.0,
                                         3 * np.exp(-1.0) - 1.0, 3 * np.exp(-1.0) + 2.0])
+
+
+def test_library_names_follow_the_translated_sources(monkeypatch):
+    """A C library's name carries a fingerprint of the translator and of the junction functions it
+    translates into kernels (``junction_energy_q`` and the others): every one of those files exists
+    and a change of one gives other names."""
+    root = Path(native.__file__).resolve().parents[2]
+    assert all((root / f).is_file() for f in native._SOURCES)
+    assert "components/junction_charge.py" in native._SOURCES
+    monkeypatch.setattr(native, "_FP", [])
+    first = native._fingerprint()
+    monkeypatch.setattr(native, "_FP", [])
+    monkeypatch.setattr(native, "_SOURCES", native._SOURCES[:-1])
+    assert native._fingerprint() != first

@@ -19,8 +19,6 @@ __all__ = ["ttl_nand_chain", "rtl_chain", "rtl_gate_counts", "TTL_NPN", "TTL_DIO
 #: TTL integrated NPN: Gummel-Poon level 1 without Early voltage or knee current
 #: (phsym's diffusion charge TF i_be is then SPICE's), junction capacitances,
 #: forward and (saturation) reverse transit times
-#: (phsym's diffusion charge TF i_be is then SPICE's), junction capacitances,
-#: forward and (saturation) reverse transit times
 TTL_NPN = (".model QTTL NPN(IS=1e-16 BF=50 BR=0.5 RB=70 RC=40 RE=2 CJE=1p VJE=0.9 MJE=0.5 CJC=0.6p "
            "VJC=0.8 MJC=0.33 FC=0.5 TF=0.2n TR=10n)")
 #: TTL junction diode (input clamps, the output level-shift diode)

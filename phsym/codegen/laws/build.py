@@ -202,12 +202,15 @@ def law_kernel(form: Form, source: str = "") -> Kernel:
 
 
 def _storage(form: Form, n_states: int) -> SimpleNamespace:
-    """A storage record in the form's symbols (what :mod:`phsym.codegen.gradients` reads)."""
+    """A storage record in the form's symbols (what :mod:`phsym.codegen.gradients` reads); a junction's
+    charge law written in its energy's placeholders (:func:`~phsym.components.junction.charge_law`)."""
     from ...components.base import EffortLaw
+    from ...components.junction import charge_law
     xs = tuple(form.variables[:n_states])
     law = None
     if len(form.exprs) == 3:
-        law = EffortLaw(form.variables[n_states], form.exprs[1], form.exprs[2])
+        state = charge_law(form.exprs[1], form.exprs[2])
+        law = EffortLaw(form.variables[n_states], form.exprs[1] if state is None else state, form.exprs[2])
     return SimpleNamespace(hamiltonian=form.exprs[0], states=xs, is_quadratic=False, by_effort=law)
 
 

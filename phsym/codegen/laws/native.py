@@ -51,8 +51,10 @@ FLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-
 #: Seconds a C compile may take (a kernel compiles in a fraction of a second; a hung compiler must
 #: not hang the run: numba's kernel is compiled instead).
 COMPILE_TIMEOUT = 120
-#: The translator's sources: a change compiles every library again.
-_SOURCES = ("c/translate.py", "c/emit.py", "c/subset.py", "laws/native.py")
+#: The translator's sources and the junction functions it translates (paths in ``phsym/``): a change
+#: compiles every library again.
+_SOURCES = ("codegen/c/translate.py", "codegen/c/emit.py", "codegen/c/subset.py", "codegen/laws/native.py",
+            "codegen/kernels/junction.py", "components/junction_charge.py")
 _FP: List[str] = []
 _JUNCTION = Path(__file__).resolve().parents[1] / "kernels" / "junction.py"
 
@@ -65,7 +67,7 @@ _HEAD = """#include <math.h>
 
 def _fingerprint() -> str:
     if not _FP:
-        root = Path(__file__).resolve().parents[1]
+        root = Path(__file__).resolve().parents[2]
         h = hashlib.sha256(__version__.encode())
         h.update(host_cpu().encode())       # -march=native: another processor compiles its own
         for name in _SOURCES:
@@ -121,7 +123,7 @@ def c_source(text: str) -> str:
     """
     from ..c.subset import HELPERS
     from ..c.translate import Translator
-    from ...components.junction import charge_energy, charge_energy_from, charge_voltage
+    from ...components.junction_charge import charge_energy, charge_energy_from, charge_voltage
     if "learned_bumps(" in text:
         raise ExportError("C law kernels: learned laws stay numba kernels")
     space = {"junction_voltage": charge_voltage, "junction_energy_v": charge_energy,

@@ -62,8 +62,9 @@ def _targets(spec: KernelSpec) -> List[sp.Expr]:
 
 
 def split(spec: KernelSpec) -> Tuple[List[sp.Expr], List[sp.Expr]]:
-    """The kernel's targets (:func:`_targets`) in the moving inputs and the precomputed values
-    ``_w<k>``, and the expressions of those (:func:`.hoist.hoist`).  Only a kernel with both moving
+    """The kernel's targets (:func:`_targets`; junction energies through the charge law's power and
+    exponential, :func:`~phsym.components.junction.energies_from`) in the moving inputs and the
+    precomputed values ``_w<k>``, and the expressions of those (:func:`.hoist.hoist`).  Only a kernel with both moving
     and constant inputs is split: one without constants is not called once per step, one without
     moving inputs is evaluated once anyway.
 
@@ -72,7 +73,8 @@ def split(spec: KernelSpec) -> Tuple[List[sp.Expr], List[sp.Expr]]:
     spec : KernelSpec
         What the kernel computes.
     """
-    targets = [_share_inversions(sp.sympify(e)) for e in _targets(spec)]
+    from ...components.junction import energies_from
+    targets = [energies_from(_share_inversions(sp.sympify(e))) for e in _targets(spec)]
     if not (spec.var and spec.const):
         return targets, []
     return hoist(targets, set(spec.const) | set(spec.params))
