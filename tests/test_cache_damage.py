@@ -3,9 +3,10 @@
 Every kind of cache entry (generated module, its bytecode, numba's index and
 data files, the warm-start snapshot, the grammar's parse tables, the
 ahead-of-time extension in tests/test_sim_warm.py) is truncated or replaced
-by garbage, as a crash or a full disk would leave it; the next run in a
-fresh process must warn once, give the arrays of a clean run and leave a
-cache that the run after it uses without a warning.  Concurrent first builds
+by garbage (the module and numba's index also by a directory), as a crash
+or a full disk would leave it; the next run in a fresh process must warn
+once, give the arrays of a clean run and leave a cache that the run after
+it uses without a warning.  Concurrent first builds
 of one netlist must all succeed with identical results.
 """
 import json
@@ -85,63 +86,55 @@ def _damage(path: Path, how: str):
     path.write_bytes(raw[: len(raw) // 2] if how == "truncate" else os.urandom(len(raw)))
 
 
-# (entry, glob under the work directory, warm start or a symbolic run that parses the netlist)
-KINDS = [
-    ("generated module", "phsym/phsym_gen_*.py", True),
-    ("bytecode", "phsym/__pycache__/phsym_gen_*.pyc", True),
-    ("numba index", "numba/**/phsym_gen_*.nbi", True),
-    ("numba data", "numba/**/phsym_gen_*.nbc", True),
-    ("snapshot", "phsym/phsym_run_*.npz", True),
-    ("parse tables", "phsym/phsym_lark_*.cache", False),
-]
+# entry -> (glob under the work directory, warm start or a symbolic run that parses the netlist)
+KINDS = {
+    "generated module": ("phsym/phsym_gen_*.py", True),
+    "bytecode": ("phsym/__pycache__/phsym_gen_*.pyc", True),
+    "numba index": ("numba/**/phsym_gen_*.nbi", True),
+    "numba data": ("numba/**/phsym_gen_*.nbc", True),
+    "snapshot": ("phsym/phsym_run_*.npz", True),
+    "parse tables": ("phsym/phsym_lark_*.cache", False),
+}
+
+# Each chain starts from the pristine cache and damages one entry a run, in the cache the run before
+# rebuilt: a run warns about its own damage alone, so the entries the run before rebuilt (every entry
+# of a warm run is read by the next one, the parse tables by the next symbolic run) were good.  A
+# run in a fresh process per damage, as a crash or a full disk leaves one between runs.
+WARM_CHAIN = [(entry, how) for how in ("truncate", "garbage") for entry in KINDS if KINDS[entry][1]] + \
+    [("generated module", "directory"), ("numba index", "directory")]
+PARSE_CHAIN = [("parse tables", "truncate"), ("parse tables", "garbage")]
 
 
-@pytest.mark.parametrize("how", ["truncate", "garbage"])
-@pytest.mark.parametrize("entry,pattern,warm", KINDS, ids=[k[0].replace(" ", "-") for k in KINDS])
-def test_damaged_entry_is_removed_rebuilt_and_reported_once(pristine, entry, pattern, warm, how):
+@pytest.mark.parametrize("chain", [WARM_CHAIN, PARSE_CHAIN], ids=["warm-start-entries", "parse-tables"])
+def test_damaged_entries_are_removed_rebuilt_and_reported_once(pristine, chain):
     root, work, backup, net = pristine
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(backup, work)
-    files = sorted(work.glob(pattern))
-    assert files, f"no {entry} in the cache: {sorted(p.name for p in work.rglob('*'))}"
-    for f in files:
-        _damage(f, how)
     env = _env(work)
-    first = _run(env, net, root / "first.npz", warm)
-    if entry == "bytecode" and how == "garbage":
-        # Python checks the header's magic number itself and silently compiles
-        # the (checked) source again: nothing of phsym's sees the damage
-        assert not first["cache"], first["cache"]
-    else:
-        assert len(first["cache"]) == 1, first["cache"]
-        assert "damaged cache entry" in first["cache"][0] and "rebuilt" in first["cache"][0]
-    assert not first["other"], first["other"]
-    _same(root / "ref.npz", root / "first.npz")
-    second = _run(env, net, root / "second.npz", warm)      # the rebuilt entry is good
-    assert not second["cache"], second["cache"]
-    assert second["warm"] == warm
-    _same(root / "ref.npz", root / "second.npz")
-
-
-@pytest.mark.parametrize("entry,pattern,warm", [k for k in KINDS if k[0] in ("generated module", "numba index")],
-                         ids=["generated-module", "numba-index"])
-def test_entry_replaced_by_a_directory_is_removed_and_rebuilt(pristine, entry, pattern, warm):
-    root, work, backup, net = pristine
-    shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(backup, work)
-    files = sorted(work.glob(pattern))
-    assert files, entry
-    for f in files:
-        _damage(f, "directory")
-    env = _env(work)
-    first = _run(env, net, root / "first.npz", warm)
-    assert len(first["cache"]) == 1 and "damaged cache entry" in first["cache"][0], first["cache"]
-    assert not first["other"], first["other"]
-    _same(root / "ref.npz", root / "first.npz")
-    assert all(f.is_file() for f in work.glob(pattern))       # the directory is gone, the entry rebuilt
-    second = _run(env, net, root / "second.npz", warm)
-    assert not second["cache"], second["cache"]
-    _same(root / "ref.npz", root / "second.npz")
+    for entry, how in chain:
+        pattern, warm = KINDS[entry]
+        link = f"{entry}, {how}"
+        files = sorted(work.glob(pattern))
+        assert files, f"{link}: no {entry} in the cache: {sorted(p.name for p in work.rglob('*'))}"
+        for f in files:
+            _damage(f, how)
+        got = _run(env, net, root / "got.npz", warm)
+        if (entry, how) == ("bytecode", "garbage"):
+            # Python checks the header's magic number itself and silently compiles
+            # the (checked) source again: nothing of phsym's sees the damage
+            assert not got["cache"], (link, got["cache"])
+        else:
+            assert len(got["cache"]) == 1, (link, got["cache"])
+            assert "damaged cache entry" in got["cache"][0] and "rebuilt" in got["cache"][0], (link, got["cache"])
+        assert not got["other"], (link, got["other"])
+        _same(root / "ref.npz", root / "got.npz")
+        if how == "directory":          # the directory is gone, the entry rebuilt
+            assert all(f.is_file() for f in work.glob(pattern)), link
+    warm = KINDS[chain[-1][0]][1]
+    again = _run(env, net, root / "again.npz", warm)        # the last rebuilt entry is good
+    assert not again["cache"], again["cache"]
+    assert again["warm"] == warm
+    _same(root / "ref.npz", root / "again.npz")
 
 
 def test_concurrent_first_builds_of_one_netlist(tmp_path):
