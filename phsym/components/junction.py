@@ -137,11 +137,19 @@ def _phi_expr(v, P):
 
 
 def _partial(builder, v, args, k):
-    """d builder(v, P) / d P[k] at ``P = args`` (``k`` counts from 0)."""
-    D = [sp.Dummy(f"p{i}") for i in range(10)]
-    vd = sp.Dummy("v")
-    expr = sp.diff(builder(vd, D), vd if k < 0 else D[k])
+    """d builder(v, P) / d P[k] at ``P = args`` (``k`` counts from 0; ``-1``: d / dv).  The derivative
+    in symbols is taken once per builder and ``k`` (sympy's ``diff`` of the Piecewise charge took
+    tens of milliseconds, at every derivative of a junction law) and then given ``v`` and ``args``."""
+    got = _PARTIALS.get((builder, k))
+    if got is None:
+        D = tuple(sp.Dummy(f"p{i}") for i in range(10))
+        vd = sp.Dummy("v")
+        got = _PARTIALS[(builder, k)] = (D, vd, sp.diff(builder(vd, D), vd if k < 0 else D[k]))
+    D, vd, expr = got
     return expr.xreplace({**dict(zip(D, args)), vd: v})
+
+
+_PARTIALS: dict = {}
 
 
 class JunctionVoltage(sp.Function):
