@@ -152,39 +152,46 @@ def explicit(S: Structure, defaults: Optional[Mapping[sp.Symbol, float]] = None)
             d = S.dissipative[i - S.n_x]
             Gamma[a, a] = 1 / sp.diff(d.z, d.w)        # f = e / D
     A = Gamma - _dense(S, elim, elim)
-    if elim:
-        if defaults is not None:
-            An = np.array(A.subs(dict(defaults)).evalf(), dtype=float)
-            if np.linalg.matrix_rank(An) < len(elim):
-                return None
-        X = _solve_rational(A, _dense(S, elim, kept))
-        if X is None:
+    if elim and defaults is not None:
+        An = np.array(A.subs(dict(defaults)).evalf(), dtype=float)
+        if np.linalg.matrix_rank(An) < len(elim):
             return None
-    else:
-        X = sp.zeros(0, len(kept))
-    # entries are rational functions of the parameters: cancel, don't simplify
-    Mk = (_dense(S, kept, kept) + _dense(S, kept, elim) * X).applyfunc(sp.cancel)
-    Jr = ((Mk - Mk.T) / 2).applyfunc(sp.cancel)
-    Rr = (-(Mk + Mk.T) / 2).applyfunc(sp.cancel)
+    got = _reduce(A, _dense(S, elim, kept), _dense(S, kept, kept), _dense(S, kept, elim))
+    if got is None:
+        return None
+    X, Jr, Rr = got
     efforts = [S.variables[i].effort for i in kept]
     eliminated = {i: sp.Add(*[X[a, j] * efforts[j] for j in range(len(kept)) if X[a, j] != 0])
                   for a, i in enumerate(elim)}
     return ExplicitForm(kept, Jr, Rr, eliminated, efforts, X, elim, S.n_u)
 
 
-def _solve_rational(A: sp.Matrix, B: sp.Matrix):
-    """Solve ``A X = B`` exactly over the field of rational functions of the
-    parameters (no expression swell); ``None`` when A is singular."""
+def _reduce(A: sp.Matrix, B: sp.Matrix, KK: sp.Matrix, KE: sp.Matrix):
+    """``X = A^-1 B`` and the skew and negated symmetric parts of ``M = KK + KE X``: ``(X, J, R)``, or
+    ``None`` when ``A`` is singular.
+
+    The entries are rational functions of the parameters: computed in their field
+    (:class:`~sympy.polys.matrices.DomainMatrix`), where every entry stays reduced (no expression
+    swell, no ``cancel`` of expressions after); entries outside such a field (a square root of a
+    parameter) are sums of expressions, cancelled.
+    """
     from sympy.polys.matrices import DomainMatrix
+    dm = DomainMatrix.from_Matrix(A).unify(*[DomainMatrix.from_Matrix(M) for M in (B, KK, KE)], fmt="dense")
+    K = dm[0].domain.get_field()
+    dA, dB, dKK, dKE = (d.convert_to(K) for d in dm)
     try:
-        dA = DomainMatrix.from_Matrix(A)
-        dB = DomainMatrix.from_Matrix(B)
-        dA, dB = dA.unify(dB)
-        K = dA.domain.get_field()
-        return dA.convert_to(K).lu_solve(dB.convert_to(K)).to_Matrix()
+        dX = dA.lu_solve(dB) if A.rows else dB
     except (ValueError, ZeroDivisionError, sp.polys.polyerrors.PolynomialError,
             sp.matrices.exceptions.NonInvertibleMatrixError):
         return None
+    if K.is_EX or K.is_EXRAW:      # sympy's sums of such matrices fail: sums of expressions, cancelled
+        X = dX.to_Matrix()
+        M = (KK + KE * X).applyfunc(sp.cancel)
+        return X, ((M - M.T) / 2).applyfunc(sp.cancel), (-(M + M.T) / 2).applyfunc(sp.cancel)
+    M = dKK + dKE * dX if A.rows else dKK
+    J = (M - M.transpose()) * K.convert(sp.Rational(1, 2))
+    R = (M + M.transpose()) * K.convert(sp.Rational(-1, 2))
+    return dX.to_Matrix(), J.to_Matrix(), R.to_Matrix()
 
 
 def descriptor(S: Structure) -> DescriptorForm:
