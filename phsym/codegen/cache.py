@@ -41,8 +41,8 @@ BUILD_LOG: List[str] = []
 #: files again, so their text is part of every key: a changed kernel must
 #: regenerate, not run the old machine code.
 _KERNEL_FILES = ("codegen/kernels/generic.py", "codegen/kernels/junction.py", "codegen/kernels/learned.py",
-                 "codegen/kernels/sweep.py", "codegen/laws/abi.py", "components/junction.py", "components/junction_charge.py",
-                 "common/learned.py")
+                 "codegen/kernels/sweep.py", "codegen/laws/abi.py", "components/junction.py",
+                 "components/junction_charge.py", "common/learned.py")
 _KERNELS: List[str] = []
 
 

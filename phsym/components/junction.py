@@ -36,7 +36,8 @@ import sympy as sp
 from .base import EffortLaw
 from .junction_charge import charge_energy, charge_energy_from, charge_voltage
 
-__all__ = ["depletion_energy", "depletion_charge", "breakdown_current", "JunctionVoltage", "JunctionEnergy", "JunctionEnergyAt", "JunctionEnergyFrom",
+__all__ = ["depletion_energy", "depletion_charge", "breakdown_current", "JunctionVoltage", "JunctionEnergy",
+           "JunctionEnergyAt", "JunctionEnergyFrom",
            "energy_from", "energies_from", "charge_law", "junction_storage"]
 
 

@@ -91,7 +91,8 @@ def evaluate_shape(shape: str, a: np.ndarray, t) -> np.ndarray:
         return (v1 + rise + fall).astype(np.float64)
     if shape == "sffm":
         off, amp, fc, mdi, fsig = (list(a) + [0.0] * 3)[:5]
-        return (off + amp * _libm(math.sin, 2 * np.pi * fc * t + mdi * _libm(math.sin, 2 * np.pi * fsig * t))).astype(np.float64)
+        phase = 2 * np.pi * fc * t + mdi * _libm(math.sin, 2 * np.pi * fsig * t)
+        return (off + amp * _libm(math.sin, phase)).astype(np.float64)
     if shape == "pulse":
         return _pulse(a, t.ravel()).reshape(t.shape)
     if shape == "pwl":

@@ -176,12 +176,12 @@ def _reduce(A: sp.Matrix, B: sp.Matrix, KK: sp.Matrix, KE: sp.Matrix):
     parameter) are sums of expressions, cancelled.
     """
     from sympy.polys.matrices import DomainMatrix
-    dm = DomainMatrix.from_Matrix(A).unify(*[DomainMatrix.from_Matrix(M) for M in (B, KK, KE)], fmt="dense")
-    K = dm[0].domain.get_field()
-    dA, dB, dKK, dKE = (d.convert_to(K) for d in dm)
     try:
+        dm = DomainMatrix.from_Matrix(A).unify(*[DomainMatrix.from_Matrix(M) for M in (B, KK, KE)], fmt="dense")
+        K = dm[0].domain.get_field()
+        dA, dB, dKK, dKE = (d.convert_to(K) for d in dm)
         dX = dA.lu_solve(dB) if A.rows else dB
-    except (ValueError, ZeroDivisionError, sp.polys.polyerrors.PolynomialError,
+    except (ValueError, ZeroDivisionError, sp.polys.polyerrors.BasePolynomialError,
             sp.matrices.exceptions.NonInvertibleMatrixError):
         return None
     if K.is_EX or K.is_EXRAW:      # sympy's sums of such matrices fail: sums of expressions, cancelled

@@ -64,9 +64,9 @@ def _targets(spec: KernelSpec) -> List[sp.Expr]:
 def split(spec: KernelSpec) -> Tuple[List[sp.Expr], List[sp.Expr]]:
     """The kernel's targets (:func:`_targets`; junction energies through the charge law's power and
     exponential, :func:`~phsym.components.junction.energies_from`) in the moving inputs and the
-    precomputed values ``_w<k>``, and the expressions of those (:func:`.hoist.hoist`).  Only a kernel with both moving
-    and constant inputs is split: one without constants is not called once per step, one without
-    moving inputs is evaluated once anyway.
+    precomputed values ``_w<k>``, and the expressions of those (:func:`.hoist.hoist`).  Only a
+    kernel with both moving and constant inputs is split: one without constants is not called once
+    per step, one without moving inputs is evaluated once anyway.
 
     Parameters
     ----------
