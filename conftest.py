@@ -99,11 +99,15 @@ def pytest_configure(config):
 
 #: Files that simulate nothing, run first under xdist: one worker runs them while gw0 compiles the
 #: numeric engine (its first files were engine tests, which waited for that compile: 35 s idle).
-ENGINE_FREE = ("tests/test_structure_netlists.py", "tests/test_structure_fuzz.py", "tests/test_netlist_fuzz.py",
-               "tests/test_netlist_expressions.py", "tests/test_netlist_malformed.py",
-               "tests/test_netlist_numbers.py", "tests/test_netlist_parser.py", "tests/test_docstrings.py",
-               "tests/test_docs_site.py", "tests/test_diode_charge.py", "tests/test_spice_wild_syntax.py",
-               "tests/test_netlist_waveforms.py", "tests/test_switch_hysteresis.py", "tests/test_common_symbolic.py")
+#: xdist's loadfile schedule gives gw0 the first and third files and gw1 the second and fourth, then
+#: the next file to whichever is free: two short files first for gw0, whose first test compiles the
+#: engine (14 s), and the long ones after them for gw1 (before, gw0 took the 7 s of
+#: test_structure_netlists.py after its compile while gw1, done with the rest, waited for the engine).
+ENGINE_FREE = ("tests/test_netlist_parser.py", "tests/test_structure_netlists.py", "tests/test_netlist_numbers.py",
+               "tests/test_structure_fuzz.py", "tests/test_netlist_fuzz.py", "tests/test_diode_charge.py",
+               "tests/test_netlist_expressions.py", "tests/test_netlist_malformed.py", "tests/test_docstrings.py",
+               "tests/test_docs_site.py", "tests/test_spice_wild_syntax.py", "tests/test_netlist_waveforms.py",
+               "tests/test_switch_hysteresis.py", "tests/test_common_symbolic.py")
 
 
 #: Measured seconds of each file's tests in a full run (``tests/file_seconds.json``, written by
