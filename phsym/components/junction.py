@@ -37,8 +37,7 @@ from .base import EffortLaw
 from .junction_charge import charge_energy, charge_energy_from, charge_voltage
 
 __all__ = ["depletion_energy", "depletion_charge", "breakdown_current", "JunctionVoltage", "JunctionEnergy",
-           "JunctionEnergyAt", "JunctionEnergyFrom",
-           "energy_from", "energies_from", "charge_law", "junction_storage"]
+           "JunctionEnergyAt", "JunctionEnergyFrom", "energy_from", "energies_from", "charge_law", "junction_storage"]
 
 
 def depletion_charge(v, cjo, vj, m, fc):
