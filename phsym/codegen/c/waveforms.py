@@ -11,6 +11,7 @@ the samples are the simulator's floats: numpy's float64 ``sin``/``exp``/
 """
 from __future__ import annotations
 
+import math
 from typing import List, Sequence
 
 import numpy as np
@@ -98,7 +99,7 @@ def waveform_function(name: str, shape: str, args: Sequence[float]) -> str:
         freq, delay, damp, phase = (a[2:] + [0.0] * 4)[:4]
         phi = float(np.radians(phase))
         w = 2 * np.pi * freq
-        before = off + amp * float(np.sin(np.float64(phi)))
+        before = off + amp * math.sin(phi)     # the simulator's value before the delay (netlist.shapes)
         body = [f"    double tau = t - {_lit(delay)};",
                 f"    if (!(tau >= 0.0)) return {_lit(before)};",
                 f"    return {_lit(off)} + {_lit(amp)} * sin({_lit(w)} * tau + {_lit(phi)})"
