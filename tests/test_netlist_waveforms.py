@@ -90,6 +90,10 @@ def test_shapes_are_the_c_librarys_floats():
     assert exp.tolist() == ref
     sffm = evaluate_shape("sffm", np.array([0.0, 1.0, 1e3, 2.5, 50.0]), t)
     assert sffm.tolist() == [math.sin(2 * math.pi * 1e3 * s + 2.5 * math.sin(2 * math.pi * 50.0 * s)) for s in t]
+    long = np.arange(70007).reshape(7, 10001) / 48000.0        # past one chunk of the sampler, 2-D
+    got = evaluate_shape("sin", np.array([0.0, 1.0, 997.0, 0.0, 3.0]), long)
+    assert got.shape == long.shape
+    assert got.ravel().tolist() == [math.sin(2 * math.pi * 997.0 * s) * math.exp(-3.0 * s) for s in long.ravel()]
     with np.errstate(all="raise"):
         far = evaluate_shape("exp", np.array([0.0, 1.0, 1.0, 1e-9, 2.0, 1e-9]), np.array([0.0, 1.5, 3.0]))
     assert far.tolist() == [0.0, 1.0, 0.0]

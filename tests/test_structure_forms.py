@@ -102,3 +102,31 @@ def test_checks_detect_a_corrupted_structure():
         m.__dict__.pop(cached, None)
     checks = m.check()
     assert not checks["J skew"] and not checks["power balance"]
+
+
+@pytest.mark.parametrize("name", ["overdrive", "rhodes", "cantilever", "fractional_integrator", "dc_network", "transformer"])
+def test_explicit_form_is_the_numeric_schur_complement(name):
+    """The explicit form's J and R (computed in the field of rational functions of the parameters, or
+    as cancelled sums where an entry is outside it: rhodes, cantilever) at the netlist's values against the same
+    elimination in floats with numpy: eliminated rows ``(Gamma - J_ee) X = J_ek``, kept block
+    ``M = J_kk + J_ke X``, J its skew and R its negated symmetric part."""
+    m = phsym.load(f"netlists/{name}.cir")
+    S, ex = m.structure, m.explicit
+    assert ex is not None and ex.eliminated_index
+    vals = m.parameter_values()
+    Jn = S.J_numeric(vals, dense=True)
+    elim, kept = ex.eliminated_index, ex.kept
+    gamma = np.zeros(len(elim))
+    for a, i in enumerate(elim):
+        if S.variables[i].block == "w":
+            d = S.dissipative[i - S.n_x]
+            gamma[a] = 1.0 / float(sp.diff(d.z, d.w).xreplace({s: sp.Float(vals[s]) for s in d.z.free_symbols
+                                                               if s in vals}))
+    X = np.linalg.solve(np.diag(gamma) - Jn[np.ix_(elim, elim)], Jn[np.ix_(elim, kept)])
+    M = Jn[np.ix_(kept, kept)] + Jn[np.ix_(kept, elim)] @ X
+    num = lambda A: np.array(A.xreplace({s: sp.Float(vals[s]) for s in A.free_symbols if s in vals}),  # noqa: E731
+                             dtype=float)
+    scale = np.abs(M).max()
+    assert np.allclose(num(ex.J), (M - M.T) / 2, rtol=1e-10, atol=1e-12 * scale)
+    assert np.allclose(num(ex.R), -(M + M.T) / 2, rtol=1e-10, atol=1e-12 * scale)
+    assert np.allclose(num(ex.coefficients), X, rtol=1e-10, atol=1e-12 * np.abs(X).max())

@@ -1,4 +1,5 @@
-"""Numeric waveform shapes (numpy only; the checks live in :mod:`phsym.netlist.waveforms`).
+"""Numeric waveform shapes (numpy and the C library's functions through :mod:`math`; the checks live in
+:mod:`phsym.netlist.waveforms`).
 
 A warm start evaluates cached waveforms with these functions without
 importing sympy.
@@ -33,7 +34,14 @@ def _libm(f, x) -> np.ndarray:
         except ValueError:          # sin(inf): numpy's nan
             return math.nan
     x = np.asarray(x, dtype=np.float64)
-    return np.fromiter(map(one, x.ravel().tolist()), np.float64, x.size).reshape(x.shape)
+    flat, out = x.ravel(), np.empty(x.size)
+    for k in range(0, x.size, _CHUNK):      # Python floats a chunk at a time: a long run's times as one
+        part = flat[k:k + _CHUNK].tolist()  # list would take four times their array's memory
+        out[k:k + len(part)] = list(map(one, part))
+    return out.reshape(x.shape)
+
+
+_CHUNK = 1 << 16
 
 
 def _pulse(a: np.ndarray, t: np.ndarray) -> np.ndarray:

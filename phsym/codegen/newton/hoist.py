@@ -32,7 +32,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import sympy as sp
 
-from ...components.junction import JunctionEnergyAt, energy_from
+from ...components.junction import energies_from
 from ..printing import block
 from ..steps import StepEquations
 from .carried import CARRIED, RECORDS, base
@@ -157,7 +157,7 @@ def end_energy(eq: StepEquations, Hs: sp.Expr) -> sp.Expr:
     the efforts' block before the step constants are put in: each junction's energy through the depletion charge and exponential its charge
     law computes there (:func:`~phsym.components.junction.energy_from`), shared after common-subexpression
     elimination.  A separate call of the energy cost the op-amp clipper 36-40 % of its step."""
-    H = Hs.replace(lambda e: isinstance(e, JunctionEnergyAt), lambda e: energy_from(*e.args))
+    H = energies_from(Hs)
     shift = {se: se + eq.V[i] for i, (se, _) in eq.s0.items()}
     shift.update({eq.X[i]: eq.X[i] + eq.dx[i] for i in eq.stiff})
     return H.xreplace(shift)
